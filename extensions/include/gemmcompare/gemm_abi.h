@@ -1,0 +1,73 @@
+// gemmcompare kernel ABI: the one C interface every GEMM entry point exposes.
+//
+// Kernel translation units include this header and CUDA (or CUTLASS) headers only, never torch:
+// that keeps each .cu build in seconds. gemmcompare generates one thin torch binding per extension
+// that fills a gc_gemm_args from the harness's tensors and the harness's current stream, then calls
+// the entry through this ABI.
+//
+//   extern "C" int NAME(const gc_gemm_args* args, char* err, size_t err_len);
+//       Enqueue C = alpha * op(A) op(B) + beta * C on args->stream. Returns 0 on success. On failure
+//       writes a one-line reason (CUDA error string, CUTLASS status, unsupported layout...) into err
+//       and returns non-zero. Must not synchronize the device and must not allocate.
+//   extern "C" size_t NAME_workspace_bytes(const gc_gemm_args* args);      (optional)
+//       Device workspace the entry needs for this problem; gemmcompare allocates it once per problem,
+//       outside the timed region, and passes it in args->workspace.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GC_ABI_VERSION 1
+
+// Storage order of one operand. A is m x k, B is k x n, C is m x n (logical shapes).
+// GC_ROW: element (i, j) at ptr[i * ld + j]; GC_COL: at ptr[j * ld + i].
+typedef enum gc_order { GC_ROW = 0, GC_COL = 1 } gc_order;
+
+typedef enum gc_dtype { GC_F16 = 0, GC_BF16 = 1, GC_F32 = 2, GC_F64 = 3 } gc_dtype;
+
+// GC_MATH_STRICT: products and sums in the accumulator type, no reduced-precision fast path.
+// GC_MATH_TF32: FP32 operands may be rounded to TF32 inside the multiply (tensor cores).
+typedef enum gc_math { GC_MATH_STRICT = 0, GC_MATH_TF32 = 1 } gc_math;
+
+typedef struct gc_gemm_args {
+  const void* a;
+  const void* b;
+  void* c;
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc;  // leading dimensions, in elements
+  gc_order order_a, order_b, order_c;
+  gc_dtype dtype_a, dtype_b, dtype_c, dtype_acc;
+  gc_math math;
+  double alpha, beta;
+  void* workspace;  // may be NULL when workspace_bytes == 0
+  size_t workspace_bytes;
+  cudaStream_t stream;  // the harness's stream: every launch goes here
+} gc_gemm_args;
+
+#ifdef __cplusplus
+// Helpers for entry points. Each returns non-zero (and fills err) on failure so that an entry can
+// write `if (int rc = gc_check_launch(err, err_len, "my_kernel")) return rc;`.
+static inline int gc_fail(char* err, size_t err_len, const char* what) {
+  if (err && err_len) snprintf(err, err_len, "%s", what);
+  return 1;
+}
+
+static inline int gc_check_cuda(cudaError_t status, char* err, size_t err_len, const char* what) {
+  if (status == cudaSuccess) return 0;
+  if (err && err_len) snprintf(err, err_len, "%s: %s (%s)", what, cudaGetErrorString(status), cudaGetErrorName(status));
+  return 2;
+}
+
+// Call right after a <<<...>>> launch: catches bad configurations (too much shared memory, grid too
+// large) that would otherwise surface as a silently unwritten output.
+static inline int gc_check_launch(char* err, size_t err_len, const char* kernel) {
+  return gc_check_cuda(cudaGetLastError(), err, err_len, kernel);
+}
+
+#define GC_CHECK_CUDA(expr)                                                  \
+  do {                                                                       \
+    if (int gc_rc_ = gc_check_cuda((expr), err, err_len, #expr)) return gc_rc_; \
+  } while (0)
+#endif

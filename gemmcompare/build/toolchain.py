@@ -1,0 +1,166 @@
+"""Where the compilers and headers are, and the one place compiler flags are decided.
+
+Every build (the JIT extension through torch.utils.cpp_extension, and the plain nvcc compile tests)
+takes its flags from `kernel_cuda_flags()`, so a kernel that compiles in CI compiles the same way in a run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..device import parse_arch
+from ..errors import ToolchainError
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+EXTENSIONS_DIR = PACKAGE_ROOT / "extensions"
+ABI_INCLUDE_DIR = EXTENSIONS_DIR / "include"
+
+# torch's cpp_extension defines these to keep its own half operators apart; CUTLASS and our kernels
+# need CUDA's half/bfloat16 operators, so every CUDA TU undoes them (later flags win).
+HALF_UNDEFINES = (
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_HALF2_OPERATORS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+)
+
+# Kernel TUs include no torch headers, so they can pin C++17 (what CUTLASS is tested with); the binding
+# .cpp keeps torch's own standard (C++20 for torch 2.14).
+KERNEL_STD = "-std=c++17"
+
+
+def _has_toolkit(root: Path) -> bool:
+    return (root / "bin" / "nvcc").exists() and (root / "include" / "cuda_runtime.h").exists()
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_home() -> Path:
+    """The CUDA toolkit's own folder.
+
+    `nvcc` on PATH may be a wrapper script (as on the development machines), from which torch would
+    guess the folder above the toolkit; so look for a folder that has both bin/nvcc and the headers.
+    """
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(str(Path(os.path.realpath(nvcc)).parents[1]))
+        try:  # a wrapper script that execs the real nvcc: read the path out of it
+            text = Path(nvcc).read_text(errors="ignore")[:4096]
+            m = re.search(r"(/\S+)/bin/nvcc", text)
+            if m:
+                candidates.append(m.group(1))
+        except OSError:
+            pass
+    candidates += ["/usr/local/cuda"] + sorted((str(p) for p in Path("/usr/local").glob("cuda-*")), reverse=True)
+    for c in candidates:
+        if c and _has_toolkit(Path(c)):
+            return Path(c)
+    raise ToolchainError(
+        "no CUDA toolkit found: looked for bin/nvcc and include/cuda_runtime.h under CUDA_HOME, CUDA_PATH, "
+        "the nvcc on PATH and /usr/local/cuda*. Install the CUDA toolkit or set CUDA_HOME."
+    )
+
+
+def ensure_cuda_home() -> Path:
+    """Export CUDA_HOME before torch.utils.cpp_extension is imported (it reads it once, at import)."""
+    home = cuda_home()
+    os.environ["CUDA_HOME"] = str(home)
+    return home
+
+
+def nvcc_path() -> Path:
+    return cuda_home() / "bin" / "nvcc"
+
+
+@functools.lru_cache(maxsize=None)
+def nvcc_version() -> str:
+    """'13.0' style release number of the toolkit's nvcc."""
+    out = subprocess.run([str(nvcc_path()), "--version"], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"release (\d+\.\d+)", out)
+    if not m:
+        raise ToolchainError(f"could not read nvcc's version from:\n{out}")
+    return m.group(1)
+
+
+def gencode_flags(arch: str) -> list[str]:
+    """'sm_90a' -> ['-gencode=arch=compute_90a,code=sm_90a'] (the plain -arch=sm_90a form also runs an
+    sm_90 pass that rejects wgmma with nvcc 13.0, so always spell out -gencode)."""
+    cc, specific = parse_arch(arch)
+    tag = f"{cc}{'a' if specific else ''}"
+    return [f"-gencode=arch=compute_{tag},code=sm_{tag}"]
+
+
+def kernel_cuda_flags(arch: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """nvcc flags for kernel TUs: optimisation, standard, arch, half undefines, ptxas report."""
+    return [
+        "-O3",
+        KERNEL_STD,
+        "--expt-relaxed-constexpr",
+        "-lineinfo",
+        "-Xptxas=-v",
+        *gencode_flags(arch),
+        *HALF_UNDEFINES,
+        *extra,
+    ]
+
+
+def library_include_dirs() -> list[str]:
+    """Header folders for cuBLAS when the toolkit lacks them: torch's CUDA wheels ship them under
+    site-packages/nvidia/cu*/include (and nvidia/cublas/include in older layouts)."""
+    dirs = []
+    if (cuda_home() / "include" / "cublas_v2.h").exists():
+        return dirs
+    for base in map(Path, sys.path):
+        for cand in list(base.glob("nvidia/cu*/include")) + list(base.glob("nvidia/cublas/include")):
+            if (cand / "cublas_v2.h").exists():
+                dirs.append(str(cand))
+    return dirs[:1]
+
+
+@functools.lru_cache(maxsize=None)
+def cutlass_root() -> Path:
+    """The folder of the installed nvidia-cutlass package's C++ sources (cutlass_library/source)."""
+    try:
+        import cutlass_library  # noqa: F401  (shipped by the nvidia-cutlass wheel)
+    except ImportError:
+        raise ToolchainError(
+            "the CUTLASS headers come from the Python package 'nvidia-cutlass', which is not installed: "
+            "pip install nvidia-cutlass==4.2.0.0"
+        ) from None
+    root = Path(cutlass_library.__file__).resolve().parent / "source"
+    if not (root / "include" / "cutlass" / "cutlass.h").exists():
+        raise ToolchainError(f"nvidia-cutlass is installed but {root}/include/cutlass/cutlass.h is missing")
+    return root
+
+
+def cutlass_include_dirs() -> list[str]:
+    root = cutlass_root()
+    return [str(root / "include"), str(root / "tools" / "util" / "include")]
+
+
+def cutlass_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("nvidia-cutlass")
+    except Exception:
+        return "absent"
+
+
+def compile_object(source: Path, arch: str, out: Path, extra_flags: tuple[str, ...] = (),
+                   include_dirs: tuple[str, ...] = (), uses_cutlass: bool = False, timeout: float = 900):
+    """Compile one kernel TU to an object with plain nvcc, exactly as a JIT build would compile it.
+
+    Used by the compile tests (CI has nvcc but no GPU). Returns the CompletedProcess; stdout+stderr hold
+    the ptxas report or the compiler's errors.
+    """
+    incs = [str(ABI_INCLUDE_DIR), *include_dirs, *(cutlass_include_dirs() if uses_cutlass else [])]
+    cmd = [str(nvcc_path()), "-c", str(source), "-o", str(out), *kernel_cuda_flags(arch, tuple(extra_flags))]
+    cmd += [f"-I{d}" for d in incs]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -1,0 +1,1 @@
+"""The three contracts every implementation runs under: precision, correctness and timing."""

@@ -1,0 +1,427 @@
+"""What an implementation is, and the generic machinery for kernels that speak the C ABI.
+
+An Implementation has a procedural name (its identity everywhere: rows, files, filters), says which
+contracts, shapes and architectures it supports, optionally asks the builder for an extension, and
+prepares a launcher that writes into a caller-allocated output on the harness's stream.
+
+`AbiKernel` covers every compiled kernel (lab ladder, mma_sync, CUTLASS, user kernels): a subclass only
+declares what it supports and which sources define its entry; layouts, padding, workspace and the
+launch itself are handled here once.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from ..build.request import BuildRequest
+from ..contracts.precision import Math, Order, PrecisionContract
+from ..device import DeviceInfo, arch_name
+from ..dtypes import DTYPE_INFO, DType
+from ..problems import INT32_MAX, GemmProblem
+
+
+@dataclass(frozen=True)
+class Ok:
+    def __bool__(self):
+        return True
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+
+    def __bool__(self):
+        return False
+
+
+Support = Ok | Skip
+
+
+def format_params(params: dict[str, Any]) -> str:
+    """Canonical 'k=v,k=v' text of a parameter dict (sorted keys; tuples as AxBxC)."""
+
+    def fmt(v):
+        if isinstance(v, (list, tuple)):
+            return "x".join(str(x) for x in v)
+        return str(v)
+
+    return ",".join(f"{k}={fmt(params[k])}" for k in sorted(params))
+
+
+class Operands:
+    """The inputs of one (problem, contract, fixture): generated once, shared by every implementation.
+
+    `a` is the logical m x k matrix and `b` the logical k x n matrix, already rounded to the contract's
+    dtypes; `c0` is the initial C when beta != 0. `stored()` gives each operand in the storage order an
+    implementation needs; the conversion is cached and happens outside any timed region.
+    """
+
+    def __init__(self, a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None):
+        self.a, self.b, self.c0 = a, b, c0
+        self._cache: dict[tuple[str, Order], torch.Tensor] = {}
+
+    def stored(self, which: str, order: Order) -> tuple[torch.Tensor, int]:
+        """(storage tensor, leading dimension) of operand 'a', 'b' or 'c0' in the given order."""
+        key = (which, order)
+        if key not in self._cache:
+            logical = getattr(self, which)
+            self._cache[key] = logical.contiguous() if order is Order.ROW else logical.t().contiguous()
+        t = self._cache[key]
+        return t, t.stride(0)
+
+
+class Prepared(abc.ABC):
+    """One implementation ready to run one problem: buffers allocated, inputs laid out, workspace sized.
+
+    launch() enqueues the GEMM on torch's current stream (the harness's) and must not synchronize.
+    output() returns the logical m x n result of the last launch (cropping, if any, happens here,
+    outside the timed region). poison() fills the output with NaN before a checking launch.
+    """
+
+    executed_flops: int | None = None  # set when the implementation does more work than 2*m*n*k
+    notes: str = ""
+
+    @abc.abstractmethod
+    def launch(self) -> None: ...
+
+    @abc.abstractmethod
+    def output(self) -> torch.Tensor: ...
+
+    @abc.abstractmethod
+    def poison(self) -> None: ...
+
+    def reset_output(self) -> None:
+        """Restore C to its initial value (only needed when beta != 0); called outside timed regions."""
+
+
+class Implementation(abc.ABC):
+    family: str = ""
+    description: str = ""
+    min_cc: int = 0  # lowest compute capability it runs on (e.g. 80)
+    arch_specific: bool = False  # needs the 'a' target (sm_90a: wgmma, setmaxnreg) and that exact cc
+    kernel_filter: str = ""  # regex matching its device functions' names in the ptxas report
+
+    def __init__(self, variant: str, params: dict[str, Any] | None = None):
+        self.variant = variant
+        self.params = dict(params or {})
+
+    @property
+    def name(self) -> str:
+        base = f"{self.family}.{self.variant}" if self.variant else self.family
+        return f"{base}[{format_params(self.params)}]" if self.params else base
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name}>"
+
+    def __eq__(self, other):
+        return isinstance(other, Implementation) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    # -- what it supports --------------------------------------------------------------------------
+    def supports_device(self, device: DeviceInfo | None) -> Support:
+        if device is None or self.min_cc == 0:
+            return Ok()
+        if device.cc_int < self.min_cc:
+            return Skip(f"needs compute capability {self.min_cc / 10:.1f}+, device {device.name} is {device.cc_int / 10:.1f}")
+        if self.arch_specific and device.cc_int != self.min_cc:
+            return Skip(f"built for {arch_name(self.min_cc, True)} only (arch-specific instructions); device is {device.arch}")
+        return Ok()
+
+    @abc.abstractmethod
+    def supports(self, problem: GemmProblem, contract: PrecisionContract) -> Support:
+        """Can it run this problem under this contract? Independent of the device (see supports_device)."""
+
+    def check(self, problem: GemmProblem, contract: PrecisionContract, device: DeviceInfo | None) -> Support:
+        s = self.supports_device(device)
+        return s if not s else self.supports(problem, contract)
+
+    def contracts_summary(self) -> str:
+        return ""
+
+    def constraints_summary(self) -> str:
+        return ""
+
+    def required_arch(self) -> str:
+        if self.min_cc == 0:
+            return "any"
+        return arch_name(self.min_cc, True) if self.arch_specific else f"{arch_name(self.min_cc)}+"
+
+    # -- building and running ----------------------------------------------------------------------
+    def build_request(self, target_arch: str) -> BuildRequest | None:
+        """The extension this implementation needs, compiled for target_arch; None if it needs none."""
+        return None
+
+    def target_arch(self, device_cc: int) -> str:
+        """The arch to compile for, given the device's (or --arch's) compute capability."""
+        if self.arch_specific:
+            return arch_name(self.min_cc, True)
+        return arch_name(max(device_cc, self.min_cc))
+
+    @abc.abstractmethod
+    def prepare(self, problem: GemmProblem, contract: PrecisionContract, operands: Operands, extension) -> Prepared:
+        """Allocate, lay out and size everything the launches need. `extension` is the loaded
+        extension from build_request (or None)."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Kernels behind the C ABI
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Shape constraints a kernel declares. A problem that breaks one is a SKIP with the reason."""
+
+    m_multiple_of: int = 1
+    n_multiple_of: int = 1
+    k_multiple_of: int = 1
+    index_bits: int = 32  # element offsets must fit a signed integer of this width
+    min_dims: tuple[int, int, int] = (1, 1, 1)
+    max_dims: tuple[int, int, int] | None = None  # e.g. grid-size limits
+    pad_to: tuple[int, int, int] | None = None  # the harness pads (zero-fill) and crops; see PaddedLaunch
+
+    def check(self, problem: GemmProblem) -> Support:
+        dims = {"m": problem.m, "n": problem.n, "k": problem.k}
+        for (dim, value), mult in zip(dims.items(), (self.m_multiple_of, self.n_multiple_of, self.k_multiple_of)):
+            if mult > 1 and self.pad_to is None and value % mult:
+                return Skip(f"{dim}={value} is not a multiple of {mult}")
+        for (dim, value), lo in zip(dims.items(), self.min_dims):
+            if value < lo:
+                return Skip(f"{dim}={value} is below the minimum {lo}")
+        if self.max_dims:
+            for (dim, value), hi in zip(dims.items(), self.max_dims):
+                if value > hi:
+                    return Skip(f"{dim}={value} exceeds the maximum {hi}")
+        padded = self.padded(problem)
+        limit = INT32_MAX if self.index_bits == 32 else 2**63 - 1
+        if padded.max_element_offset() > limit:
+            return Skip(
+                f"element offsets up to {padded.max_element_offset():,} overflow the kernel's "
+                f"{self.index_bits}-bit index type (max {limit:,})"
+            )
+        return Ok()
+
+    def padded(self, problem: GemmProblem) -> GemmProblem:
+        if not self.pad_to:
+            return problem
+        pm, pn, pk = self.pad_to
+        up = lambda v, q: -(-v // q) * q  # noqa: E731
+        return GemmProblem(up(problem.m, pm), up(problem.n, pn), up(problem.k, pk), problem.batch)
+
+    def summary(self) -> str:
+        parts = []
+        for dim, mult in (("m", self.m_multiple_of), ("n", self.n_multiple_of), ("k", self.k_multiple_of)):
+            if mult > 1:
+                parts.append(f"{dim}%{mult}==0")
+        if self.pad_to:
+            parts.append("pads to multiples of " + "x".join(map(str, self.pad_to)))
+        parts.append(f"{self.index_bits}-bit indices")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class ContractSupport:
+    """The contracts a kernel can honour, as sets. Empty `layouts` means all."""
+
+    inputs: frozenset[DType]  # dtype of A and B (equal)
+    outputs: frozenset[DType]
+    accumulators: frozenset[DType] = frozenset({DType.F32})
+    maths: frozenset[Math] = frozenset({Math.STRICT})
+    layouts: frozenset[tuple[Order, Order, Order]] = frozenset()  # (order_a, order_b, order_c)
+    alpha_beta: bool = False  # honours alpha != 1 and beta != 0
+
+    def check(self, contract: PrecisionContract) -> Support:
+        if contract.a != contract.b or contract.a not in self.inputs:
+            return Skip(f"inputs {contract.a.value}/{contract.b.value} not supported (takes {_names(self.inputs)})")
+        if contract.c not in self.outputs:
+            return Skip(f"output {contract.c.value} not supported (writes {_names(self.outputs)})")
+        if contract.acc not in self.accumulators:
+            return Skip(f"accumulator {contract.acc.value} not supported (accumulates in {_names(self.accumulators)})")
+        if contract.math not in self.maths:
+            return Skip(f"math mode {contract.math.value} not supported ({', '.join(sorted(m.value for m in self.maths))})")
+        key = (contract.order_a, contract.order_b, contract.order_c)
+        if self.layouts and key not in self.layouts:
+            return Skip(f"layout {contract.layout} not supported (supports {self.layout_names()})")
+        if not self.alpha_beta and (contract.alpha != 1.0 or contract.beta != 0.0):
+            return Skip("only alpha=1, beta=0 supported")
+        return Ok()
+
+    def layout_names(self) -> str:
+        if not self.layouts:
+            return "all layouts"
+        names = []
+        for oa, ob, oc in sorted(self.layouts, key=lambda t: tuple(o.value for o in t)):
+            names.append(oa.letter + ob.letter + ("" if oc is Order.ROW else "_ccol"))
+        return "/".join(sorted(names))
+
+    def summary(self) -> str:
+        acc = _names(self.accumulators)
+        return (
+            f"in {_names(self.inputs)} -> out {_names(self.outputs)}, acc {acc}, "
+            f"math {'/'.join(sorted(m.value for m in self.maths))}, layouts {self.layout_names()}"
+        )
+
+
+def _names(dtypes) -> str:
+    return "/".join(sorted(d.value for d in dtypes))
+
+
+def layouts(*names: str) -> frozenset[tuple[Order, Order, Order]]:
+    """layouts('tn', 'tt') -> the (order_a, order_b, order_c) set, C row-major; add '_ccol' for column-major C."""
+    out = set()
+    for name in names:
+        letters, _, ccol = name.partition("_")
+        oa, ob = (Order.ROW if ch == "t" else Order.COL for ch in letters)
+        out.add((oa, ob, Order.COL if ccol == "ccol" else Order.ROW))
+    return frozenset(out)
+
+
+class AbiKernel(Implementation):
+    """A compiled kernel reached through the gemmcompare C ABI. Subclasses set the class attributes
+    (or pass them to __init__) and implement `sources()`."""
+
+    contract_support: ContractSupport
+    constraints: Constraints = Constraints()
+    build_group: str = ""  # implementations sharing a group share one extension (one binding)
+    entry_symbol: str = ""
+    has_workspace: bool = False
+    cuda_flags: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    uses_cutlass: bool = False
+
+    def supports(self, problem, contract):
+        s = self.contract_support.check(contract)
+        if not s:
+            return s
+        if problem.batch != 1:
+            return Skip("batched problems are not supported")
+        return self.constraints.check(problem)
+
+    def contracts_summary(self):
+        return self.contract_support.summary()
+
+    def constraints_summary(self):
+        return self.constraints.summary()
+
+    @abc.abstractmethod
+    def sources(self) -> tuple:
+        """The KernelSource(s) that define entry_symbol (shared files may appear in several requests;
+        the builder de-duplicates by filename)."""
+
+    def build_request(self, target_arch: str) -> BuildRequest:
+        return BuildRequest(
+            group=self.build_group or self.family,
+            sources=tuple(self.sources()),
+            entry=self.entry_symbol,
+            arch=target_arch,
+            has_workspace=self.has_workspace,
+            cuda_flags=tuple(self.cuda_flags),
+            include_dirs=tuple(self.include_dirs),
+            uses_cutlass=self.uses_cutlass,
+        )
+
+    def prepare(self, problem, contract, operands, extension):
+        return AbiPrepared(self, problem, contract, operands, extension)
+
+
+@dataclass
+class _Buffers:
+    a: torch.Tensor
+    b: torch.Tensor
+    c: torch.Tensor
+    lda: int
+    ldb: int
+    ldc: int
+    dims: tuple[int, int, int]
+
+
+class AbiPrepared(Prepared):
+    """Lays out A, B and C for an AbiKernel (padding with zeros if it declares pad_to) and launches it."""
+
+    def __init__(self, impl: AbiKernel, problem: GemmProblem, contract: PrecisionContract, operands: Operands, extension):
+        self.impl, self.problem, self.contract = impl, problem, contract
+        self.operands = operands
+        padded = impl.constraints.padded(problem)
+        self.padded = padded
+        if padded != problem:
+            self.executed_flops = padded.flops
+            self.notes = (
+                f"padded {problem.label} -> {padded.label} with zeros before timing and cropped after "
+                f"(padding and cropping are outside the timed region)"
+            )
+        self.buffers = self._layout(padded)
+        self._entry = extension.entry(impl.entry_symbol)
+        codes = [
+            contract.order_a.abi_code, contract.order_b.abi_code, contract.order_c.abi_code,
+            DTYPE_INFO[contract.a].abi_code, DTYPE_INFO[contract.b].abi_code,
+            DTYPE_INFO[contract.c].abi_code, DTYPE_INFO[contract.acc].abi_code, contract.math.abi_code,
+        ]
+        buf = self.buffers
+        dims = [*buf.dims, buf.lda, buf.ldb, buf.ldc]
+        self.workspace = torch.empty(0, dtype=torch.uint8, device=buf.c.device)
+        if impl.has_workspace:
+            nbytes = self._entry.workspace_bytes(buf.a, buf.b, buf.c, dims, codes, contract.alpha, contract.beta)
+            self.workspace = torch.empty(max(int(nbytes), 0), dtype=torch.uint8, device=buf.c.device)
+        entry, a, b, c, ws = self._entry, buf.a, buf.b, buf.c, self.workspace
+        alpha, beta = contract.alpha, contract.beta
+        self._launch: Callable[[], None] = lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws)
+
+    def _layout(self, padded: GemmProblem) -> _Buffers:
+        p, c = self.problem, self.contract
+        ops = self.operands
+        if padded == p:
+            a, lda = ops.stored("a", c.order_a)
+            b, ldb = ops.stored("b", c.order_b)
+        else:  # zero-filled padded copies; zeros in the padding contribute nothing to the product
+            a = _padded_store(ops.a, padded.m, padded.k, c.order_a)
+            b = _padded_store(ops.b, padded.k, padded.n, c.order_b)
+            lda, ldb = a.stride(0), b.stride(0)
+        rows, cols = (padded.m, padded.n) if c.order_c is Order.ROW else (padded.n, padded.m)
+        out = torch.empty(rows, cols, dtype=DTYPE_INFO[c.c].torch_dtype, device=ops.a.device)
+        return _Buffers(a, b, out, lda, ldb, out.stride(0), (padded.m, padded.n, padded.k))
+
+    def launch(self):
+        self._launch()
+
+    def poison(self):
+        self.buffers.c.fill_(float("nan"))
+        self.reset_output()
+
+    def reset_output(self):
+        if self.contract.beta != 0.0 and self.operands.c0 is not None:
+            self._logical_c().copy_(self.operands.c0)
+
+    def _logical_c(self) -> torch.Tensor:
+        c = self.buffers.c if self.contract.order_c is Order.ROW else self.buffers.c.t()
+        return c[: self.problem.m, : self.problem.n]
+
+    def output(self):
+        return self._logical_c()
+
+
+def _padded_store(logical: torch.Tensor, rows: int, cols: int, order: Order) -> torch.Tensor:
+    buf = torch.zeros(rows, cols, dtype=logical.dtype, device=logical.device)
+    buf[: logical.shape[0], : logical.shape[1]] = logical
+    return buf if order is Order.ROW else buf.t().contiguous()
+
+
+@dataclass
+class FamilyParam:
+    """One parameter of a parametrized family, as a spec may write it.
+
+    kind: 'int', 'choice' (one of `choices`), or 'shape' (a list of `length` positive ints, written
+    [128, 128, 32]; a list of such lists is a sweep). `default` is used when the spec omits it.
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    choices: tuple = ()
+    length: int = 0
+    help: str = ""
+    validate: Callable[[Any], str | None] | None = field(default=None, repr=False)

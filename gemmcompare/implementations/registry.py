@@ -1,0 +1,77 @@
+"""The registry of implementations a spec can name.
+
+Two kinds of entry:
+- fixed implementations, named as a string in a spec (`library.cublas`, `lab.scalar_strided`);
+- parametrized families, named as a one-key mapping whose value holds parameters, each a single value
+  or a list of values to sweep (`mma_sync: {stages: [2, 3, 4], smem: [padded, swizzle]}`).
+
+Family modules register themselves when imported (see implementations/__init__.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .base import FamilyParam, Implementation, Skip
+
+
+class InvalidConfig(ValueError):
+    """A parameter combination that cannot work (shared memory does not fit, tile not divisible...).
+    Raised by a family's factory; the planner turns it into a SKIP row with this reason."""
+
+
+@dataclass
+class Family:
+    name: str
+    params: list[FamilyParam]
+    factory: Callable[[dict[str, Any]], Implementation]
+    description: str = ""
+
+    def param(self, name: str) -> FamilyParam | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+FIXED: dict[str, Callable[[], Implementation]] = {}
+FAMILIES: dict[str, Family] = {}
+
+
+def register_fixed(name: str, factory: Callable[[], Implementation]) -> None:
+    if name in FIXED or name in FAMILIES:
+        raise ValueError(f"implementation {name!r} registered twice")
+    FIXED[name] = factory
+
+
+def register_family(family: Family) -> None:
+    if family.name in FIXED or family.name in FAMILIES:
+        raise ValueError(f"family {family.name!r} registered twice")
+    FAMILIES[family.name] = family
+
+
+class UnbuildableImplementation(Implementation):
+    """Stands in for a sweep point whose parameters cannot work: every row it has is a SKIP."""
+
+    def __init__(self, family: str, params: dict[str, Any], reason: str):
+        fam, _, variant = family.partition(".")
+        self.family = fam
+        super().__init__(variant, params)
+        self.reason = reason
+
+    def supports(self, problem, contract):
+        return Skip(f"invalid configuration: {self.reason}")
+
+    def prepare(self, problem, contract, operands, extension):  # pragma: no cover - never called
+        raise RuntimeError(self.reason)
+
+
+def instantiate(family: Family, params: dict[str, Any]) -> Implementation:
+    """Build one implementation of a family, or an UnbuildableImplementation with the reason."""
+    full = {p.name: params.get(p.name, p.default) for p in family.params}
+    try:
+        return family.factory(full)
+    except InvalidConfig as exc:
+        return UnbuildableImplementation(family.name, full, str(exc))
+
+
+def all_names() -> list[str]:
+    return sorted(FIXED) + sorted(FAMILIES)
