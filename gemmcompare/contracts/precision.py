@@ -10,6 +10,7 @@ C is row-major unless a contract says otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 
@@ -27,6 +28,15 @@ class Order(enum.Enum):
     @property
     def letter(self) -> str:
         return "t" if self is Order.ROW else "n"
+
+
+class Epilogue(enum.Enum):
+    NONE = "none"
+    BIAS_RELU = "bias_relu"  # C = max(0, alpha*AB + beta*C + bias[j]), bias an FP32 n-vector
+
+    @property
+    def abi_code(self) -> int:  # gc_epilogue
+        return 0 if self is Epilogue.NONE else 1
 
 
 class Math(enum.Enum):
@@ -51,6 +61,7 @@ class PrecisionContract:
     order_c: Order = Order.ROW
     alpha: float = 1.0
     beta: float = 0.0
+    epilogue: Epilogue = Epilogue.NONE
 
     @property
     def layout(self) -> str:
@@ -77,6 +88,7 @@ class PrecisionContract:
             f"{self.name}: A {self.a.value} {self.order_a.value}-major, B {self.b.value} {self.order_b.value}-major, "
             f"C {self.c.value} {self.order_c.value}-major, accumulate {self.acc.value}, math {self.math.value}, "
             f"alpha={self.alpha:g}, beta={self.beta:g}"
+            + ("" if self.epilogue is Epilogue.NONE else f", epilogue {self.epilogue.value}")
         )
 
     def as_dict(self) -> dict:
@@ -92,6 +104,7 @@ class PrecisionContract:
             "order_c": self.order_c.value,
             "alpha": self.alpha,
             "beta": self.beta,
+            "epilogue": self.epilogue.value,
         }
 
 
@@ -117,6 +130,11 @@ def _builtin_contracts() -> dict[str, PrecisionContract]:
     add("f16_f16acc", DType.F16, DType.F16, DType.F16)
     add("f32_strict", DType.F32, DType.F32, DType.F32)
     add("f32_tf32", DType.F32, DType.F32, DType.F32, Math.TF32)
+    # fused bias + ReLU epilogue variants of the capstone contract (for mma_sync's fused epilogue)
+    for letters in ("tn", "tt"):
+        base = table[f"f16_f32acc_{letters}"]
+        name = f"f16_f32acc_bias_relu_{letters}"
+        table[name] = dataclasses.replace(base, name=name, epilogue=Epilogue.BIAS_RELU)
     return table
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import torch
 
 from ..build.request import BuildRequest
-from ..contracts.precision import Math, Order, PrecisionContract
+from ..contracts.precision import Epilogue, Math, Order, PrecisionContract
 from ..device import DeviceInfo, arch_name
 from ..dtypes import DTYPE_INFO, DType
 from ..problems import INT32_MAX, GemmProblem
@@ -56,12 +56,13 @@ class Operands:
     """The inputs of one (problem, contract, fixture): generated once, shared by every implementation.
 
     `a` is the logical m x k matrix and `b` the logical k x n matrix, already rounded to the contract's
-    dtypes; `c0` is the initial C when beta != 0. `stored()` gives each operand in the storage order an
+    dtypes; `c0` is the initial C when beta != 0; `bias` the FP32 n-vector of a bias_relu epilogue. `stored()` gives each operand in the storage order an
     implementation needs; the conversion is cached and happens outside any timed region.
     """
 
-    def __init__(self, a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None):
-        self.a, self.b, self.c0 = a, b, c0
+    def __init__(self, a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None,
+                 bias: torch.Tensor | None = None):
+        self.a, self.b, self.c0, self.bias = a, b, c0, bias
         self._cache: dict[tuple[str, Order], torch.Tensor] = {}
 
     def stored(self, which: str, order: Order) -> tuple[torch.Tensor, int]:
@@ -234,6 +235,7 @@ class ContractSupport:
     maths: frozenset[Math] = frozenset({Math.STRICT})
     layouts: frozenset[tuple[Order, Order, Order]] = frozenset()  # (order_a, order_b, order_c)
     alpha_beta: bool = False  # honours alpha != 1 and beta != 0
+    epilogues: frozenset[Epilogue] = frozenset({Epilogue.NONE})
 
     def check(self, contract: PrecisionContract) -> Support:
         if contract.a != contract.b or contract.a not in self.inputs:
@@ -249,6 +251,8 @@ class ContractSupport:
             return Skip(f"layout {contract.layout} not supported (supports {self.layout_names()})")
         if not self.alpha_beta and (contract.alpha != 1.0 or contract.beta != 0.0):
             return Skip("only alpha=1, beta=0 supported")
+        if contract.epilogue not in self.epilogues:
+            return Skip(f"epilogue {contract.epilogue.value} not supported")
         return Ok()
 
     def layout_names(self) -> str:
@@ -360,16 +364,29 @@ class AbiPrepared(Prepared):
             contract.order_a.abi_code, contract.order_b.abi_code, contract.order_c.abi_code,
             DTYPE_INFO[contract.a].abi_code, DTYPE_INFO[contract.b].abi_code,
             DTYPE_INFO[contract.c].abi_code, DTYPE_INFO[contract.acc].abi_code, contract.math.abi_code,
+            contract.epilogue.abi_code,
         ]
         buf = self.buffers
         dims = [*buf.dims, buf.lda, buf.ldb, buf.ldc]
+        bias = self._bias(padded)
+        alpha, beta = contract.alpha, contract.beta
         self.workspace = torch.empty(0, dtype=torch.uint8, device=buf.c.device)
         if impl.has_workspace:
-            nbytes = self._entry.workspace_bytes(buf.a, buf.b, buf.c, dims, codes, contract.alpha, contract.beta)
+            nbytes = self._entry.workspace_bytes(buf.a, buf.b, buf.c, dims, codes, alpha, beta, self.workspace, bias)
             self.workspace = torch.empty(max(int(nbytes), 0), dtype=torch.uint8, device=buf.c.device)
         entry, a, b, c, ws = self._entry, buf.a, buf.b, buf.c, self.workspace
-        alpha, beta = contract.alpha, contract.beta
-        self._launch: Callable[[], None] = lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws)
+        self._launch: Callable[[], None] = lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws, bias)
+
+    def _bias(self, padded: GemmProblem) -> torch.Tensor:
+        """The epilogue's FP32 bias vector (zero-padded to the padded n), or an empty tensor."""
+        bias = self.operands.bias
+        if self.contract.epilogue is Epilogue.NONE or bias is None:
+            return torch.empty(0, dtype=torch.float32, device=self.operands.a.device)
+        if padded.n == bias.numel():
+            return bias
+        out = torch.zeros(padded.n, dtype=torch.float32, device=bias.device)
+        out[: bias.numel()] = bias
+        return out
 
     def _layout(self, padded: GemmProblem) -> _Buffers:
         p, c = self.problem, self.contract

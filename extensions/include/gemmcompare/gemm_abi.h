@@ -31,6 +31,10 @@ typedef enum gc_dtype { GC_F16 = 0, GC_BF16 = 1, GC_F32 = 2, GC_F64 = 3 } gc_dty
 // GC_MATH_TF32: FP32 operands may be rounded to TF32 inside the multiply (tensor cores).
 typedef enum gc_math { GC_MATH_STRICT = 0, GC_MATH_TF32 = 1 } gc_math;
 
+// What happens to alpha*AB + beta*C before it is stored. GC_EPI_BIAS_RELU: C = max(0, alpha*AB + beta*C
+// + bias[j]) with bias an FP32 vector of length n (one value per output column).
+typedef enum gc_epilogue { GC_EPI_NONE = 0, GC_EPI_BIAS_RELU = 1 } gc_epilogue;
+
 typedef struct gc_gemm_args {
   const void* a;
   const void* b;
@@ -41,6 +45,8 @@ typedef struct gc_gemm_args {
   gc_dtype dtype_a, dtype_b, dtype_c, dtype_acc;
   gc_math math;
   double alpha, beta;
+  gc_epilogue epilogue;
+  const float* bias;  // length n when epilogue == GC_EPI_BIAS_RELU, else NULL
   void* workspace;  // may be NULL when workspace_bytes == 0
   size_t workspace_bytes;
   cudaStream_t stream;  // the harness's stream: every launch goes here
