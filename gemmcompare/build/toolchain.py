@@ -110,17 +110,25 @@ def kernel_cuda_flags(arch: str, extra: tuple[str, ...] = ()) -> list[str]:
     ]
 
 
+LIBRARY_HEADERS = ("cublas_v2.h", "cusparse.h")  # torch's CUDA context header includes both
+
+
+@functools.lru_cache(maxsize=None)
 def library_include_dirs() -> list[str]:
-    """Header folders for cuBLAS when the toolkit lacks them: torch's CUDA wheels ship them under
-    site-packages/nvidia/cu*/include (and nvidia/cublas/include in older layouts)."""
-    dirs = []
-    if (cuda_home() / "include" / "cublas_v2.h").exists():
-        return dirs
-    for base in map(Path, sys.path):
-        for cand in list(base.glob("nvidia/cu*/include")) + list(base.glob("nvidia/cublas/include")):
-            if (cand / "cublas_v2.h").exists():
-                dirs.append(str(cand))
-    return dirs[:1]
+    """Header folders for cuBLAS/cuSPARSE when the toolkit lacks them (a toolkit without the math
+    libraries): torch's CUDA wheels ship them under site-packages/nvidia/cu*/include, or one folder per
+    library (nvidia/cublas/include, ...) in older layouts."""
+    dirs: list[str] = []
+    for header in LIBRARY_HEADERS:
+        if (cuda_home() / "include" / header).exists():
+            continue
+        for base in map(Path, sys.path):
+            hits = [c for c in base.glob("nvidia/*/include") if (c / header).exists()]
+            if hits:
+                if str(hits[0]) not in dirs:
+                    dirs.append(str(hits[0]))
+                break
+    return dirs
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,89 @@
+// library.cublas: cublasGemmEx with the compute type fixed by the precision contract.
+//
+// This is a .cpp (host compiler), not a kernel TU: it borrows torch's cuBLAS handle (and the workspace
+// torch attached to it for the current stream), so it may include ATen's CUDA context header.
+// cuBLAS is column-major; a row-major C is computed as C^T = B^T A^T, which is the same memory.
+#include <ATen/cuda/CUDAContext.h>
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+
+#include "gemmcompare/gemm_abi.h"
+
+namespace {
+
+bool to_cuda_type(gc_dtype t, cudaDataType_t* out) {
+  switch (t) {
+    case GC_F16: *out = CUDA_R_16F; return true;
+    case GC_BF16: *out = CUDA_R_16BF; return true;
+    case GC_F32: *out = CUDA_R_32F; return true;
+    case GC_F64: *out = CUDA_R_64F; return true;
+  }
+  return false;
+}
+
+// op for an operand stored in `order`, when cuBLAS is to see the *logical* matrix (column-major view).
+cublasOperation_t op_for(gc_order order) { return order == GC_COL ? CUBLAS_OP_N : CUBLAS_OP_T; }
+// op when cuBLAS is to see the *transposed* logical matrix (row-major C trick).
+cublasOperation_t op_for_transposed(gc_order order) { return order == GC_ROW ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+}  // namespace
+
+extern "C" int gc_library_cublas(const gc_gemm_args* args, char* err, size_t err_len) {
+  cudaDataType_t ta, tb, tc;
+  if (!to_cuda_type(args->dtype_a, &ta) || !to_cuda_type(args->dtype_b, &tb) || !to_cuda_type(args->dtype_c, &tc))
+    return gc_fail(err, err_len, "unsupported dtype code");
+  if (args->epilogue != GC_EPI_NONE) return gc_fail(err, err_len, "cublasGemmEx has no fused epilogue");
+
+  // The compute type is the contract's accumulator; TF32 only when the contract's math mode allows it.
+  cublasComputeType_t compute;
+  float alpha32 = static_cast<float>(args->alpha), beta32 = static_cast<float>(args->beta);
+  __half alpha16 = __float2half(alpha32), beta16 = __float2half(beta32);
+  double alpha64 = args->alpha, beta64 = args->beta;
+  const void* alpha = &alpha32;
+  const void* beta = &beta32;
+  switch (args->dtype_acc) {
+    case GC_F32:
+      compute = args->math == GC_MATH_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      break;
+    case GC_F16:
+      compute = CUBLAS_COMPUTE_16F;
+      alpha = &alpha16;
+      beta = &beta16;
+      break;
+    case GC_F64:
+      compute = CUBLAS_COMPUTE_64F;
+      alpha = &alpha64;
+      beta = &beta64;
+      break;
+    default:
+      return gc_fail(err, err_len, "unsupported accumulator");
+  }
+
+  cublasHandle_t handle = at::cuda::getCurrentCUDABlasHandle();
+  cublasStatus_t st = cublasSetStream(handle, args->stream);
+  // Default math, and no reduced-precision reductions (split-K partials kept in the compute type):
+  // exactly the contract, whatever torch's global TF32 / reduced-precision flags say.
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasSetMathMode(handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    snprintf(err, err_len, "cublas setup: %s", cublasGetStatusString(st));
+    return 3;
+  }
+
+  const int m = static_cast<int>(args->m), n = static_cast<int>(args->n), k = static_cast<int>(args->k);
+  if (args->order_c == GC_COL) {  // C = op(A) op(B), as cuBLAS sees it
+    st = cublasGemmEx(handle, op_for(args->order_a), op_for(args->order_b), m, n, k, alpha, args->a, ta,
+                      static_cast<int>(args->lda), args->b, tb, static_cast<int>(args->ldb), beta, args->c, tc,
+                      static_cast<int>(args->ldc), compute, CUBLAS_GEMM_DEFAULT);
+  } else {  // row-major C: compute C^T (n x m) = B^T A^T
+    st = cublasGemmEx(handle, op_for_transposed(args->order_b), op_for_transposed(args->order_a), n, m, k, alpha,
+                      args->b, tb, static_cast<int>(args->ldb), args->a, ta, static_cast<int>(args->lda), beta,
+                      args->c, tc, static_cast<int>(args->ldc), compute, CUBLAS_GEMM_DEFAULT);
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    snprintf(err, err_len, "cublasGemmEx: %s", cublasGetStatusString(st));
+    return 4;
+  }
+  return 0;
+}

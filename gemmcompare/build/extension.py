@@ -1,0 +1,344 @@
+"""JIT-building extensions through torch.utils.cpp_extension (ninja), cached, in parallel.
+
+Requests with the same merge key become one extension: the kernel TUs (no torch headers: seconds each)
+plus one generated binding .cpp (the only TU with torch headers). The cache key hashes everything that
+changes the binary: every source's text, the text of every local header they can include, the flags,
+the arch, and the versions of nvcc, torch, CUTLASS and the ABI. A finished build lives in
+<cache>/<module>/ and is renamed there atomically from a temporary folder, under a file lock, so two
+processes never see half a build; a cache hit only imports the module (well under a second).
+
+Each build runs in its own process: it captures the compiler's full output (for the ptxas report and
+for errors) without touching this process's file descriptors, and lets builds run side by side.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import fcntl
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import __version__
+from ..errors import BuildError
+from . import toolchain
+from .binding import EntryPoint, render_binding
+from .ptxas import parse_ptxas, summarize_for
+from .request import BuildRequest, KernelSource
+
+ABI_HEADER = toolchain.ABI_INCLUDE_DIR / "gemmcompare" / "gemm_abi.h"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("GEMMCOMPARE_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gemmcompare"
+
+
+@dataclass
+class ExtensionPlan:
+    """One extension to build: merged from every request sharing a merge key."""
+
+    group: str
+    arch: str
+    sources: list[KernelSource]
+    entries: list[EntryPoint]
+    cuda_flags: tuple[str, ...]
+    include_dirs: tuple[str, ...]
+    uses_cutlass: bool
+    link_flags: tuple[str, ...] = ()
+    _key: str | None = field(default=None, repr=False)
+
+    @property
+    def all_include_dirs(self) -> list[str]:
+        dirs = [str(toolchain.ABI_INCLUDE_DIR), *self.include_dirs, *toolchain.library_include_dirs()]
+        if self.uses_cutlass:
+            dirs += toolchain.cutlass_include_dirs()
+        return dirs
+
+    def cuda_flags_full(self) -> list[str]:
+        return toolchain.kernel_cuda_flags(self.arch, self.cuda_flags)
+
+    def cache_key(self) -> str:
+        if self._key is None:
+            import torch
+
+            h = hashlib.sha256()
+            for part in (
+                f"abi={ABI_HEADER.read_text()}",
+                f"gemmcompare={__version__}",
+                f"nvcc={toolchain.nvcc_version()}",
+                f"torch={torch.__version__}",
+                f"cutlass={toolchain.cutlass_version() if self.uses_cutlass else '-'}",
+                f"arch={self.arch}",
+                f"flags={self.cuda_flags_full()}",
+                f"link={list(self.link_flags)}",
+                f"includes={self.include_dirs}",
+                f"entries={[(e.symbol, e.has_workspace) for e in self.entries]}",
+            ):
+                h.update(part.encode())
+            for src in sorted(self.sources, key=lambda s: s.filename):
+                h.update(src.filename.encode())
+                h.update(src.read().encode())
+            for header in self._local_headers():
+                h.update(str(header).encode())
+                h.update(header.read_bytes())
+            self._key = h.hexdigest()
+        return self._key
+
+    def _local_headers(self) -> list[Path]:
+        """Headers our sources may include: everything under extensions/ and each file source's folder,
+        plus user include folders (CUTLASS itself is covered by its version)."""
+        roots = {toolchain.EXTENSIONS_DIR}
+        roots.update(Path(s.path).resolve().parent for s in self.sources if s.path is not None)
+        roots.update(Path(d) for d in self.include_dirs)
+        headers = set()
+        for root in roots:
+            if root.is_dir():
+                for suffix in ("*.h", "*.cuh", "*.hpp", "*.inl"):
+                    headers.update(p.resolve() for p in root.rglob(suffix))
+        return sorted(headers)
+
+    @property
+    def module_name(self) -> str:
+        safe = "".join(ch if ch.isalnum() else "_" for ch in self.group)[:40]
+        return f"gc_{safe}_{self.arch}_{self.cache_key()[:16]}"
+
+
+def plan_extensions(requests: list[BuildRequest]) -> list[ExtensionPlan]:
+    """Merge requests into extensions. Raises BuildError when two requests disagree on a source file."""
+    plans: dict[tuple, ExtensionPlan] = {}
+    for req in requests:
+        plan = plans.get(req.merge_key)
+        if plan is None:
+            plan = plans[req.merge_key] = ExtensionPlan(req.group, req.arch, [], [], req.cuda_flags,
+                                                        req.include_dirs, req.uses_cutlass, req.link_flags)
+        known = {s.filename: s for s in plan.sources}
+        for src in req.sources:
+            if src.filename in known:
+                if known[src.filename].read() != src.read():
+                    raise BuildError(f"build group {req.group}: two different sources named {src.filename}")
+                continue
+            plan.sources.append(src)
+            known[src.filename] = src
+        if req.entry not in {e.symbol for e in plan.entries}:
+            plan.entries.append(EntryPoint(req.entry, req.has_workspace))
+    return list(plans.values())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loaded extensions
+
+
+class Entry:
+    def __init__(self, module, index: int, symbol: str):
+        self.symbol = symbol
+        self._launch, self._ws, self._i = module.launch, module.workspace_bytes, index
+
+    def launch(self, a, b, c, dims, codes, alpha, beta, workspace, bias):
+        self._launch(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias)
+
+    def workspace_bytes(self, a, b, c, dims, codes, alpha, beta, workspace, bias) -> int:
+        return self._ws(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias)
+
+
+@dataclass
+class LoadedExtension:
+    module: Any
+    plan: ExtensionPlan
+    resources: list[dict]
+    build_seconds: float
+    cache_hit: bool
+    path: Path
+
+    def entry(self, symbol: str) -> Entry:
+        names = list(self.module.entries())
+        if symbol not in names:
+            raise BuildError(f"extension {self.plan.module_name} has no entry {symbol} (has {names})")
+        return Entry(self.module, names.index(symbol), symbol)
+
+    def resources_for(self, pattern: str) -> dict:
+        return summarize_for(self.resources, pattern)
+
+
+@dataclass
+class BuildFailure:
+    plan: ExtensionPlan
+    message: str  # the compiler's own words, trimmed to the errors
+    log: str
+    seconds: float
+
+
+def _load_module(name: str, so_path: Path):
+    import torch  # noqa: F401  (the extension links against torch's libraries, loaded by this import)
+
+    loader = importlib.machinery.ExtensionFileLoader(name, str(so_path))
+    spec = importlib.util.spec_from_file_location(name, str(so_path), loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _cached(cache_dir: Path, plan: ExtensionPlan) -> Path | None:
+    final = cache_dir / plan.module_name
+    so = final / f"{plan.module_name}.so"
+    return final if (final / "complete").exists() and so.exists() else None
+
+
+def _plan_payload(plan: ExtensionPlan) -> dict:
+    return {
+        "module_name": plan.module_name,
+        "sources": [(s.filename, s.read()) for s in plan.sources],
+        "binding": render_binding(plan.entries),
+        "cuda_flags": plan.cuda_flags_full(),
+        "include_dirs": plan.all_include_dirs,
+        "link_flags": list(plan.link_flags),
+    }
+
+
+def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> dict:
+    """Runs in a worker process: build one extension into the cache. Returns a dict (picklable)."""
+    cache = Path(cache_dir)
+    name = payload["module_name"]
+    final = cache / name
+    cache.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    with open(cache / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per extension across processes
+        if (final / "complete").exists():
+            return {"ok": True, "dir": str(final), "seconds": 0.0, "cached": True}
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=cache))
+        src_dir = tmp / "src"
+        src_dir.mkdir()
+        paths = []
+        for filename, text in payload["sources"]:
+            (src_dir / filename).write_text(text)
+            paths.append(str(src_dir / filename))
+        (src_dir / "binding.cpp").write_text(payload["binding"])
+        paths.append(str(src_dir / "binding.cpp"))
+        log_path = tmp / "build.log"
+        os.environ["MAX_JOBS"] = str(max_jobs)
+        toolchain.ensure_cuda_home()
+        saved = os.dup(1), os.dup(2)
+        ok, error = True, ""
+        with open(log_path, "w") as log:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            try:
+                from torch.utils import cpp_extension
+
+                cpp_extension.load(
+                    name=name,
+                    sources=paths,
+                    extra_cuda_cflags=payload["cuda_flags"],
+                    extra_include_paths=payload["include_dirs"],
+                    extra_ldflags=payload["link_flags"],
+                    build_directory=str(tmp),
+                    with_cuda=True,
+                    verbose=True,
+                )
+            except BaseException as exc:  # noqa: BLE001 - a failed build is data
+                ok, error = False, f"{type(exc).__name__}: {exc}"
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                os.close(saved[0])
+                os.close(saved[1])
+        log_text = log_path.read_text(errors="replace")
+        seconds = time.time() - t0
+        if not ok:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return {"ok": False, "error": error, "log": log_text, "seconds": seconds}
+        (tmp / "resources.json").write_text(json.dumps(parse_ptxas(log_text)))
+        (tmp / "build_seconds").write_text(str(seconds))
+        (tmp / "complete").write_text("")
+        if final.exists():
+            shutil.rmtree(final)
+        os.rename(tmp, final)  # atomic: readers see no folder or a complete one
+        return {"ok": True, "dir": str(final), "seconds": seconds, "cached": False}
+
+
+def compiler_errors(log: str, limit: int = 40) -> str:
+    """The lines of a build log that say what went wrong (nvcc/gcc errors with file:line), trimmed."""
+    keep = [ln for ln in log.splitlines() if "error" in ln.lower() or "undefined" in ln.lower()]
+    text = "\n".join(keep[:limit]) if keep else "\n".join(log.splitlines()[-limit:])
+    return text.strip()
+
+
+def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, jobs: int | None = None,
+                     progress: bool = True, on_done: Callable[[ExtensionPlan, Any], None] | None = None
+                     ) -> dict[str, LoadedExtension | BuildFailure]:
+    """Build (or load from cache) every plan; returns module_name -> LoadedExtension | BuildFailure.
+
+    Builds run in parallel worker processes; each one failing becomes a BuildFailure and the rest go on.
+    """
+    cache = Path(cache_dir or default_cache_dir())
+    cache.mkdir(parents=True, exist_ok=True)
+    results: dict[str, LoadedExtension | BuildFailure] = {}
+    todo = []
+    for plan in plans:
+        hit = _cached(cache, plan)
+        if hit:
+            results[plan.module_name] = _load(plan, hit, cached=True)
+            if on_done:
+                on_done(plan, results[plan.module_name])
+        else:
+            todo.append(plan)
+    if not todo:
+        return results
+    cpus = os.cpu_count() or 2
+    workers = max(1, min(len(todo), jobs or cpus, cpus))
+    max_jobs = max(1, cpus // workers)
+    bar = _progress(len(todo), "building", progress)
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(_build_in_process, _plan_payload(p), str(cache), max_jobs): p for p in todo}
+        for fut in cf.as_completed(futures):
+            plan = futures[fut]
+            try:
+                out = fut.result()
+            except Exception as exc:  # noqa: BLE001 - the worker itself died
+                out = {"ok": False, "error": f"build worker failed: {exc}", "log": "", "seconds": 0.0}
+            if out["ok"]:
+                try:
+                    results[plan.module_name] = _load(plan, Path(out["dir"]), cached=out.get("cached", False))
+                except Exception as exc:  # noqa: BLE001 - e.g. an undefined symbol at import
+                    results[plan.module_name] = BuildFailure(plan, f"built but failed to load: {exc}", "", out["seconds"])
+            else:
+                msg = compiler_errors(out["log"]) or out["error"]
+                results[plan.module_name] = BuildFailure(plan, msg, out["log"], out["seconds"])
+            if on_done:
+                on_done(plan, results[plan.module_name])
+            bar.set_postfix_str(plan.group[:30])
+            bar.update(1)
+    bar.close()
+    return results
+
+
+def _load(plan: ExtensionPlan, folder: Path, cached: bool) -> LoadedExtension:
+    so = folder / f"{plan.module_name}.so"
+    module = sys.modules.get(plan.module_name) or _load_module(plan.module_name, so)
+    resources = json.loads((folder / "resources.json").read_text()) if (folder / "resources.json").exists() else []
+    secs = float((folder / "build_seconds").read_text()) if (folder / "build_seconds").exists() else 0.0
+    return LoadedExtension(module, plan, resources, secs, cached, folder)
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="ext", disable=not enabled, file=sys.stderr, dynamic_ncols=True)

@@ -1,0 +1,278 @@
+"""The correctness contract: fixtures, the two FP64 references, and the element-wise pass rule.
+
+Inputs are drawn in FP32 (the "original" precision) and rounded to the contract's input dtype. Two
+references, both accumulated in FP64 on the inputs' device:
+  (1) rounded-input reference R  = alpha * A_r @ B_r (+ beta * C0) [+ bias, relu]  -- judges the kernel;
+  (2) original-input reference R2 = the same on the unrounded FP32 inputs          -- reported only:
+      it shows what input quantization costs.
+
+Pass rule, for every element (every element is checked; any non-finite output fails):
+
+    |C - R| <= atol + rtol * |R| + c * u * L(K) * (|alpha| * (|A_r| @ |B_r|) + |beta| * |C0|)
+
+u is the unit roundoff of the accumulator (TF32's when the math mode lets the multiply round FP32
+operands to TF32), L(K) = sqrt(K) (default: errors of a long sum grow like a random walk) or K (the
+worst-case bound), c = 4 by default. atol and rtol come from TOLERANCES, keyed by the output dtype:
+they cover the final rounding of C to its storage type. On the exact_integers fixture the result must
+match the rounded-input reference rounded to C's dtype bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..dtypes import DTYPE_INFO, DType
+from .precision import Epilogue, PrecisionContract
+
+FIXTURES = ("uniform", "normal", "exact_integers", "adversarial")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+# Keyed by the output dtype: rtol is twice the output's unit roundoff (the final rounding of C, with a
+# margin of one more rounding), atol covers results that land in the output's subnormal range.
+TOLERANCES: dict[DType, Tolerance] = {
+    DType.F64: Tolerance(atol=1e-12, rtol=2 * 2.0**-53),
+    DType.F32: Tolerance(atol=1e-6, rtol=2 * 2.0**-24),
+    DType.F16: Tolerance(atol=1e-5, rtol=2 * 2.0**-11),
+    DType.BF16: Tolerance(atol=1e-5, rtol=2 * 2.0**-8),
+}
+
+
+@dataclass(frozen=True)
+class CorrectnessSettings:
+    fixtures: tuple[str, ...] = ("uniform",)
+    seed: int | None = None  # None: a fresh seed every run (recorded with the row)
+    c: float = 4.0
+    length_factor: str = "sqrt"  # 'sqrt' or 'linear'
+    check_timed_output: bool = True
+
+    def length(self, k: int) -> float:
+        return math.sqrt(k) if self.length_factor == "sqrt" else float(k)
+
+
+def tolerance_formula() -> str:
+    return "|C - R| <= atol + rtol*|R| + c * u_acc * L(K) * (|alpha|*(|A|.|B|) + |beta|*|C0|)"
+
+
+def describe_tolerance(settings: CorrectnessSettings, contract: PrecisionContract, k: int) -> dict[str, Any]:
+    """Everything needed to recompute a verdict by hand; stored with each row and printed in reports."""
+    tol = TOLERANCES[contract.c]
+    u = contract.product_unit_roundoff
+    lk = settings.length(k)
+    lf = f"sqrt({k})" if settings.length_factor == "sqrt" else str(k)
+    return {
+        "rule": tolerance_formula(),
+        "atol": tol.atol,
+        "rtol": tol.rtol,
+        "c": settings.c,
+        "u_acc": u,
+        "length_factor": settings.length_factor,
+        "L(K)": lk,
+        "length_term": settings.c * u * lk,
+        "length_term_text": f"{settings.c:g} * 2^{math.log2(u):.0f} * {lf} = {settings.c * u * lk:.3e}",
+        "output_dtype": contract.c.value,
+        "bit_exact_fixtures": ["exact_integers"],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fixtures
+
+
+def fresh_seed() -> int:
+    return int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
+
+
+def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContract, seed: int,
+                device: torch.device | str) -> dict[str, torch.Tensor]:
+    """FP32 originals of A (m x k), B (k x n), and, when the contract needs them, C0 (m x n) and the
+    bias (n). Generated on the CPU from the seed (reproducible anywhere), then moved to the device."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    if fixture == "uniform":  # symmetric uniform in [-1, 1)
+        a = torch.rand(m, k, generator=g) * 2 - 1
+        b = torch.rand(k, n, generator=g) * 2 - 1
+    elif fixture == "normal":
+        a = torch.randn(m, k, generator=g)
+        b = torch.randn(k, n, generator=g)
+    elif fixture == "exact_integers":  # small integers: exact in every input dtype, and every partial
+        a = torch.randint(-2, 3, (m, k), generator=g).float()  # sum stays exact in FP32 (|sum| <= 4K)
+        b = torch.randint(-2, 3, (k, n), generator=g).float()
+    elif fixture == "adversarial":
+        a, b = _adversarial(m, n, k, contract, g)
+    else:
+        raise ValueError(f"unknown fixture {fixture!r}; expected one of {FIXTURES}")
+    out = {"a": a, "b": b}
+    if contract.beta != 0.0:
+        out["c0"] = torch.rand(m, n, generator=g) * 2 - 1
+    if contract.epilogue is Epilogue.BIAS_RELU:
+        out["bias"] = torch.rand(n, generator=g) * 2 - 1
+    return {key: v.to(device) for key, v in out.items()}
+
+
+def _adversarial(m, n, k, contract, g):
+    """Edge values: large magnitudes whose partial sums overflow an FP16 accumulator (65504) but cancel
+    to a small exact result, subnormals, and the rest uniform.
+
+    The first eighth of A's rows hold +L in the first half of k and -L in the second; the first eighth
+    of B's columns hold +L. Those outputs cancel to at most L^2 (odd k), while their partial sums reach
+    L^2 * k / 2. L is chosen so that every output still fits the output dtype.
+    """
+    a = torch.rand(m, k, generator=g) * 2 - 1
+    b = torch.rand(k, n, generator=g) * 2 - 1
+    big = 100.0
+    if contract.c in (DType.F16,):  # keep |big row . ordinary column| <= L*k below f16's maximum
+        big = min(big, 30000.0 / k)
+    rows, cols = max(1, m // 8), max(1, n // 8)
+    half = k // 2
+    a[:rows, :half] = big
+    a[:rows, half:] = -big
+    b[:, :cols] = big
+    # subnormals of f16 (min normal 6.1e-5) sprinkled through the ordinary part
+    sub = torch.rand(m, k, generator=g) < 0.02
+    a[sub & (torch.arange(m)[:, None] >= rows)] = 3.0e-6
+    subb = torch.rand(k, n, generator=g) < 0.02
+    b[subb & (torch.arange(n)[None, :] >= cols)] = -6.0e-8
+    return a, b
+
+
+def round_to(t: torch.Tensor, dtype: DType) -> torch.Tensor:
+    return t.to(DTYPE_INFO[dtype].torch_dtype)
+
+
+# ---------------------------------------------------------------------------------------------------
+# References
+
+
+@dataclass
+class References:
+    rounded: torch.Tensor  # FP64 m x n, from the rounded inputs: judges
+    original: torch.Tensor  # FP64 m x n, from the FP32 originals: reported
+    magnitude: torch.Tensor  # FP64 m x n: |alpha| * (|A_r| @ |B_r|) + |beta| * |C0|
+
+
+def compute_references(originals: dict[str, torch.Tensor], rounded: dict[str, torch.Tensor],
+                       contract: PrecisionContract) -> References:
+    """Both references, accumulated in FP64 on the inputs' device."""
+
+    def ref(a, b, c0, bias):
+        r = contract.alpha * (a.double() @ b.double())
+        if c0 is not None and contract.beta != 0.0:
+            r += contract.beta * c0.double()
+        if contract.epilogue is Epilogue.BIAS_RELU:
+            r = torch.relu(r + bias.double()[None, :])
+        return r
+
+    bias = originals.get("bias")  # the bias is FP32 on both paths
+    r1 = ref(rounded["a"], rounded["b"], rounded.get("c0"), bias)
+    r2 = ref(originals["a"], originals["b"], originals.get("c0"), bias)
+    mag = abs(contract.alpha) * (rounded["a"].double().abs() @ rounded["b"].double().abs())
+    if rounded.get("c0") is not None and contract.beta != 0.0:
+        mag += abs(contract.beta) * rounded["c0"].double().abs()
+    return References(r1, r2, mag)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The check
+
+
+@dataclass
+class CheckResult:
+    fixture: str
+    passed: bool
+    message: str
+    max_abs_err: float
+    max_rel_err: float
+    max_abs_err_orig: float
+    max_rel_err_orig: float
+    worst_bound_ratio: float
+    bad_elements: int
+    nonfinite: int
+    seed: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def check_output(c: torch.Tensor, refs: References, contract: PrecisionContract, settings: CorrectnessSettings,
+                 k: int, fixture: str, seed: int | None = None, row_chunk: int = 2048) -> CheckResult:
+    """Judge output C (logical m x n, any strides) against the rounded-input reference, element-wise."""
+    tol = TOLERANCES[contract.c]
+    length_term = settings.c * contract.product_unit_roundoff * settings.length(k)
+    bit_exact = fixture == "exact_integers"
+    m, n = refs.rounded.shape
+    if tuple(c.shape) != (m, n):
+        return CheckResult(fixture, False, f"output has shape {tuple(c.shape)}, expected {(m, n)}",
+                           math.inf, math.inf, math.inf, math.inf, math.inf, m * n, 0, seed)
+    max_abs = max_rel = max_abs2 = max_rel2 = worst = 0.0
+    bad = nonfinite = 0
+    first_bad = first_nonfinite = None
+    for r0 in range(0, m, row_chunk):  # chunked: FP64 temporaries of a whole 8192^2 output are 0.5 GB each
+        cc = c[r0:r0 + row_chunk].double()
+        r1 = refs.rounded[r0:r0 + row_chunk]
+        r2 = refs.original[r0:r0 + row_chunk]
+        finite = torch.isfinite(cc)
+        nf = int((~finite).sum())
+        if nf:
+            nonfinite += nf
+            if first_nonfinite is None:
+                i, j = (~finite).nonzero()[0].tolist()
+                first_nonfinite = (r0 + i, j, float(cc[i, j]))
+        if bit_exact:
+            target = round_to(r1, contract.c).double()
+            bound = torch.zeros_like(r1)
+        else:
+            target = r1
+            bound = tol.atol + tol.rtol * r1.abs() + length_term * refs.magnitude[r0:r0 + row_chunk]
+        diff = (cc - target).abs()
+        diff = torch.where(finite, diff, torch.zeros_like(diff))
+        over = diff > bound
+        nb = int(over.sum())
+        if nb:
+            bad += nb
+            if first_bad is None:
+                flat = torch.where(over, diff - bound, torch.full_like(diff, -1.0)).argmax()
+                i, j = divmod(int(flat), n)
+                first_bad = (r0 + i, j, float(cc[i, j]), float(target[i, j]), float(diff[i, j]), float(bound[i, j]))
+        if not bit_exact:
+            ratio = diff / bound
+            worst = max(worst, float(ratio.max()))
+        elif nb:
+            worst = math.inf
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, _max_rel(diff, r1))
+        d2 = torch.where(finite, (cc - r2).abs(), torch.zeros_like(diff))
+        max_abs2 = max(max_abs2, float(d2.max()))
+        max_rel2 = max(max_rel2, _max_rel(d2, r2))
+    passed = bad == 0 and nonfinite == 0
+    if passed:
+        message = "bit-exact" if bit_exact else f"within bound (worst |C-R|/bound = {worst:.3g})"
+    else:
+        parts = []
+        if nonfinite:
+            i, j, v = first_nonfinite
+            parts.append(f"{nonfinite} non-finite outputs of {m * n} (first at ({i},{j}) = {v}): "
+                         f"unwritten (NaN poison survived) or overflowed")
+        if bad:
+            i, j, cv, rv, dv, bv = first_bad
+            kind = "not bit-exact" if bit_exact else "outside the bound"
+            parts.append(f"{bad} of {m * n} elements {kind}; worst at ({i},{j}): C={cv:.9g}, R={rv:.9g}, "
+                         f"|C-R|={dv:.3g}, bound={bv:.3g}")
+        message = "; ".join(parts)
+    return CheckResult(fixture, passed, message, max_abs, max_rel, max_abs2, max_rel2, worst, bad, nonfinite, seed)
+
+
+def _max_rel(diff: torch.Tensor, ref: torch.Tensor) -> float:
+    nz = ref != 0
+    if not bool(nz.any()):
+        return 0.0
+    return float((diff[nz] / ref[nz].abs()).max())

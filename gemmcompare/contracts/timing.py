@@ -1,0 +1,255 @@
+"""The timing contract: device time of an implementation's launches, from CUDA events in one stream.
+
+- The launch queue is kept full: each batch of samples is enqueued behind a sleep kernel long enough to
+  cover the host's enqueue time, so host launch gaps are never inside an event pair. If the sleep had
+  already finished when the host finished enqueuing (the queue ran dry), the batch is flagged and the
+  next batch gets a longer sleep.
+- L2 policy is explicit: `flush` writes a buffer of at least 2x L2 before every sample, `rotate` cycles
+  through input copies totalling at least 2x L2, `warm` does neither.
+- Warm-up by count and by time; then rounds of samples, implementations of one problem interleaved
+  round-robin, until the 95% CI of the median is within `target_noise` (relative) or a cap is hit.
+- Excluded, and stated in every receipt: allocation, transfers, dtype conversion, padding, references.
+Raw samples are kept in milliseconds; summaries are computed from them afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+L2_POLICIES = ("flush", "rotate", "warm")
+
+EXCLUDED = "allocation, host-device transfers, dtype conversion, padding and cropping, reference computation"
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    l2: str = "flush"
+    warmup_count: int = 3
+    warmup_ms: float = 25.0
+    min_samples: int = 10
+    max_samples: int = 100
+    max_ms: float = 3000.0  # cap on device time spent sampling one implementation on one problem
+    target_noise: float = 0.01  # relative half-width of the median's 95% CI
+    batch: int = 10  # samples enqueued behind one sleep kernel
+    graph: bool = False  # time CUDA-graph replays of one launch instead of direct launches
+    row_timeout_s: float = 300.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median: float
+    mean: float
+    min: float
+    max: float
+    stdev: float
+    cv: float
+    iqr: float
+    median_ci_rel: float  # relative half-width of the distribution-free 95% CI of the median
+
+
+def summarize(samples: Sequence[float]) -> Summary:
+    xs = sorted(samples)
+    n = len(xs)
+    if n == 0:
+        raise ValueError("no samples")
+    med = statistics.median(xs)
+    mean = statistics.fmean(xs)
+    sd = statistics.stdev(xs) if n > 1 else 0.0
+    q = statistics.quantiles(xs, n=4, method="inclusive") if n > 1 else [xs[0]] * 3
+    return Summary(n, med, mean, xs[0], xs[-1], sd, sd / mean if mean else math.inf, q[2] - q[0],
+                   median_ci_rel(xs))
+
+
+def median_ci_rel(sorted_samples: Sequence[float]) -> float:
+    """Order-statistic 95% CI of the median (normal approximation to the binomial), as a relative
+    half-width. inf for too few samples to bound it."""
+    xs, n = sorted_samples, len(sorted_samples)
+    if n < 6:
+        return math.inf
+    half = 1.96 * math.sqrt(n) / 2
+    lo, hi = int(math.floor(n / 2 - half)), int(math.ceil(n / 2 + half)) - 1
+    lo, hi = max(lo, 0), min(hi, n - 1)
+    med = statistics.median(xs)
+    return (xs[hi] - xs[lo]) / (2 * med) if med > 0 else math.inf
+
+
+# ---------------------------------------------------------------------------------------------------
+# Measuring (needs a CUDA device)
+
+
+class Launcher:
+    """What the timer needs of one implementation on one problem: launch() enqueues one GEMM on the
+    current stream. `copies` (rotate policy) are further launchers over other input copies."""
+
+    def __init__(self, name: str, launch: Callable[[], None], copies: Sequence[Callable[[], None]] = (),
+                 before_sample: Callable[[], None] | None = None):
+        self.name = name
+        self.launches = [launch, *copies]
+        self.before_sample = before_sample  # e.g. restore C when beta != 0 (outside the event pair)
+
+
+@dataclass
+class Measurement:
+    samples_ms: list[float] = field(default_factory=list)
+    starved_batches: int = 0  # batches whose sleep gate finished before the host finished enqueuing
+    batches: int = 0
+    warmup_launches: int = 0
+    sleep_ms: float = 0.0
+    done: bool = False
+    stop_reason: str = ""
+    error: BaseException | None = None
+
+    def summary(self) -> Summary:
+        return summarize(self.samples_ms)
+
+
+class Timer:
+    """Interleaved event timing of several launchers on one problem."""
+
+    def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6):
+        import torch
+
+        self.torch = torch
+        self.s = settings
+        self.flush_buffer = None
+        if settings.l2 == "flush":
+            # 2x L2 (at least 64 MiB), written with a fill kernel before each sample
+            nbytes = max(2 * l2_bytes, 64 << 20)
+            self.flush_buffer = torch.empty(nbytes // 4, dtype=torch.int32, device="cuda")
+        self.cycles_per_ms = sleep_cycles_per_ms  # upper bound of the SM clock (2 GHz): sleeps at least as long
+        self.sleep_ms = 1.0
+
+    def _between_samples(self):
+        if self.flush_buffer is not None:
+            self.flush_buffer.fill_(0)
+
+    def warm_up(self, launcher: Launcher) -> int:
+        torch = self.torch
+        count, t0 = 0, time.perf_counter()
+        deadline = t0 + max(self.s.row_timeout_s, 1.0)
+        while count < self.s.warmup_count or (time.perf_counter() - t0) * 1e3 < self.s.warmup_ms:
+            launcher.launches[count % len(launcher.launches)]()
+            self._sync(deadline, launcher.name)
+            count += 1
+            if count >= 10_000:
+                break
+        torch.cuda.synchronize()
+        return count
+
+    def _sync(self, deadline: float, name: str):
+        """Wait for the stream, polling, so that a hung kernel becomes a TimeoutError, not a hang."""
+        ev = self.torch.cuda.Event()
+        ev.record()
+        while not ev.query():
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"{name}: no completion within {self.s.row_timeout_s:g} s")
+            time.sleep(0.0005)
+
+    def run_batch(self, launcher: Launcher, m: Measurement, count: int, graph=None) -> None:
+        torch = self.torch
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+        gate = torch.cuda.Event()
+        t0 = time.perf_counter()
+        torch.cuda._sleep(int(self.sleep_ms * self.cycles_per_ms))  # keeps the queue full while we enqueue
+        gate.record()
+        for i in range(count):
+            if launcher.before_sample is not None:
+                launcher.before_sample()
+            self._between_samples()
+            starts[i].record()
+            if graph is not None:
+                graph.replay()
+            else:
+                launcher.launches[(m.batches * count + i) % len(launcher.launches)]()
+            ends[i].record()
+        enqueue_ms = (time.perf_counter() - t0) * 1e3
+        starved = gate.query()  # the gate already done: the GPU idled waiting for the host
+        self._sync(time.perf_counter() + self.s.row_timeout_s, launcher.name)
+        m.batches += 1
+        if starved:
+            m.starved_batches += 1
+        # next sleep: twice this batch's enqueue time, at least 0.5 ms
+        self.sleep_ms = max(0.5, 2.0 * enqueue_ms)
+        m.sleep_ms = max(m.sleep_ms, self.sleep_ms)
+        if not starved:
+            m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+    def measure(self, launchers: Sequence[Launcher], on_error: Callable[[str, BaseException], None] | None = None
+                ) -> dict[str, Measurement]:
+        """Warm up each launcher, then round-robin batches until each meets the noise target or a cap."""
+        results = {ln.name: Measurement() for ln in launchers}
+        graphs = {}
+        for ln in launchers:
+            try:
+                results[ln.name].warmup_launches = self.warm_up(ln)
+                if self.s.graph:
+                    graphs[ln.name] = self._capture(ln)
+            except Exception as exc:  # noqa: BLE001 - recorded per implementation, the others go on
+                results[ln.name].error = exc
+                results[ln.name].done = True
+                if on_error:
+                    on_error(ln.name, exc)
+        spent = {ln.name: 0.0 for ln in launchers}
+        while True:
+            active = [ln for ln in launchers if not results[ln.name].done]
+            if not active:
+                break
+            for ln in active:
+                m = results[ln.name]
+                t0 = time.perf_counter()
+                try:
+                    before = len(m.samples_ms)
+                    self.run_batch(ln, m, self.s.batch, graphs.get(ln.name))
+                    spent[ln.name] += sum(m.samples_ms[before:])
+                except Exception as exc:  # noqa: BLE001
+                    m.error, m.done, m.stop_reason = exc, True, f"error: {exc}"
+                    if on_error:
+                        on_error(ln.name, exc)
+                    continue
+                if m.batches > 4 * max(1, -(-self.s.max_samples // self.s.batch)) and not m.samples_ms:
+                    m.done, m.stop_reason = True, "every batch starved: the host cannot keep the queue full"
+                    continue
+                n = len(m.samples_ms)
+                if n >= self.s.min_samples:
+                    ci = median_ci_rel(sorted(m.samples_ms))
+                    if ci <= self.s.target_noise:
+                        m.done, m.stop_reason = True, f"noise target met (CI of median +-{ci:.2%})"
+                    elif n >= self.s.max_samples:
+                        m.done, m.stop_reason = True, f"sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
+                    elif spent[ln.name] >= self.s.max_ms:
+                        m.done, m.stop_reason = True, f"time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
+                del t0
+        return results
+
+    def _capture(self, ln: Launcher):
+        torch = self.torch
+        g = torch.cuda.CUDAGraph()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            ln.launches[0]()  # one launch outside the capture, as torch recommends
+        torch.cuda.current_stream().wait_stream(side)
+        with torch.cuda.graph(g):
+            ln.launches[0]()
+        torch.cuda.synchronize()
+        return g
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "method": "CUDA events around each launch in one stream" + (", CUDA-graph replay" if self.s.graph else ""),
+            "queue": "each batch enqueued behind a sleep kernel; batches whose sleep ended before enqueuing finished are discarded",
+            "l2_policy": self.s.l2,
+            "flush_bytes": 0 if self.flush_buffer is None else self.flush_buffer.numel() * 4,
+            "excluded": EXCLUDED,
+            "interleaving": "round-robin batches across the problem's implementations",
+            **self.s.as_dict(),
+        }

@@ -1,0 +1,141 @@
+"""Library baselines: cuBLAS through an explicit cublasGemmEx call, and torch.matmul as torch runs it.
+
+`library.cublas` runs the contract exactly: the compute type is the contract's accumulator (FP16 in,
+FP32 out -> CUBLAS_COMPUTE_32F), default math with reduced-precision reductions disallowed, TF32 only
+under a tf32 contract. `library.torch_matmul` is labelled with the contract it really runs: torch.mm
+returns its input dtype (FP16 in gives FP16 out), or FP32 through `out_dtype` where torch offers it;
+contracts it cannot honour are SKIP rows saying why, never a silent stand-in.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from ..build import toolchain
+from ..build.request import KernelSource
+from ..contracts.precision import Epilogue, Math, Order
+from ..dtypes import DTYPE_INFO, DType
+from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip
+from .registry import register_fixed
+
+ALL = frozenset(DType)
+
+
+class CublasGemmEx(AbiKernel):
+    family = "library"
+    description = "cublasGemmEx, compute type fixed by the contract (CUBLAS_COMPUTE_32F for FP32 accumulation)"
+    build_group = "library_cublas"
+    entry_symbol = "gc_library_cublas"
+    kernel_filter = r"^$"  # cuBLAS kernels are not ours to report
+    contract_support = ContractSupport(
+        inputs=ALL, outputs=ALL, accumulators=frozenset({DType.F32, DType.F16, DType.F64}),
+        maths=frozenset(Math), alpha_beta=True,
+    )
+    constraints = Constraints(index_bits=32)  # cublasGemmEx takes int dimensions and leading dimensions
+
+    def __init__(self):
+        super().__init__("cublas")
+
+    def sources(self):
+        return (KernelSource("cublas_gemm.cpp", path=toolchain.EXTENSIONS_DIR / "library" / "cublas_gemm.cpp"),)
+
+    def supports(self, problem, contract):
+        s = super().supports(problem, contract)
+        if not s:
+            return s
+        a, c, acc = contract.a, contract.c, contract.acc
+        if contract.math is Math.TF32 and a is not DType.F32:
+            return Skip("TF32 math applies to FP32 inputs only")
+        if acc is DType.F16 and not (a is DType.F16 and c is DType.F16):
+            return Skip("CUBLAS_COMPUTE_16F takes FP16 inputs and output only")
+        if acc is DType.F64 and not (a is DType.F64 and c is DType.F64):
+            return Skip("CUBLAS_COMPUTE_64F takes FP64 inputs and output only")
+        if acc is DType.F32 and a is DType.F64:
+            return Skip("FP64 inputs need an FP64 accumulator")
+        if acc is DType.F32 and c not in (a, DType.F32):
+            return Skip(f"cublasGemmEx has no {a.value} -> {c.value} path with FP32 compute")
+        return Ok()
+
+    def contracts_summary(self):
+        return "any dtype pairing cublasGemmEx offers (out = in or f32; acc f32, f16 for all-f16, f64 for all-f64), tf32 for f32, all layouts, alpha/beta"
+
+
+class TorchMatmul(Implementation):
+    family = "library"
+    description = "torch.mm as torch runs it: output in the input dtype (or FP32 via out_dtype), FP32 accumulation"
+
+    def __init__(self):
+        super().__init__("torch_matmul")
+
+    def supports(self, problem, contract):
+        if problem.batch != 1:
+            return Skip("batched problems are not supported")
+        if contract.a != contract.b or contract.a not in (DType.F16, DType.BF16, DType.F32):
+            return Skip(f"inputs {contract.a.value}/{contract.b.value}: torch.mm here takes matching f16, bf16 or f32")
+        if contract.acc is not DType.F32:
+            return Skip(f"torch.mm accumulates in f32, not {contract.acc.value}")
+        if contract.c is not contract.a and not (contract.c is DType.F32 and _has_out_dtype()):
+            return Skip(f"torch.mm on {contract.a.value} inputs returns {contract.a.value}, not {contract.c.value}"
+                        f" (use the {contract.a.value}_{contract.a.value}out_f32acc_* contract)")
+        if contract.math is Math.TF32 and contract.a is not DType.F32:
+            return Skip("TF32 math applies to FP32 inputs only")
+        if contract.order_c is not Order.ROW:
+            return Skip("torch.mm writes a row-major output")
+        if contract.alpha != 1.0 or contract.beta != 0.0 or contract.epilogue is not Epilogue.NONE:
+            return Skip("torch.mm computes A @ B only (alpha=1, beta=0, no epilogue)")
+        return Ok()
+
+    def contracts_summary(self):
+        return "f16/bf16/f32 in -> same dtype out (f32 out via out_dtype), acc f32, strict or tf32, any A/B order, row-major C"
+
+    def prepare(self, problem, contract, operands, extension):
+        return _TorchPrepared(problem, contract, operands)
+
+
+def _has_out_dtype() -> bool:
+    """torch.mm(..., out_dtype=) exists for CUDA in recent torch (2.8+)."""
+    try:
+        return "dtype_out" in torch.ops.aten.mm.overloads()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+class _TorchPrepared(Prepared):
+    def __init__(self, problem, contract, operands):
+        self.contract = contract
+        a, _ = operands.stored("a", contract.order_a)
+        b, _ = operands.stored("b", contract.order_b)
+        self.a = a if contract.order_a is Order.ROW else a.t()  # logical views, no copies at launch
+        self.b = b if contract.order_b is Order.ROW else b.t()
+        self.out = torch.empty(problem.m, problem.n, dtype=DTYPE_INFO[contract.c].torch_dtype, device=a.device)
+        self.tf32 = contract.math is Math.TF32
+        self.widen = contract.c is not contract.a  # f16/bf16 -> f32 through out_dtype
+        self.notes = (f"torch.mm with allow_tf32={self.tf32}, reduced-precision reductions off"
+                      + (", out_dtype=float32" if self.widen else ""))
+
+    def _flags(self):
+        m = torch.backends.cuda.matmul
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m.allow_tf32 = self.tf32
+        m.allow_fp16_reduced_precision_reduction = False
+        m.allow_bf16_reduced_precision_reduction = False
+
+    def launch(self):
+        self._flags()
+        if self.widen:
+            torch.mm(self.a, self.b, out_dtype=torch.float32, out=self.out)
+        else:
+            torch.mm(self.a, self.b, out=self.out)
+
+    def poison(self):
+        self.out.fill_(float("nan"))
+
+    def output(self):
+        return self.out
+
+
+register_fixed("library.cublas", CublasGemmEx)
+register_fixed("library.torch_matmul", TorchMatmul)

@@ -1,0 +1,55 @@
+"""The environment half of every receipt: device, driver, toolchain, library versions and source state."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .device import DeviceInfo
+
+
+def git_state(path: Path | None = None) -> dict[str, Any]:
+    """Commit and dirty flag of the checkout gemmcompare runs from (falls back to the cwd's)."""
+    for where in (Path(__file__).resolve().parents[1], path or Path.cwd()):
+        try:
+            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
+            if commit.returncode != 0:
+                continue
+            status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
+                                    capture_output=True, text=True, timeout=10)
+            return {"git_commit": commit.stdout.strip(), "git_dirty": bool(status.stdout.strip()), "git_root": str(where)}
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return {"git_commit": None, "git_dirty": None, "git_root": None}
+
+
+def environment(device: DeviceInfo | None, driver: str | None = None) -> dict[str, Any]:
+    import torch
+
+    from .build import toolchain
+
+    try:
+        nvcc = toolchain.nvcc_version()
+    except Exception:  # noqa: BLE001 - no toolkit: recorded as such
+        nvcc = None
+    rec: dict[str, Any] = {
+        "gpu": device.name if device else None,
+        "compute_capability": f"{device.cc[0]}.{device.cc[1]}" if device else None,
+        "sm_count": device.sm_count if device else None,
+        "l2_bytes": device.l2_bytes if device else None,
+        "memory_bytes": device.total_memory_bytes if device else None,
+        "driver": driver,
+        "cuda_runtime": torch.version.cuda,
+        "nvcc": nvcc,
+        "torch": torch.__version__,
+        "cutlass": toolchain.cutlass_version(),
+        "gemmcompare": __version__,
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "platform": platform.platform(),
+    }
+    rec.update(git_state())
+    return rec

@@ -1,0 +1,117 @@
+"""One result row per (run, problem, contract, implementation), and the columns every store and report uses.
+
+Values are kept at full precision (times in milliseconds); rounding happens only when displaying.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+    BUILD_ERROR = "BUILD_ERROR"
+    CRASH = "CRASH"
+    TIMEOUT = "TIMEOUT"
+
+
+@dataclass
+class Result:
+    run_id: str
+    problem: str  # label "MxNxK"
+    m: int
+    n: int
+    k: int
+    batch: int
+    contract: str
+    implementation: str  # procedural name, the identity of the implementation
+    family: str
+    params: dict[str, Any]
+    status: Status
+    reason: str = ""
+    is_baseline: bool = False
+    # correctness: errors over every fixture, against the rounded-input reference (judges) and the
+    # original-input reference (reported); worst_bound_ratio = max |C-R| / tolerance (<= 1 passes)
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    max_abs_err_orig: float | None = None
+    max_rel_err_orig: float | None = None
+    worst_bound_ratio: float | None = None
+    checks: list[dict] = field(default_factory=list)  # one entry per fixture (and the timed-output re-check)
+    # timing (milliseconds)
+    samples_ms: list[float] = field(default_factory=list)
+    median_ms: float | None = None
+    mean_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    stdev_ms: float | None = None
+    cv: float | None = None
+    iqr_ms: float | None = None
+    median_ci_rel: float | None = None  # relative half-width of the 95% CI of the median
+    n_samples: int = 0
+    # derived rates
+    flops: int = 0  # logical (useful) work
+    executed_flops: int | None = None  # when the implementation pads
+    tflops: float | None = None  # logical FLOPs / median
+    executed_tflops: float | None = None
+    pct_of_baseline: float | None = None  # baseline median / this median * 100, same run+contract+problem
+    baseline: str | None = None
+    peak_tflops: float | None = None
+    pct_of_peak: float | None = None
+    unique_bytes: int | None = None
+    # build resources (from ptxas -v)
+    registers: int | None = None
+    smem_bytes: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    stack_bytes: int | None = None
+    arch: str | None = None
+    build_flags: list[str] = field(default_factory=list)
+    build_seconds: float | None = None
+    # timing method and environment
+    timing: dict[str, Any] = field(default_factory=dict)  # method, l2 policy, warm-up, sample counts
+    tolerance: dict[str, Any] = field(default_factory=dict)  # rule, atol, rtol, c, length factor
+    telemetry: dict[str, Any] = field(default_factory=dict)  # clocks, power, temperature, throttle reasons
+    throttled_fraction: float | None = None
+    notes: str = ""
+    started_at: str = ""
+    finished_at: str = ""
+
+    def to_record(self) -> dict[str, Any]:
+        """A flat dict: scalars as they are, lists and dicts as JSON text (for SQLite and CSV)."""
+        rec = asdict(self)
+        rec["status"] = self.status.value
+        for key in JSON_COLUMNS:
+            rec[key] = json.dumps(rec[key], default=_json_default)
+        for key, value in rec.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                rec[key] = None if math.isnan(value) else value
+        return rec
+
+
+JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry")
+
+COLUMNS = list(Result.__dataclass_fields__)
+
+
+def _json_default(obj):
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if hasattr(obj, "item"):
+        return obj.item()
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
+def decode_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of to_record for the JSON columns (used when reading rows back)."""
+    out = dict(rec)
+    for key in JSON_COLUMNS:
+        if isinstance(out.get(key), str):
+            out[key] = json.loads(out[key])
+    return out

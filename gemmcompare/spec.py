@@ -1,0 +1,714 @@
+"""Experiment specs: YAML (safe loading only) -> a frozen, fully validated Experiment.
+
+Every problem found is reported at once, each naming the file, the key path and the line, saying what
+was expected, and suggesting the nearest valid name for a typo. Nothing runs until the whole spec is
+valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .contracts.correctness import FIXTURES, CorrectnessSettings
+from .contracts.precision import BUILTIN_CONTRACTS, Epilogue, Math, Order, PrecisionContract
+from .contracts.timing import L2_POLICIES, TimingSettings
+from .dtypes import DType
+from .errors import SpecError
+from .implementations import FAMILIES, FIXED, instantiate
+from .implementations.base import FamilyParam, Implementation
+from .problems import GemmProblem, expand_sweep, pow2_values, range_values
+
+PLOTS = ("throughput_vs_size", "percent_of_baseline", "roofline", "error_vs_k", "heatmap", "architectures")
+MAX_DIM = 2**31 - 1  # a dimension beyond this cannot be indexed by any kernel we build
+
+
+@dataclass(frozen=True)
+class SpecIssue:
+    file: str
+    path: tuple
+    line: int | None
+    message: str
+    hint: str | None = None
+
+    def __str__(self):
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        key = _dotted(self.path) or "(top level)"
+        text = f"{where}: {key}: {self.message}"
+        return text + (f" (did you mean {self.hint!r}?)" if self.hint else "")
+
+
+def _dotted(path: tuple) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+@dataclass(frozen=True)
+class ProblemEntry:
+    problem: GemmProblem
+    name: str | None = None
+    fixtures: tuple[str, ...] | None = None  # overrides correctness.fixtures for this problem
+    time: bool = True  # False: correctness only
+
+    @property
+    def label(self) -> str:
+        return self.problem.label
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    plots: tuple[str, ...] = ("throughput_vs_size", "percent_of_baseline")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    description: str
+    path: str
+    text: str
+    spec_hash: str
+    problems: tuple[ProblemEntry, ...]
+    contracts: tuple[PrecisionContract, ...]
+    implementations: tuple[Implementation, ...]
+    baseline: str | None
+    correctness: CorrectnessSettings
+    timing: TimingSettings
+    report: ReportSettings = field(default_factory=ReportSettings)
+
+    @property
+    def row_count(self) -> int:
+        return len(self.problems) * len(self.contracts) * len(self.implementations)
+
+
+# ---------------------------------------------------------------------------------------------------
+# YAML with line numbers
+
+
+def _compose(text: str, file: str) -> tuple[Any, dict[tuple, int]]:
+    """Parse YAML safely, keeping the line of every key path."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        lines: dict[tuple, int] = {}
+        data = _construct(loader, node, (), lines, file) if node is not None else None
+        return data, lines
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise SpecError([SpecIssue(file, (), line, f"not valid YAML: {exc.problem or exc}")]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([SpecIssue(file, (), None, f"not valid YAML: {exc}")]) from None
+    finally:
+        loader.dispose()
+
+
+def _construct(loader, node, path, lines, file):
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int)):
+                raise SpecError([SpecIssue(file, path, key_node.start_mark.line + 1, f"keys must be names, got {key!r}")])
+            if key in out:
+                raise SpecError([SpecIssue(file, path + (key,), key_node.start_mark.line + 1, "duplicate key")])
+            out[key] = _construct(loader, value_node, path + (key,), lines, file)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(loader, v, path + (i,), lines, file) for i, v in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Validation
+
+
+class _Checker:
+    """Collects issues while walking the parsed spec."""
+
+    def __init__(self, file: str, lines: dict[tuple, int]):
+        self.file, self.lines = file, lines
+        self.issues: list[SpecIssue] = []
+
+    def line(self, path: tuple) -> int | None:
+        while path and path not in self.lines:
+            path = path[:-1]
+        return self.lines.get(path)
+
+    def error(self, path: tuple, message: str, hint: str | None = None):
+        self.issues.append(SpecIssue(self.file, path, self.line(path), message, hint))
+
+    def unknown_keys(self, mapping: dict, allowed, path: tuple, what: str) -> None:
+        for key in mapping:
+            if key not in allowed:
+                self.error(path + (key,), f"unknown key {key!r} in {what}; expected one of {sorted(allowed)}",
+                           nearest(str(key), allowed))
+
+    def mapping(self, value, path, what) -> dict | None:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.error(path, f"{what} must be a mapping, got {_kind(value)}")
+            return None
+        return value
+
+    def positive_int(self, value, path, what="a dimension") -> int | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.error(path, f"{what} must be a positive integer, got {value!r}")
+            return None
+        if value <= 0:
+            self.error(path, f"{what} must be a positive integer, got {value}")
+            return None
+        if value > MAX_DIM:
+            self.error(path, f"{what} {value} is larger than {MAX_DIM} (no index type we build can address it)")
+            return None
+        return value
+
+
+def nearest(name: str, candidates) -> str | None:
+    matches = difflib.get_close_matches(name, [str(c) for c in candidates], n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _kind(value) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", type(None): "nothing"}.get(type(value), type(value).__name__)
+
+
+TOP_KEYS = {"name", "description", "problems", "contracts", "implementations", "baseline", "correctness", "timing", "report"}
+
+
+def load_spec(path: str | Path) -> Experiment:
+    """Read, validate and expand an experiment spec. Raises SpecError listing every issue."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise SpecError([SpecIssue(str(path), (), None, "file not found")]) from None
+    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
+        raise SpecError([SpecIssue(str(path), (), None, f"cannot read the spec: {exc}")]) from None
+    return parse_spec(text, str(path), base_dir=p.parent)
+
+
+def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) -> Experiment:
+    data, lines = _compose(text, file)
+    ck = _Checker(file, lines)
+    if not isinstance(data, dict):
+        raise SpecError([SpecIssue(file, (), 1, f"a spec must be a mapping of keys (name, problems, ...), got {_kind(data)}")])
+    ck.unknown_keys(data, TOP_KEYS, (), "the spec")
+    for required in ("name", "problems", "contracts", "implementations"):
+        if required not in data:
+            ck.error((), f"missing required key {required!r}")
+
+    name = data.get("name", "")
+    if "name" in data and (not isinstance(name, str) or not name or not all(ch.isalnum() or ch in "-_" for ch in name)):
+        ck.error(("name",), f"name must be letters, digits, '-' and '_', got {name!r}")
+    description = data.get("description", "") or ""
+    if not isinstance(description, str):
+        ck.error(("description",), "description must be a string")
+
+    problems = _problems(ck, data.get("problems"))
+    contracts = _contracts(ck, data.get("contracts"))
+    implementations = _implementations(ck, data.get("implementations"), base_dir or Path("."))
+    correctness = _correctness(ck, data.get("correctness"))
+    timing = _timing(ck, data.get("timing"))
+    report = _report(ck, data.get("report"))
+
+    baseline = data.get("baseline")
+    if baseline is not None:
+        names = [impl.name for impl in implementations]
+        if not isinstance(baseline, str):
+            ck.error(("baseline",), f"baseline must be an implementation name, got {_kind(baseline)}")
+        elif baseline not in names:
+            ck.error(("baseline",), f"baseline {baseline!r} is not one of this spec's implementations {names}",
+                     nearest(baseline, names))
+
+    for entry_index, entry in enumerate(problems):
+        if entry.fixtures:
+            bad = [f for f in entry.fixtures if f not in FIXTURES]
+            for f in bad:
+                ck.error(("problems", entry_index, "fixtures"), f"unknown fixture {f!r}; expected {list(FIXTURES)}", nearest(f, FIXTURES))
+
+    if ck.issues:
+        raise SpecError(ck.issues)
+    return Experiment(
+        name=name,
+        description=description,
+        path=file,
+        text=text,
+        spec_hash=hashlib.sha256(text.encode()).hexdigest(),
+        problems=tuple(problems),
+        contracts=tuple(contracts),
+        implementations=tuple(implementations),
+        baseline=baseline,
+        correctness=correctness,
+        timing=timing,
+        report=report,
+    )
+
+
+# -- problems ---------------------------------------------------------------------------------------
+
+PROBLEM_KEYS = {"m", "n", "k", "batch", "name", "fixtures", "time"}
+SWEEP_ITEM_KEYS = {"sweep", "name", "fixtures", "time"}
+DIMS = ("m", "n", "k", "batch")
+
+
+def _problems(ck: _Checker, raw) -> list[ProblemEntry]:
+    path = ("problems",)
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not raw:
+        ck.error(path, f"problems must be a non-empty list, got {_kind(raw)}")
+        return []
+    out: list[ProblemEntry] = []
+    seen: set[tuple] = set()
+    for i, item in enumerate(raw):
+        ip = path + (i,)
+        if not isinstance(item, dict):
+            ck.error(ip, f"each problem must be a mapping like {{m: 64, n: 64, k: 64}} or {{sweep: ...}}, got {_kind(item)}")
+            continue
+        extras = _problem_extras(ck, item, ip)
+        if "sweep" in item:
+            ck.unknown_keys(item, SWEEP_ITEM_KEYS, ip, "a sweep item")
+            generated = _sweep(ck, item["sweep"], ip + ("sweep",))
+        else:
+            ck.unknown_keys(item, PROBLEM_KEYS, ip, "a problem")
+            dims = {}
+            for d in ("m", "n", "k"):
+                if d not in item:
+                    ck.error(ip, f"missing dimension {d!r}")
+                else:
+                    dims[d] = ck.positive_int(item[d], ip + (d,))
+            batch = ck.positive_int(item.get("batch", 1), ip + ("batch",), "batch")
+            if None in dims.values() or len(dims) < 3 or batch is None:
+                continue
+            generated = [GemmProblem(dims["m"], dims["n"], dims["k"], batch)]
+        for prob in generated:
+            key = (prob, extras[0], extras[1], extras[2])
+            if key not in seen:  # the same shape twice (e.g. from overlapping sweeps) runs once
+                seen.add(key)
+                out.append(ProblemEntry(prob, *extras))
+    return out
+
+
+def _problem_extras(ck, item, ip):
+    name = item.get("name")
+    if name is not None and not isinstance(name, str):
+        ck.error(ip + ("name",), "name must be a string")
+        name = None
+    fixtures = item.get("fixtures")
+    if fixtures is not None:
+        if not isinstance(fixtures, list) or not all(isinstance(f, str) for f in fixtures) or not fixtures:
+            ck.error(ip + ("fixtures",), f"fixtures must be a non-empty list of names from {list(FIXTURES)}")
+            fixtures = None
+        else:
+            fixtures = tuple(fixtures)
+    time = item.get("time", True)
+    if not isinstance(time, bool):
+        ck.error(ip + ("time",), f"time must be true or false, got {time!r}")
+        time = True
+    return name, fixtures, time
+
+
+def _sweep(ck: _Checker, raw, sp) -> list[GemmProblem]:
+    raw = ck.mapping(raw, sp, "a sweep")
+    if raw is None:
+        return []
+    ck.unknown_keys(raw, set(DIMS), sp, "a sweep")
+    axes: dict[str, list[int]] = {}
+    ties: dict[str, str] = {}
+    for d in DIMS:
+        if d not in raw:
+            if d != "batch":
+                ck.error(sp, f"missing dimension {d!r} (give values, a range, pow2, or a tie like '=m')")
+            continue
+        v, vp = raw[d], sp + (d,)
+        if isinstance(v, str):
+            src = v.strip()[1:].strip() if v.strip().startswith("=") else None
+            if src is None or src not in DIMS or src == d:
+                ck.error(vp, f"a string value must tie to another dimension, like '=m'; got {v!r}")
+            else:
+                ties[d] = src
+            continue
+        values = _sweep_values(ck, v, vp)
+        if values is not None:
+            axes[d] = values
+    for d, src in ties.items():
+        if src in ties:
+            ck.error(sp + (d,), f"{d} ties to {src}, which is itself tied; tie to a dimension with values")
+        elif src not in axes:
+            ck.error(sp + (d,), f"{d} ties to {src}, which has no values")
+    if ck.issues or len(axes) + len(ties) < 3:
+        return []
+    total = 1
+    for values in axes.values():
+        total *= len(values)
+    if total > 100_000:
+        ck.error(sp, f"the sweep expands to {total:,} problems; more than 100,000 is surely a mistake")
+        return []
+    return expand_sweep(axes, ties)
+
+
+def _sweep_values(ck, v, vp) -> list[int] | None:
+    if isinstance(v, list):
+        if not v:
+            ck.error(vp, "an empty list of values")
+            return None
+        vals = [ck.positive_int(x, vp + (i,)) for i, x in enumerate(v)]
+        return None if None in vals else vals
+    if isinstance(v, dict):
+        if set(v) == {"range"}:
+            r = v["range"]
+            if not (isinstance(r, list) and len(r) in (2, 3)):
+                ck.error(vp + ("range",), "range takes [start, stop] or [start, stop, step] (stop included)")
+                return None
+            nums = [ck.positive_int(x, vp + ("range", i), "a range bound") for i, x in enumerate(r)]
+            if None in nums:
+                return None
+            start, stop, step = (nums + [1])[:3]
+            if stop < start:
+                ck.error(vp + ("range",), f"range stop {stop} is below start {start}")
+                return None
+            return range_values(start, stop, step)
+        if set(v) == {"pow2"}:
+            r = v["pow2"]
+            if not (isinstance(r, list) and len(r) == 2):
+                ck.error(vp + ("pow2",), "pow2 takes [lowest, highest], both powers of two, e.g. [32, 4096]")
+                return None
+            lo, hi = (ck.positive_int(x, vp + ("pow2", i), "a pow2 bound") for i, x in enumerate(r))
+            if lo is None or hi is None:
+                return None
+            if lo & (lo - 1) or hi & (hi - 1) or hi < lo:
+                ck.error(vp + ("pow2",), f"pow2 bounds must be powers of two with lowest <= highest, got [{lo}, {hi}]")
+                return None
+            return pow2_values(lo, hi)
+        ck.error(vp, f"expected {{range: [start, stop, step]}} or {{pow2: [lo, hi]}}, got keys {sorted(v)}",
+                 nearest(next(iter(v), ""), ["range", "pow2"]))
+        return None
+    val = ck.positive_int(v, vp)
+    return None if val is None else [val]
+
+
+# -- contracts --------------------------------------------------------------------------------------
+
+CONTRACT_KEYS = {"name", "a", "b", "c", "acc", "math", "layout", "c_order", "alpha", "beta", "epilogue"}
+
+
+def _contracts(ck: _Checker, raw) -> list[PrecisionContract]:
+    path = ("contracts",)
+    if raw is None:
+        return []
+    if isinstance(raw, (str, dict)):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw:
+        ck.error(path, "contracts must be a non-empty list of contract names or definitions")
+        return []
+    out, names = [], set()
+    for i, item in enumerate(raw):
+        ip = path + (i,)
+        if isinstance(item, str):
+            if item not in BUILTIN_CONTRACTS:
+                ck.error(ip, f"unknown contract {item!r}; built-in contracts are named like f16_f32acc_tn, "
+                             f"f32_strict_tt (see `gemmcompare list --contracts`), or define one as a mapping",
+                         nearest(item, BUILTIN_CONTRACTS))
+                continue
+            contract = BUILTIN_CONTRACTS[item]
+        elif isinstance(item, dict):
+            contract = _contract_definition(ck, item, ip)
+            if contract is None:
+                continue
+        else:
+            ck.error(ip, f"a contract is a name or a mapping, got {_kind(item)}")
+            continue
+        if contract.name in names:
+            ck.error(ip, f"contract {contract.name!r} listed twice")
+            continue
+        names.add(contract.name)
+        out.append(contract)
+    return out
+
+
+def _contract_definition(ck, item, ip) -> PrecisionContract | None:
+    ck.unknown_keys(item, CONTRACT_KEYS, ip, "a contract definition")
+    before = len(ck.issues)
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        ck.error(ip, "a contract definition needs a name")
+    elif name in BUILTIN_CONTRACTS:
+        ck.error(ip + ("name",), f"{name!r} is a built-in contract; give yours another name or use the built-in")
+
+    def dtype(key, default=None):
+        v = item.get(key, default)
+        try:
+            return DType(v)
+        except ValueError:
+            ck.error(ip + (key,), f"{key} must be one of {[d.value for d in DType]}, got {v!r}", nearest(str(v), [d.value for d in DType]))
+            return None
+
+    a = dtype("a")
+    b = dtype("b", item.get("a"))
+    acc = dtype("acc", "f32")
+    c = dtype("c", item.get("acc", "f32"))
+    enum_value = _enum_value(ck)
+    math = enum_value(Math, item, "math", ip, "strict")
+    epilogue = enum_value(Epilogue, item, "epilogue", ip, "none")
+    c_order = enum_value(Order, item, "c_order", ip, "row")
+    layout = item.get("layout", "tn")
+    if layout not in ("tn", "tt", "nn", "nt"):
+        ck.error(ip + ("layout",), f"layout must be tn, tt, nn or nt (t = row-major, n = column-major, A then B), got {layout!r}")
+        layout = "tn"
+    alpha, beta = item.get("alpha", 1.0), item.get("beta", 0.0)
+    for key, v in (("alpha", alpha), ("beta", beta)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            ck.error(ip + (key,), f"{key} must be a number, got {v!r}")
+    if len(ck.issues) > before:
+        return None
+    orders = {"t": Order.ROW, "n": Order.COL}
+    return PrecisionContract(name, a, b, c, acc, math, orders[layout[0]], orders[layout[1]], c_order,
+                             float(alpha), float(beta), epilogue)
+
+
+def _enum_value(ck):
+    def get(enum_cls, item, key, ip, default):
+        v = item.get(key, default)
+        try:
+            return enum_cls(v)
+        except ValueError:
+            options = [e.value for e in enum_cls]
+            ck.error(ip + (key,), f"{key} must be one of {options}, got {v!r}", nearest(str(v), options))
+            return enum_cls(default)
+    return get
+
+
+# -- implementations --------------------------------------------------------------------------------
+
+
+def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
+    path = ("implementations",)
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not raw:
+        ck.error(path, "implementations must be a non-empty list")
+        return []
+    known = sorted(FIXED) + sorted(FAMILIES)
+    out: list[Implementation] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw):
+        ip = path + (i,)
+        if isinstance(item, str):
+            if item in FIXED:
+                impls = [FIXED[item]()]
+            elif item in FAMILIES:
+                impls = [instantiate(FAMILIES[item], {})]
+            else:
+                ck.error(ip, f"unknown implementation {item!r}", nearest(item, known))
+                continue
+        elif isinstance(item, dict) and len(item) == 1:
+            key, params = next(iter(item.items()))
+            if key in FIXED and not params:
+                impls = [FIXED[key]()]
+            elif key in FAMILIES:
+                impls = _expand_family(ck, FAMILIES[key], params, ip + (key,), base_dir)
+            elif key in FIXED:
+                ck.error(ip + (key,), f"{key!r} takes no parameters")
+                continue
+            else:
+                ck.error(ip, f"unknown implementation family {key!r}", nearest(str(key), known))
+                continue
+        else:
+            ck.error(ip, "an implementation is a name (library.cublas) or a one-key mapping "
+                         "(mma_sync: {stages: [2, 3]})")
+            continue
+        for impl in impls:
+            if impl.name not in seen:
+                seen.add(impl.name)
+                out.append(impl)
+    return out
+
+
+def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> list[Implementation]:
+    params = ck.mapping(params, fp, f"the parameters of {family.name}")
+    if params is None:
+        return []
+    names = [p.name for p in family.params]
+    ck.unknown_keys(params, names, fp, f"the parameters of {family.name}")
+    choices: list[list] = []
+    for p in family.params:
+        if p.name not in params:
+            choices.append([p.default])
+            continue
+        values = _param_values(ck, p, params[p.name], fp + (p.name,), base_dir)
+        choices.append(values if values else [p.default])
+    if any(k not in names for k in params):
+        return []
+    impls = []
+    for combo in itertools.product(*choices):
+        impls.append(instantiate(family, dict(zip(names, combo))))
+    return impls
+
+
+def _param_values(ck: _Checker, p: FamilyParam, raw, pp: tuple, base_dir: Path) -> list | None:
+    """The list of values a parameter takes (one value, or several for a sweep)."""
+
+    def one(v, vp):
+        if p.kind == "int":
+            if isinstance(v, bool) or not isinstance(v, int):
+                ck.error(vp, f"{p.name} must be an integer, got {v!r}")
+                return None
+        elif p.kind == "choice":
+            if v not in p.choices:
+                ck.error(vp, f"{p.name} must be one of {list(p.choices)}, got {v!r}", nearest(str(v), [str(c) for c in p.choices]))
+                return None
+        elif p.kind == "shape":
+            if not (isinstance(v, list) and len(v) == p.length and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v)):
+                ck.error(vp, f"{p.name} must be a list of {p.length} positive integers, got {v!r}")
+                return None
+            v = tuple(v)
+        elif p.kind == "str":
+            if not isinstance(v, str):
+                ck.error(vp, f"{p.name} must be a string, got {v!r}")
+                return None
+        elif p.kind == "path":
+            if not isinstance(v, str):
+                ck.error(vp, f"{p.name} must be a file path, got {v!r}")
+                return None
+            v = str((base_dir / v).resolve())
+        elif p.kind == "list":  # a list is one value (e.g. compiler flags)
+            if not isinstance(v, list):
+                ck.error(vp, f"{p.name} must be a list, got {v!r}")
+                return None
+            v = tuple(v)
+        if p.validate is not None:
+            problem = p.validate(v)
+            if problem:
+                ck.error(vp, problem)
+                return None
+        return v
+
+    is_sweep = isinstance(raw, list) and (p.kind not in ("shape", "list") or (raw and isinstance(raw[0], list)))
+    if p.kind == "list":
+        is_sweep = isinstance(raw, list) and raw and all(isinstance(x, list) for x in raw)
+    if is_sweep:
+        if not raw:
+            ck.error(pp, f"an empty list of values for {p.name}")
+            return None
+        values = [one(v, pp + (i,)) for i, v in enumerate(raw)]
+        return None if any(v is None for v in values) else values
+    v = one(raw, pp)
+    return None if v is None else [v]
+
+
+# -- settings ---------------------------------------------------------------------------------------
+
+
+def _number(ck, mapping, key, path, default, *, integer=False, minimum=None):
+    v = mapping.get(key, default)
+    ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+    if isinstance(v, bool) or not ok:
+        ck.error(path + (key,), f"{key} must be {'an integer' if integer else 'a number'}, got {v!r}")
+        return default
+    if minimum is not None and v < minimum:
+        ck.error(path + (key,), f"{key} must be at least {minimum}, got {v}")
+        return default
+    return v
+
+
+CORRECTNESS_KEYS = {"fixtures", "seed", "c", "length_factor", "check_timed_output"}
+
+
+def _correctness(ck, raw) -> CorrectnessSettings:
+    path = ("correctness",)
+    raw = ck.mapping(raw, path, "correctness")
+    if raw is None:
+        return CorrectnessSettings()
+    ck.unknown_keys(raw, CORRECTNESS_KEYS, path, "correctness")
+    fixtures = raw.get("fixtures", list(CorrectnessSettings().fixtures))
+    if not isinstance(fixtures, list) or not fixtures:
+        ck.error(path + ("fixtures",), f"fixtures must be a non-empty list from {list(FIXTURES)}")
+        fixtures = ["uniform"]
+    for i, f in enumerate(fixtures):
+        if f not in FIXTURES:
+            ck.error(path + ("fixtures", i), f"unknown fixture {f!r}; expected one of {list(FIXTURES)}", nearest(str(f), FIXTURES))
+    seed = raw.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        ck.error(path + ("seed",), f"seed must be an integer or null (fresh each run), got {seed!r}")
+        seed = None
+    lf = raw.get("length_factor", "sqrt")
+    if lf not in ("sqrt", "linear"):
+        ck.error(path + ("length_factor",), f"length_factor must be 'sqrt' or 'linear', got {lf!r}", nearest(str(lf), ["sqrt", "linear"]))
+        lf = "sqrt"
+    check_timed = raw.get("check_timed_output", True)
+    if not isinstance(check_timed, bool):
+        ck.error(path + ("check_timed_output",), "check_timed_output must be true or false")
+        check_timed = True
+    return CorrectnessSettings(
+        fixtures=tuple(f for f in fixtures if f in FIXTURES) or ("uniform",),
+        seed=seed,
+        c=float(_number(ck, raw, "c", path, 4.0, minimum=0)),
+        length_factor=lf,
+        check_timed_output=check_timed,
+    )
+
+
+TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s"}
+
+
+def _timing(ck, raw) -> TimingSettings:
+    path = ("timing",)
+    raw = ck.mapping(raw, path, "timing")
+    d = TimingSettings()
+    if raw is None:
+        return d
+    ck.unknown_keys(raw, TIMING_KEYS, path, "timing")
+    l2 = raw.get("l2", d.l2)
+    if l2 not in L2_POLICIES:
+        ck.error(path + ("l2",), f"l2 must be one of {list(L2_POLICIES)}, got {l2!r}", nearest(str(l2), L2_POLICIES))
+        l2 = d.l2
+    warm = ck.mapping(raw.get("warmup"), path + ("warmup",), "warmup") or {}
+    ck.unknown_keys(warm, {"count", "ms"}, path + ("warmup",), "warmup")
+    samples = ck.mapping(raw.get("samples"), path + ("samples",), "samples") or {}
+    ck.unknown_keys(samples, {"min", "max"}, path + ("samples",), "samples")
+    min_s = _number(ck, samples, "min", path + ("samples",), d.min_samples, integer=True, minimum=1)
+    max_s = _number(ck, samples, "max", path + ("samples",), d.max_samples, integer=True, minimum=1)
+    if max_s < min_s:
+        ck.error(path + ("samples",), f"samples.max ({max_s}) is below samples.min ({min_s})")
+    graph = raw.get("graph", d.graph)
+    if not isinstance(graph, bool):
+        ck.error(path + ("graph",), "graph must be true or false")
+        graph = d.graph
+    return TimingSettings(
+        l2=l2,
+        warmup_count=_number(ck, warm, "count", path + ("warmup",), d.warmup_count, integer=True, minimum=0),
+        warmup_ms=float(_number(ck, warm, "ms", path + ("warmup",), d.warmup_ms, minimum=0)),
+        min_samples=min_s,
+        max_samples=max_s,
+        max_ms=float(_number(ck, raw, "max_ms", path, d.max_ms, minimum=1)),
+        target_noise=float(_number(ck, raw, "target_noise", path, d.target_noise, minimum=0)),
+        batch=_number(ck, raw, "batch", path, d.batch, integer=True, minimum=1),
+        graph=graph,
+        row_timeout_s=float(_number(ck, raw, "row_timeout_s", path, d.row_timeout_s, minimum=1)),
+    )
+
+
+def _report(ck, raw) -> ReportSettings:
+    path = ("report",)
+    raw = ck.mapping(raw, path, "report")
+    if raw is None:
+        return ReportSettings()
+    ck.unknown_keys(raw, {"plots"}, path, "report")
+    plots = raw.get("plots", list(ReportSettings().plots))
+    if not isinstance(plots, list):
+        ck.error(path + ("plots",), f"plots must be a list from {list(PLOTS)}")
+        return ReportSettings()
+    for i, p in enumerate(plots):
+        if p not in PLOTS:
+            ck.error(path + ("plots", i), f"unknown plot {p!r}; expected one of {list(PLOTS)}", nearest(str(p), PLOTS))
+    return ReportSettings(tuple(p for p in plots if p in PLOTS))
