@@ -110,8 +110,14 @@ def _compose(text: str, file: str) -> tuple[Any, dict[tuple, int]]:
         loader.dispose()
 
 
+_STANDARD_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+
+
 def _construct(loader, node, path, lines, file):
     lines[path] = node.start_mark.line + 1
+    if not isinstance(node, yaml.ScalarNode) and node.tag not in _STANDARD_TAGS:
+        # safe loading: no object construction, and no tag silently ignored either
+        raise SpecError([SpecIssue(file, path, node.start_mark.line + 1, f"not valid YAML: tag {node.tag!r} is not allowed")])
     if isinstance(node, yaml.MappingNode):
         out = {}
         for key_node, value_node in node.value:
