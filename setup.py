@@ -4,17 +4,10 @@ from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
 
-
-def data_files_under(*roots):
-    """Kernel sources, templates and configurations travel with the package: an installed copy builds
-    from them at run time."""
-    out = []
-    for root in roots:
-        for path in (HERE / root).rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts:
-                out.append(str(path.relative_to(HERE)))
-    return out
-
+# extensions/ (kernel sources, the C ABI header) and cutlass_configs/ (configurations and templates)
+# are data the package builds from at run time. In a checkout or an editable install they are found
+# beside the package; a regular install carries them as package data under gemmcompare/_data/.
+DATA_DIRS = {"extensions": "gemmcompare._data.extensions", "cutlass_configs": "gemmcompare._data.cutlass_configs"}
 
 setup(
     name="gemmcompare",
@@ -24,13 +17,9 @@ setup(
     long_description=(HERE / "README.md").read_text() if (HERE / "README.md").exists() else "",
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
-    packages=find_packages(include=["gemmcompare", "gemmcompare.*"]),
-    # extensions/ and cutlass_configs/ sit beside the package: install them as package data under
-    # gemmcompare/_data is avoided on purpose; the toolchain locates them relative to the checkout, so
-    # installs are editable (pip install -e .), as the README says.
-    include_package_data=True,
-    package_data={"gemmcompare": []},
-    data_files=[("share/gemmcompare/" + str(Path(f).parent), [f]) for f in data_files_under("extensions", "cutlass_configs")],
+    packages=find_packages(include=["gemmcompare", "gemmcompare.*"]) + list(DATA_DIRS.values()),
+    package_dir={pkg: folder for folder, pkg in DATA_DIRS.items()},
+    package_data={pkg: ["**/*"] for pkg in DATA_DIRS.values()},
     install_requires=[
         "torch",
         "ninja",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -23,7 +24,11 @@ def git_state(path: Path | None = None) -> dict[str, Any]:
             return {"git_commit": commit.stdout.strip(), "git_dirty": bool(status.stdout.strip()), "git_root": str(where)}
         except (OSError, subprocess.SubprocessError):
             continue
-    return {"git_commit": None, "git_dirty": None, "git_root": None}
+    # a copy of the tree without .git (e.g. shipped to a GPU machine): the shipper may say which commit
+    commit = os.environ.get("GEMMCOMPARE_GIT_COMMIT")
+    dirty = os.environ.get("GEMMCOMPARE_GIT_DIRTY")
+    return {"git_commit": commit, "git_dirty": None if dirty is None else dirty.lower() in ("1", "true", "yes"),
+            "git_root": "from GEMMCOMPARE_GIT_COMMIT" if commit else None}
 
 
 def environment(device: DeviceInfo | None, driver: str | None = None) -> dict[str, Any]:
