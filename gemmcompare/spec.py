@@ -557,7 +557,11 @@ def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> l
         return []
     impls = []
     for combo in itertools.product(*choices):
-        impls.append(instantiate(family, dict(zip(names, combo))))
+        try:
+            impls.append(instantiate(family, dict(zip(names, combo))))
+        except ValueError as exc:  # the entry itself is wrong (not a sweep point that cannot work)
+            ck.error(fp, str(exc))
+            return []
     return impls
 
 
@@ -588,10 +592,29 @@ def _param_values(ck: _Checker, p: FamilyParam, raw, pp: tuple, base_dir: Path) 
                 return None
             v = str((base_dir / v).resolve())
         elif p.kind == "list":  # a list is one value (e.g. compiler flags)
-            if not isinstance(v, list):
-                ck.error(vp, f"{p.name} must be a list, got {v!r}")
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                ck.error(vp, f"{p.name} must be a list of strings, got {v!r}")
                 return None
             v = tuple(v)
+        elif p.kind == "paths":  # a list of files, resolved against the spec's folder, must exist
+            if isinstance(v, str):
+                v = [v]
+            if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+                ck.error(vp, f"{p.name} must be a list of file paths, got {v!r}")
+                return None
+            resolved = []
+            for i, x in enumerate(v):
+                path = (base_dir / x).resolve()
+                if not path.is_file():
+                    ck.error(vp + (i,), f"file not found: {x} (resolved against {base_dir.resolve()} to {path})")
+                    return None
+                resolved.append(str(path))
+            v = tuple(resolved)
+        elif p.kind == "mapping":
+            if not isinstance(v, dict):
+                ck.error(vp, f"{p.name} must be a mapping, got {v!r}")
+                return None
+            v = tuple(sorted(v.items()))
         if p.validate is not None:
             problem = p.validate(v)
             if problem:
@@ -599,9 +622,9 @@ def _param_values(ck: _Checker, p: FamilyParam, raw, pp: tuple, base_dir: Path) 
                 return None
         return v
 
-    is_sweep = isinstance(raw, list) and (p.kind not in ("shape", "list") or (raw and isinstance(raw[0], list)))
-    if p.kind == "list":
-        is_sweep = isinstance(raw, list) and raw and all(isinstance(x, list) for x in raw)
+    is_sweep = isinstance(raw, list) and (p.kind not in ("shape", "list", "paths") or (raw and isinstance(raw[0], list)))
+    if p.kind in ("list", "paths"):
+        is_sweep = isinstance(raw, list) and bool(raw) and all(isinstance(x, list) for x in raw)
     if is_sweep:
         if not raw:
             ck.error(pp, f"an empty list of values for {p.name}")

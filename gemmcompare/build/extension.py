@@ -125,13 +125,17 @@ def plan_extensions(requests: list[BuildRequest]) -> list[ExtensionPlan]:
             plan = plans[req.merge_key] = ExtensionPlan(req.group, req.arch, [], [], req.cuda_flags,
                                                         req.include_dirs, req.uses_cutlass, req.link_flags)
         known = {s.filename: s for s in plan.sources}
+        stems = {Path(s.filename).stem for s in plan.sources}
         for src in req.sources:
             if src.filename in known:
                 if known[src.filename].read() != src.read():
                     raise BuildError(f"build group {req.group}: two different sources named {src.filename}")
                 continue
+            if Path(src.filename).stem in stems:  # ninja names objects by stem: a.cu and a.cpp would clash
+                raise BuildError(f"build group {req.group}: two sources share the name {Path(src.filename).stem}")
             plan.sources.append(src)
             known[src.filename] = src
+            stems.add(Path(src.filename).stem)
         if req.entry not in {e.symbol for e in plan.entries}:
             plan.entries.append(EntryPoint(req.entry, req.has_workspace))
     return list(plans.values())
@@ -199,7 +203,9 @@ def _cached(cache_dir: Path, plan: ExtensionPlan) -> Path | None:
 def _plan_payload(plan: ExtensionPlan) -> dict:
     return {
         "module_name": plan.module_name,
-        "sources": [(s.filename, s.read()) for s in plan.sources],
+        # files on disk are compiled where they are, so compiler messages name the user's own file and line
+        "sources": [(s.filename, None, str(Path(s.path).resolve())) if s.path is not None else (s.filename, s.text, None)
+                    for s in plan.sources],
         "binding": render_binding(plan.entries),
         "cuda_flags": plan.cuda_flags_full(),
         "include_dirs": plan.all_include_dirs,
@@ -222,9 +228,12 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> dict:
         src_dir = tmp / "src"
         src_dir.mkdir()
         paths = []
-        for filename, text in payload["sources"]:
-            (src_dir / filename).write_text(text)
-            paths.append(str(src_dir / filename))
+        for filename, text, path in payload["sources"]:
+            if path is not None:
+                paths.append(path)
+            else:
+                (src_dir / filename).write_text(text)
+                paths.append(str(src_dir / filename))
         (src_dir / "binding.cpp").write_text(payload["binding"])
         paths.append(str(src_dir / "binding.cpp"))
         log_path = tmp / "build.log"
