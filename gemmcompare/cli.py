@@ -55,13 +55,44 @@ def _run_options(args):
     return RunOptions(
         store=Path(args.store), runs_dir=Path(args.runs_dir), cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         arch=args.arch, resume=getattr(args, "resume", None), jobs=args.jobs, progress=not args.no_progress,
+        isolate=not getattr(args, "in_process", False),
     )
+
+
+def narrow(exp, shapes: str | None = None, check_only: bool = False, only: str | None = None):
+    """The spec with other problem shapes, without timing, or with fewer implementations (for quick
+    checks, sanitizers and profilers). Shapes are 'MxNxK[,MxNxK...]'."""
+    import dataclasses
+    import re
+
+    from .errors import GemmCompareError
+    from .problems import GemmProblem
+    from .spec import ProblemEntry
+
+    if shapes:
+        entries = []
+        for text in shapes.split(","):
+            m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*", text)
+            if not m or min(map(int, m.groups())) < 1:
+                raise GemmCompareError(f"--shapes: {text!r} is not MxNxK with positive integers")
+            entries.append(ProblemEntry(GemmProblem(*map(int, m.groups()))))
+        exp = dataclasses.replace(exp, problems=tuple(entries))
+    if check_only:
+        exp = dataclasses.replace(exp, problems=tuple(dataclasses.replace(e, time=False) for e in exp.problems))
+    if only:
+        rx = re.compile(only)
+        kept = tuple(i for i in exp.implementations if rx.search(i.name))
+        if not kept:
+            raise GemmCompareError(f"--only {only!r} matches none of {[i.name for i in exp.implementations]}")
+        exp = dataclasses.replace(exp, implementations=kept,
+                                  baseline=exp.baseline if exp.baseline in {i.name for i in kept} else None)
+    return exp
 
 
 def cmd_run(args) -> int:
     from .runner import Runner
 
-    exp = _spec(args.spec)
+    exp = narrow(_spec(args.spec), args.shapes, args.check_only, args.only)
     outcome = Runner(exp, _run_options(args)).run()
     rows = outcome.rows
     counts: dict[str, int] = {}
@@ -137,8 +168,11 @@ def cmd_list(args) -> int:
     for name, fam in sorted(FAMILIES.items()):
         from .implementations import instantiate
 
-        impl = instantiate(fam, {})
-        print(f"{name + ' (family)':<28} {impl.family:<9} {impl.required_arch():<9} {impl.contracts_summary()}")
+        try:
+            impl = instantiate(fam, {})
+            print(f"{name + ' (family)':<28} {impl.family:<9} {impl.required_arch():<9} {impl.contracts_summary()}")
+        except ValueError:  # a family with required parameters (custom): describe it instead
+            print(f"{name + ' (family)':<28} {name.split('.')[0]:<9} {'':<9} {fam.description}")
         for p in fam.params:
             extra = f" one of {list(p.choices)}" if p.choices else ""
             print(f"{'':<48} {p.name}: {p.kind}, default {p.default!r}{extra}{(' - ' + p.help) if p.help else ''}")
@@ -154,7 +188,12 @@ def _list_resources(args) -> int:
 
     dev = probe_device()
     cc = dev.cc_int if dev else parse_arch(args.arch or "sm_90")[0]
-    impls = [f() for f in FIXED.values()] + [instantiate(f, {}) for f in FAMILIES.values()]
+    impls = [f() for f in FIXED.values()]
+    for fam in FAMILIES.values():
+        try:
+            impls.append(instantiate(fam, {}))
+        except ValueError:  # needs parameters (custom): nothing to show by default
+            pass
     reqs = [(i, i.build_request(i.target_arch(cc))) for i in impls if i.min_cc <= cc]
     reqs = [(i, r) for i, r in reqs if r is not None]
     built = build_extensions(plan_extensions([r for _, r in reqs]), progress=not args.no_progress)
@@ -213,6 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
     run_args(p)
     p.add_argument("--resume", default=None, metavar="RUN", help="continue run RUN, skipping rows it has")
     p.add_argument("--no-report", action="store_true")
+    p.add_argument("--shapes", default=None, help="replace the spec's problems: MxNxK[,MxNxK...]")
+    p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
+    p.add_argument("--only", default=None, metavar="REGEX", help="only the implementations whose name matches")
+    p.add_argument("--in-process", action="store_true",
+                   help="measure in this process (debugging); by default a worker process is replaced after a crash or hang")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("build", help="build a spec's extensions and show compiler errors")

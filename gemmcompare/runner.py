@@ -5,9 +5,8 @@ checked, then all timed interleaved -> result rows, written to the store as they
 from __future__ import annotations
 
 import datetime as dt
-import math
+import pickle
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,16 +16,13 @@ from .build.extension import BuildFailure, LoadedExtension, build_extensions, pl
 from .contracts import correctness as corr
 from .contracts.precision import PrecisionContract
 from .device import DeviceInfo, parse_arch, probe_device
-from .dtypes import DTYPE_INFO
 from .errors import GemmCompareError, NoDeviceError
-from .implementations.base import Implementation, Operands, Prepared
+from .executor import ContextLost, base_row, now
+from .implementations.base import Implementation
 from .results import Result, Status
 from .spec import Experiment, ProblemEntry
 from .store import RunFolder, Store
-
-
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+from .worker import WorkerHandle
 
 
 @dataclass
@@ -39,6 +35,7 @@ class RunOptions:
     jobs: int | None = None
     progress: bool = True
     build_only: bool = False
+    isolate: bool = True  # measure in a worker process (replaced after a crash or hang)
 
 
 @dataclass
@@ -100,17 +97,16 @@ def build_for(exp: Experiment, device: DeviceInfo | None, opts: RunOptions) -> B
 # Running
 
 
-class ContextLost(GemmCompareError):
-    """A kernel left the CUDA context unusable (illegal address, trap): nothing more can run in it."""
-
-
 class Runner:
+    """The parent side of a run: builds, the store and the run folder, and the measuring worker."""
+
     def __init__(self, exp: Experiment, opts: RunOptions):
         self.exp, self.opts = exp, opts
         self.device = probe_device()
         self.store: Store | None = None
         self.folder: RunFolder | None = None
         self.rows: list[Result] = []
+        self.worker: WorkerHandle | None = None
 
     def run(self) -> RunOutcome:
         exp, opts = self.exp, self.opts
@@ -126,13 +122,10 @@ class Runner:
             )
         if opts.build_only:
             return RunOutcome("", Path(), [], "built")
-        import torch
-
         from .receipt import environment
         from .telemetry import Telemetry
 
-        self.telemetry = Telemetry(self.device.index)
-        receipt = environment(self.device, self.telemetry.driver_version())
+        receipt = environment(self.device, Telemetry(self.device.index).driver_version())
         receipt.update({
             "spec": exp.path, "spec_name": exp.name, "spec_hash": exp.spec_hash,
             "contracts": {c.name: c.describe() for c in exp.contracts},
@@ -141,6 +134,7 @@ class Runner:
             "correctness": vars(exp.correctness),
             "timing": exp.timing.as_dict(),
             "baseline": exp.baseline,
+            "isolation": "one worker process per GPU, replaced after a crash or timeout" if opts.isolate else "in-process",
         })
         self.store = Store(opts.store)
         done: set = set()
@@ -170,18 +164,26 @@ class Runner:
         self.folder.write_receipt({"run_id": run_id, **receipt})
         self.run_id = run_id
         self.builds = builds
+        self._payload = pickle.dumps({
+            "exp": exp, "run_id": run_id, "device_index": self.device.index,
+            "builds": {name: (("fail", None, b) if isinstance(b, BuildFailure) else ("ok", b.plan, b.path))
+                       for name, b in builds.by_impl.items()},
+        })
         status = "complete"
         total = len(exp.problems) * len(exp.contracts) * len(exp.implementations) - len(done)
         from tqdm import tqdm
 
         self.bar = tqdm(total=total, desc="rows", unit="row", disable=not opts.progress, file=sys.stderr, dynamic_ncols=True)
         try:
-            for entry in exp.problems:
+            for index, entry in enumerate(exp.problems):
                 for contract in exp.contracts:
                     todo = [i for i in exp.implementations if (entry.label, contract.name, i.name) not in done]
                     if todo:
-                        self._problem(entry, contract, todo)
-                        torch.cuda.empty_cache()
+                        self.bar.set_postfix_str(f"{entry.label} {contract.name}")
+                        if opts.isolate:
+                            self._dispatch(index, entry, contract, todo)
+                        else:
+                            self._in_process(entry, contract, todo)
         except KeyboardInterrupt:
             status = "interrupted"
             log(f"interrupted: {len(self.rows)} rows kept; continue with --resume {run_id}")
@@ -189,21 +191,12 @@ class Runner:
             status = "failed"
             log(f"run stopped: {exc}")
         finally:
+            if self.worker is not None:
+                self.worker.stop()
+                self.worker = None
             self.bar.close()
             self.store.set_run_status(run_id, status, now())
         return RunOutcome(run_id, run_dir, self.rows, status)
-
-    # -- one problem under one contract ------------------------------------------------------------
-    def _base_row(self, entry: ProblemEntry, contract: PrecisionContract, impl: Implementation) -> Result:
-        p = entry.problem
-        return Result(
-            run_id=self.run_id, problem=p.label, m=p.m, n=p.n, k=p.k, batch=p.batch, contract=contract.name,
-            implementation=impl.name, family=impl.family, params=dict(impl.params), status=Status.SKIP,
-            is_baseline=impl.name == self.exp.baseline, flops=p.flops, started_at=now(),
-            unique_bytes=p.unique_bytes(DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.b].itemsize,
-                                        DTYPE_INFO[contract.c].itemsize),
-            tolerance=corr.describe_tolerance(self.exp.correctness, contract, p.k),
-        )
 
     def _emit(self, row: Result) -> None:
         row.finished_at = now()
@@ -212,247 +205,88 @@ class Runner:
         self.rows.append(row)
         self.bar.update(1)
 
-    def _problem(self, entry: ProblemEntry, contract: PrecisionContract, impls: list[Implementation]) -> None:
-        import torch
-
-        exp, p = self.exp, entry.problem
-        self.bar.set_postfix_str(f"{p.label} {contract.name}")
-        runnable: list[tuple[Implementation, Result, LoadedExtension | None]] = []
-        need = _estimate_bytes(p, contract, len(impls))
-        free = torch.cuda.mem_get_info(self.device.index)[0]
-        for impl in impls:
-            row = self._base_row(entry, contract, impl)
-            s = impl.check(p, contract, self.device)
-            if not s:
-                row.reason = s.reason
-                self._emit(row)
-                continue
-            if need > 0.9 * free:
-                row.reason = f"needs about {need / 2**30:.1f} GiB of device memory, {free / 2**30:.1f} GiB free"
-                self._emit(row)
-                continue
-            ext = self.builds.by_impl.get(impl.name)
-            if isinstance(ext, BuildFailure):
-                row.status, row.reason = Status.BUILD_ERROR, ext.message
-                row.build_seconds = ext.seconds
-                self._emit(row)
-                continue
-            if ext is not None:
-                res = ext.resources_for(getattr(impl, "kernel_filter", ""))
-                row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
-                row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
-                row.stack_bytes = res.get("stack_bytes")
-                row.arch, row.build_flags, row.build_seconds = ext.plan.arch, ext.plan.cuda_flags_full(), ext.build_seconds
-            runnable.append((impl, row, ext))
-        if not runnable:
-            return
-
-        fixtures = entry.fixtures or exp.correctness.fixtures
-        timing_fixture = next((f for f in fixtures if f in ("uniform", "normal")), fixtures[0])
-        timed: dict[str, tuple[Prepared, Operands, corr.References, int]] = {}
-        alive = list(runnable)
-        for fixture in fixtures:
-            seed = exp.correctness.seed if exp.correctness.seed is not None else corr.fresh_seed()
-            originals = corr.make_inputs(fixture, p.m, p.n, p.k, contract, seed, "cuda")
-            rounded = {"a": corr.round_to(originals["a"], contract.a), "b": corr.round_to(originals["b"], contract.b)}
-            if "c0" in originals:
-                rounded["c0"] = corr.round_to(originals["c0"], contract.c)
-            refs = corr.compute_references(originals, rounded, contract)
-            operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"))
-            still = []
-            for impl, row, ext in alive:
-                result = self._check_one(impl, row, ext, operands, refs, contract, p.k, fixture, seed)
-                if result is None:  # failed or crashed: row already emitted
-                    continue
-                prepared = result
-                if fixture == timing_fixture and entry.time:
-                    timed[impl.name] = (prepared, operands, refs, seed)
-                else:
-                    del prepared
-                still.append((impl, row, ext))
-            alive = still
-            del originals, rounded
-        if entry.time and alive:
-            self._time(alive, timed, contract, p)
-        else:
-            for impl, row, _ in alive:
-                row.status = Status.PASS
-                row.notes = (row.notes + "; " if row.notes else "") + "correctness only (time: false)"
-                self._emit(row)
-
-    def _check_one(self, impl, row, ext, operands, refs, contract, k, fixture, seed):
-        """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row."""
-        import torch
-
+    # -- in a worker process (the default) ---------------------------------------------------------
+    def _start_worker(self) -> WorkerHandle:
+        w = WorkerHandle(self._payload)
+        if not w.conn.poll(600):
+            w.kill()
+            raise GemmCompareError("the measuring worker did not start within 10 minutes")
         try:
-            prepared = impl.prepare(row_problem(row), contract, operands, ext)
-            if prepared.executed_flops:
-                row.executed_flops = prepared.executed_flops
-            if prepared.notes and prepared.notes not in row.notes:
-                row.notes = prepared.notes
-            prepared.poison()
-            prepared.launch()
-            _wait(self.exp.timing.row_timeout_s, impl.name)
-        except TimeoutError as exc:
-            row.status, row.reason = Status.TIMEOUT, str(exc)
-            self._emit(row)
-            raise ContextLost(f"{impl.name} did not finish; the device is still busy with it") from exc
-        except Exception as exc:  # noqa: BLE001 - the implementation's failure is a row
-            self._crash(row, exc, "launch")
-            return None
-        check = corr.check_output(prepared.output(), refs, contract, self.exp.correctness, k, fixture, seed)
-        row.checks.append(check.as_dict())
-        _merge_errors(row, check)
-        if not check.passed:
-            row.status = Status.FAIL
-            row.reason = f"{fixture} (seed {seed}): {check.message}"
-            self._emit(row)
-            return None
-        return prepared
+            msg = w.conn.recv()
+        except EOFError:
+            w.kill()
+            raise GemmCompareError(f"the measuring worker died while starting (exit code {w.proc.exitcode})") from None
+        if msg[0] != "ready":
+            w.kill()
+            raise GemmCompareError(f"the measuring worker failed to start:\n{msg[-1]}")
+        return w
 
-    def _crash(self, row: Result, exc: BaseException, stage: str) -> None:
-        import torch
-
-        row.status, row.reason = Status.CRASH, f"{stage}: {exc}".strip()
-        self._emit(row)
-        try:
-            torch.cuda.synchronize()
-        except Exception as sticky:  # noqa: BLE001
-            raise ContextLost(f"{row.implementation} left the CUDA context unusable ({sticky}); the remaining "
-                              f"rows need a fresh process (run again with --resume)") from exc
-
-    def _time(self, alive, timed, contract, p) -> None:
-        from .contracts.timing import Launcher, Timer
-        from .telemetry import summarize_samples
-
-        timer = Timer(self.exp.timing, self.device.l2_bytes)
-        launchers, copies_of = [], {}
-        for impl, row, ext in alive:
-            prepared, operands, refs, seed = timed[impl.name]
-            copies = []
-            if self.exp.timing.l2 == "rotate":
-                copies = self._rotation_copies(impl, row, ext, prepared, operands, contract)
-                copies_of[impl.name] = copies
-            before = prepared.reset_output if contract.beta != 0.0 else None
-            launchers.append(Launcher(impl.name, prepared.launch, [c.launch for c in copies], before))
-        tele: dict[str, list] = {impl.name: [] for impl, _, _ in alive}
-        original_run_batch = timer.run_batch
-
-        def run_batch(launcher, m, count, graph=None):  # telemetry after every batch
-            original_run_batch(launcher, m, count, graph)
-            tele[launcher.name].append(self.telemetry.sample())
-
-        timer.run_batch = run_batch
-        for impl, _, _ in alive:
-            tele[impl.name].append(self.telemetry.sample())
-        measurements = timer.measure(launchers)
-        rows_by_name = {}
-        for impl, row, ext in alive:
-            m = measurements[impl.name]
-            prepared, operands, refs, seed = timed[impl.name]
-            row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
-                          "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
-                          "rotation_copies": 1 + len(copies_of.get(impl.name, []))}
-            tsum = summarize_samples(tele[impl.name])
-            row.telemetry = tsum
-            row.throttled_fraction = tsum.get("throttled_fraction")
-            if m.error is not None:
+    def _dispatch(self, index: int, entry: ProblemEntry, contract: PrecisionContract, todo: list[Implementation]) -> None:
+        pending = {impl.name: impl for impl in todo}
+        silence = self.exp.timing.row_timeout_s + 120  # the worker's own timeout fires first; this is the backstop
+        while pending:
+            if self.worker is None:
+                self.worker = self._start_worker()
+            w = self.worker
+            w.conn.send(("problem", index, contract.name, list(pending)))
+            current, what = None, "starting"
+            while True:
+                if not w.conn.poll(silence):
+                    self._lost(entry, contract, pending, current, "TIMEOUT",
+                               f"no word from the worker for {silence:g} s while {what}; the process was killed")
+                    break
                 try:
-                    self._crash(row, m.error, "timing")
-                except ContextLost:
-                    raise
-                continue
-            if not m.samples_ms:
-                row.status, row.reason = Status.CRASH, f"no valid timing samples: {m.stop_reason}"
-                self._emit(row)
-                continue
-            s = m.summary()
-            row.samples_ms = list(m.samples_ms)
-            row.median_ms, row.mean_ms, row.min_ms, row.max_ms = s.median, s.mean, s.min, s.max
-            row.stdev_ms, row.cv, row.iqr_ms, row.median_ci_rel, row.n_samples = s.stdev, s.cv, s.iqr, s.median_ci_rel, s.n
-            row.tflops = row.flops / (s.median * 1e-3) / 1e12
-            if row.executed_flops:
-                row.executed_tflops = row.executed_flops / (s.median * 1e-3) / 1e12
-            row.status = Status.PASS
-            if self.exp.correctness.check_timed_output:  # the output of the last timed launch, re-checked
-                check = corr.check_output(prepared.output(), refs, contract, self.exp.correctness, p.k,
-                                          "timed_output", seed)
-                check_rec = check.as_dict()
-                row.checks.append(check_rec)
-                if not check.passed:
-                    row.status = Status.FAIL
-                    row.reason = f"output of the last timed launch: {check.message}"
-            rows_by_name[impl.name] = row
-        self._derive(rows_by_name, contract)
-        for impl, row, _ in alive:
-            if impl.name in rows_by_name:
-                self._emit(row)
+                    msg = w.conn.recv()
+                except (EOFError, OSError):
+                    w.proc.join(timeout=10)
+                    self._lost(entry, contract, pending, current, "CRASH",
+                               f"the worker process died (exit code {w.proc.exitcode}) while {what}")
+                    break
+                kind = msg[0]
+                if kind == "row":
+                    pending.pop(msg[1].implementation, None)
+                    self._emit(msg[1])
+                elif kind == "stage":
+                    current, what = msg[1], f"{msg[1]}: {msg[2]}"
+                elif kind == "done":
+                    for name in list(pending):  # an implementation that produced no row: say so
+                        row = base_row(self.run_id, self.exp, entry, contract, name, pending[name].family, pending[name].params)
+                        row.status, row.reason = Status.CRASH, "the worker returned no row for it"
+                        self._emit(row)
+                    pending.clear()
+                    break
+                elif kind == "lost":
+                    _, name, status, text = msg
+                    self._lost(entry, contract, pending, name, status, text)
+                    break
+                elif kind == "error":
+                    self._lost(entry, contract, pending, current, "CRASH", f"worker error while {what}:\n{msg[1]}")
+                    break
 
-    def _rotation_copies(self, impl, row, ext, prepared, operands, contract):
-        """Extra prepared copies over cloned inputs so that the copies total at least 2x L2."""
-        per = max(1, row.unique_bytes or 1)
-        count = min(63, max(0, math.ceil(2 * self.device.l2_bytes / per) - 1))
-        copies = []
-        for _ in range(count):
-            ops = Operands(operands.a.clone(), operands.b.clone(),
-                           None if operands.c0 is None else operands.c0.clone(),
-                           None if operands.bias is None else operands.bias.clone())
-            copies.append(impl.prepare(row_problem(row), contract, ops, ext))
-        return copies
+    def _lost(self, entry, contract, pending, name, status, text) -> None:
+        """The worker is gone: record the implementation it was running, start afresh for the rest."""
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+        if name is None or name not in pending:
+            raise ContextLost(f"the measuring worker failed before any implementation started: {text}")
+        impl = pending.pop(name)
+        row = base_row(self.run_id, self.exp, entry, contract, name, impl.family, impl.params)
+        row.status, row.reason = Status(status), text
+        row.notes = "the worker process was replaced; the run went on with the next implementation"
+        self._emit(row)
+        log(f"{status} {name} on {entry.label} {contract.name}: {text.splitlines()[0] if text else ''}")
 
-    def _derive(self, rows: dict[str, Result], contract: PrecisionContract) -> None:
-        """% of the same-run baseline (same problem, same contract) and % of the device's peak."""
-        base = rows.get(self.exp.baseline) if self.exp.baseline else None
-        peak = _peak(self.device, contract)
-        for row in rows.values():
-            if base is not None and base.status is Status.PASS and row.median_ms:
-                row.baseline = base.implementation
-                row.pct_of_baseline = 100.0 * base.median_ms / row.median_ms
-            if peak and row.tflops is not None:
-                row.peak_tflops = peak
-                row.pct_of_peak = 100.0 * row.tflops / peak
+    # -- in this process (--in-process: debugging, or implementations that only live here) ----------
+    def _in_process(self, entry: ProblemEntry, contract: PrecisionContract, todo: list[Implementation]) -> None:
+        import torch
 
+        from .executor import ProblemExecutor
+        from .telemetry import Telemetry
 
-def row_problem(row: Result):
-    from .problems import GemmProblem
-
-    return GemmProblem(row.m, row.n, row.k, row.batch)
-
-
-def _merge_errors(row: Result, check: corr.CheckResult) -> None:
-    for attr in ("max_abs_err", "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio"):
-        new = getattr(check, attr)
-        old = getattr(row, attr)
-        setattr(row, attr, new if old is None else max(old, new))
-
-
-def _wait(timeout_s: float, name: str) -> None:
-    import torch
-
-    ev = torch.cuda.Event()
-    ev.record()
-    deadline = time.perf_counter() + timeout_s
-    while not ev.query():
-        if time.perf_counter() > deadline:
-            raise TimeoutError(f"{name}: no completion within {timeout_s:g} s")
-        time.sleep(0.0005)
-
-
-def _estimate_bytes(p, contract: PrecisionContract, n_impls: int) -> int:
-    """Device memory one (problem, contract) needs: FP32 originals, rounded inputs, two FP64 references
-    and the magnitude term, plus an output and an input layout per implementation."""
-    mk, kn, mn = p.m * p.k, p.k * p.n, p.m * p.n
-    ia, ic = DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.c].itemsize
-    return 4 * (mk + kn) + ia * (mk + kn) * 3 + 8 * 3 * mn + n_impls * mn * ic + 8 * 2 * 2048 * p.n
-
-
-def _peak(device: DeviceInfo, contract: PrecisionContract) -> float | None:
-    try:
-        from .peaks import peak_for
-    except ImportError:
-        return None
-    try:
-        found = peak_for(device.name, contract.as_dict())
-    except Exception:  # noqa: BLE001
-        return None
-    return found[0] if found else None
+        if not hasattr(self, "_executor"):
+            self._stream = torch.cuda.Stream()
+            self._executor = ProblemExecutor(self.exp, self.run_id, self.device, self.builds.by_impl,
+                                             Telemetry(self.device.index), emit=self._emit)
+        with torch.cuda.stream(self._stream):
+            self._executor.run(entry, contract, todo)

@@ -1,0 +1,339 @@
+"""Measuring one problem under one contract: inputs once, references once, every implementation checked,
+then all of them timed interleaved. Rows go out through a callback as soon as each is final.
+
+Runs inside a worker process (see worker.py), on a dedicated non-blocking stream that the harness owns:
+work an implementation enqueues anywhere else is not ordered with the harness's events, and is caught.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from typing import Any, Callable
+
+from .build.extension import BuildFailure, LoadedExtension
+from .contracts import correctness as corr
+from .contracts.precision import PrecisionContract
+from .device import DeviceInfo
+from .dtypes import DTYPE_INFO
+from .errors import GemmCompareError
+from .implementations.base import Implementation, Operands, Prepared
+from .problems import GemmProblem
+from .results import Result, Status
+from .spec import Experiment, ProblemEntry
+
+# A row is flagged when more than this share of its telemetry samples saw a power or thermal cap.
+THROTTLED_MAJORITY = 0.5
+# Faster than this multiple of the device's datasheet peak is not a measurement but a defect (work done
+# elsewhere, or not done at all).
+IMPLAUSIBLE_PEAK_FACTOR = 1.05
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class ContextLost(GemmCompareError):
+    """A kernel left the CUDA context unusable (illegal address, trap, hang): the process must go."""
+
+    def __init__(self, message: str, implementation: str = "", status: Status = Status.CRASH):
+        super().__init__(message)
+        self.implementation, self.status = implementation, status
+
+
+def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: PrecisionContract,
+             impl_name: str, family: str, params: dict) -> Result:
+    p = entry.problem
+    return Result(
+        run_id=run_id, problem=p.label, m=p.m, n=p.n, k=p.k, batch=p.batch, contract=contract.name,
+        implementation=impl_name, family=family, params=dict(params), status=Status.SKIP,
+        is_baseline=impl_name == exp.baseline, flops=p.flops, started_at=now(),
+        unique_bytes=p.unique_bytes(DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.b].itemsize,
+                                    DTYPE_INFO[contract.c].itemsize),
+        tolerance=corr.describe_tolerance(exp.correctness, contract, p.k),
+    )
+
+
+def row_problem(row: Result) -> GemmProblem:
+    return GemmProblem(row.m, row.n, row.k, row.batch)
+
+
+def wait_stream(timeout_s: float, name: str) -> None:
+    """Wait for the current stream, polling, so that a hung kernel becomes a TimeoutError."""
+    import torch
+
+    ev = torch.cuda.Event()
+    ev.record()
+    deadline = time.perf_counter() + timeout_s
+    while not ev.query():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"{name}: no completion within {timeout_s:g} s")
+        time.sleep(0.0005)
+
+
+def estimate_bytes(p: GemmProblem, contract: PrecisionContract, n_impls: int) -> int:
+    """Device memory one (problem, contract) needs: FP32 originals, rounded inputs and their layouts, two
+    FP64 references and the magnitude term, an output per implementation, the checker's row chunks."""
+    mk, kn, mn = p.m * p.k, p.k * p.n, p.m * p.n
+    ia, ic = DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.c].itemsize
+    return 4 * (mk + kn) + ia * (mk + kn) * 3 + 8 * 3 * mn + n_impls * mn * ic + 8 * 4 * 2048 * p.n
+
+
+def peak_tflops(device: DeviceInfo, contract: PrecisionContract) -> float | None:
+    try:
+        from .peaks import peak_for
+
+        found = peak_for(device.name, contract.as_dict())
+    except Exception:  # noqa: BLE001 - no peak known: no % of peak
+        return None
+    return found[0] if found else None
+
+
+class ProblemExecutor:
+    def __init__(self, exp: Experiment, run_id: str, device: DeviceInfo, builds: dict[str, Any], telemetry,
+                 emit: Callable[[Result], None], stage: Callable[[str, str], None] = lambda impl, what: None):
+        self.exp, self.run_id, self.device, self.builds = exp, run_id, device, builds
+        self.telemetry, self.emit, self.stage = telemetry, emit, stage
+
+    # -- one problem under one contract ------------------------------------------------------------
+    def run(self, entry: ProblemEntry, contract: PrecisionContract, impls: list[Implementation]) -> None:
+        import torch
+
+        exp, p = self.exp, entry.problem
+        runnable: list[tuple[Implementation, Result, LoadedExtension | None]] = []
+        need = estimate_bytes(p, contract, len(impls))
+        free = torch.cuda.mem_get_info(self.device.index)[0]
+        for impl in impls:
+            row = base_row(self.run_id, exp, entry, contract, impl.name, impl.family, impl.params)
+            s = impl.check(p, contract, self.device)
+            if not s:
+                row.reason = s.reason
+                self.emit(row)
+                continue
+            if need > 0.9 * free:
+                row.reason = f"needs about {need / 2**30:.1f} GiB of device memory, {free / 2**30:.1f} GiB free"
+                self.emit(row)
+                continue
+            ext = self.builds.get(impl.name)
+            if isinstance(ext, BuildFailure):
+                row.status, row.reason, row.build_seconds = Status.BUILD_ERROR, ext.message, ext.seconds
+                self.emit(row)
+                continue
+            if ext is not None:
+                res = ext.resources_for(getattr(impl, "kernel_filter", ""))
+                row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
+                row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
+                row.stack_bytes = res.get("stack_bytes")
+                row.arch, row.build_flags, row.build_seconds = ext.plan.arch, ext.plan.cuda_flags_full(), ext.build_seconds
+            runnable.append((impl, row, ext))
+        if not runnable:
+            return
+
+        fixtures = entry.fixtures or exp.correctness.fixtures
+        alive = list(runnable)
+        for fixture in fixtures:
+            draw = self._draw(fixture, p, contract)
+            still = []
+            for impl, row, ext in alive:
+                prepared = self._check_one(impl, row, ext, draw, contract, p.k, fixture)
+                if prepared is not None:
+                    still.append((impl, row, ext))
+                del prepared
+            alive = still
+            del draw
+        if not alive:
+            return
+        if not entry.time:
+            for impl, row, _ in alive:
+                row.status = Status.PASS
+                row.notes = (row.notes + "; " if row.notes else "") + "correctness only (time: false)"
+                self.emit(row)
+            return
+        self._time(alive, fixtures, contract, p)
+
+    def _draw(self, fixture: str, p: GemmProblem, contract: PrecisionContract) -> dict[str, Any]:
+        seed = self.exp.correctness.seed if self.exp.correctness.seed is not None else corr.fresh_seed()
+        originals = corr.make_inputs(fixture, p.m, p.n, p.k, contract, seed, "cuda")
+        rounded = {"a": corr.round_to(originals["a"], contract.a), "b": corr.round_to(originals["b"], contract.b)}
+        if "c0" in originals:
+            rounded["c0"] = corr.round_to(originals["c0"], contract.c)
+        refs = corr.compute_references(originals, rounded, contract)
+        operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"))
+        return {"seed": seed, "refs": refs, "operands": operands, "fixture": fixture}
+
+    def _check_one(self, impl, row, ext, draw, contract, k, fixture) -> Prepared | None:
+        """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row."""
+        import torch
+
+        self.stage(impl.name, f"check {fixture}")
+        try:
+            prepared = impl.prepare(row_problem(row), contract, draw["operands"], ext)
+            if prepared.executed_flops:
+                row.executed_flops = prepared.executed_flops
+            if prepared.notes and prepared.notes not in row.notes:
+                row.notes = prepared.notes
+            prepared.poison()
+            prepared.launch()
+            wait_stream(self.exp.timing.row_timeout_s, impl.name)
+            # What the harness's stream holds now, against what the whole device holds once idle: a
+            # difference means work was done outside the stream the harness gave it.
+            snapshot = prepared.output().clone()
+            torch.cuda.synchronize()
+        except TimeoutError as exc:
+            raise ContextLost(str(exc), impl.name, Status.TIMEOUT) from exc
+        except Exception as exc:  # noqa: BLE001 - the implementation's failure is its row
+            self._crash(row, exc, "launch")
+            return None
+        out = prepared.output()
+        if not _same_bits(snapshot, out):
+            row.status = Status.FAIL
+            row.reason = (f"{fixture}: the output changed after the harness's stream had finished: the "
+                          f"implementation does (part of) its work on another stream")
+            self.emit(row)
+            return None
+        check = corr.check_output(out, draw["refs"], contract, self.exp.correctness, k, fixture, draw["seed"])
+        row.checks.append(check.as_dict())
+        _merge_errors(row, check)
+        if not check.passed:
+            row.status = Status.FAIL
+            row.reason = f"{fixture} (seed {draw['seed']}): {check.message}"
+            self.emit(row)
+            return None
+        return prepared
+
+    def _crash(self, row: Result, exc: BaseException, stage: str) -> None:
+        import torch
+
+        row.status, row.reason = Status.CRASH, f"{stage}: {exc}".strip()
+        try:
+            torch.cuda.synchronize()
+        except Exception as sticky:  # noqa: BLE001 - the context is gone: the worker must be replaced
+            raise ContextLost(f"{stage}: {sticky}", row.implementation) from exc
+        self.emit(row)
+
+    # -- timing ------------------------------------------------------------------------------------
+    def _time(self, alive, fixtures, contract: PrecisionContract, p: GemmProblem) -> None:
+        """Time every implementation that passed, interleaved, on a fresh draw of the timing fixture
+        (new seed, new poisoned output buffers: a kernel that replays a cached result cannot pass)."""
+        from .contracts.timing import Launcher, Timer
+        from .telemetry import summarize_samples
+
+        timing_fixture = next((f for f in fixtures if f in ("uniform", "normal")), fixtures[0])
+        draw = self._draw(timing_fixture, p, contract)
+        timer = Timer(self.exp.timing, self.device.l2_bytes)
+        launchers, prepared_of, copies_of = [], {}, {}
+        ready = []
+        for impl, row, ext in alive:
+            self.stage(impl.name, "prepare timing")
+            try:
+                prepared = impl.prepare(row_problem(row), contract, draw["operands"], ext)
+                prepared.poison()
+            except Exception as exc:  # noqa: BLE001
+                self._crash(row, exc, "prepare for timing")
+                continue
+            copies = []
+            if self.exp.timing.l2 == "rotate":
+                copies = self._rotation_copies(impl, row, ext, draw["operands"], contract)
+            prepared_of[impl.name], copies_of[impl.name] = prepared, copies
+            before = prepared.reset_output if contract.beta != 0.0 else None
+            launchers.append(Launcher(impl.name, prepared.launch, [c.launch for c in copies], before))
+            ready.append((impl, row, ext))
+        tele: dict[str, list] = {impl.name: [self.telemetry.sample()] for impl, _, _ in ready}
+        original_run_batch = timer.run_batch
+
+        def run_batch(launcher, m, count, graph=None):
+            self.stage(launcher.name, "timing")
+            original_run_batch(launcher, m, count, graph)
+            tele[launcher.name].append(self.telemetry.sample())  # telemetry after every batch
+
+        timer.run_batch = run_batch
+        measurements = timer.measure(launchers)
+        peak = peak_tflops(self.device, contract)
+        finished: dict[str, Result] = {}
+        for impl, row, _ in ready:
+            m = measurements[impl.name]
+            prepared = prepared_of[impl.name]
+            row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
+                          "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
+                          "rotation_copies": 1 + len(copies_of.get(impl.name, [])), "timing_seed": draw["seed"]}
+            tsum = summarize_samples(tele[impl.name])
+            row.telemetry, row.throttled_fraction = tsum, tsum.get("throttled_fraction")
+            if m.error is not None:
+                if isinstance(m.error, TimeoutError):
+                    raise ContextLost(str(m.error), impl.name, Status.TIMEOUT)
+                self._crash(row, m.error, "timing")
+                continue
+            if not m.samples_ms:
+                row.status, row.reason = Status.CRASH, f"no valid timing samples: {m.stop_reason}"
+                self.emit(row)
+                continue
+            s = m.summary()
+            row.samples_ms = list(m.samples_ms)
+            row.median_ms, row.mean_ms, row.min_ms, row.max_ms = s.median, s.mean, s.min, s.max
+            row.stdev_ms, row.cv, row.iqr_ms, row.median_ci_rel, row.n_samples = s.stdev, s.cv, s.iqr, s.median_ci_rel, s.n
+            row.tflops = row.flops / (s.median * 1e-3) / 1e12
+            if row.executed_flops:
+                row.executed_tflops = row.executed_flops / (s.median * 1e-3) / 1e12
+            row.status = Status.PASS
+            if (row.throttled_fraction or 0) > THROTTLED_MAJORITY:
+                row.notes = (row.notes + "; " if row.notes else "") + (
+                    f"THROTTLED: {row.throttled_fraction:.0%} of telemetry samples saw a power or thermal cap "
+                    f"({', '.join(tsum.get('reasons_seen', []))})")
+            if self.exp.correctness.check_timed_output:  # the output of the last timed launch, re-checked
+                check = corr.check_output(prepared.output(), draw["refs"], contract, self.exp.correctness, p.k,
+                                          "timed_output", draw["seed"])
+                row.checks.append(check.as_dict())
+                if not check.passed:
+                    row.status = Status.FAIL
+                    row.reason = f"output of the last timed launch: {check.message}"
+            if row.status is Status.PASS and peak and row.tflops > IMPLAUSIBLE_PEAK_FACTOR * peak:
+                row.status = Status.FAIL
+                row.reason = (f"implausible: {row.tflops:.1f} TFLOP/s is above the device's peak of {peak:g} for "
+                              f"this contract; the timed launches cannot have done the work on the harness's stream")
+            finished[impl.name] = row
+        self._derive(finished, contract, peak)
+        for impl, row, _ in ready:
+            if impl.name in finished:
+                self.emit(row)
+
+    def _rotation_copies(self, impl, row, ext, operands, contract):
+        """Extra prepared copies over cloned inputs, so that the copies total at least 2x L2."""
+        per = max(1, row.unique_bytes or 1)
+        count = min(63, max(0, math.ceil(2 * self.device.l2_bytes / per) - 1))
+        copies = []
+        for _ in range(count):
+            ops = Operands(operands.a.clone(), operands.b.clone(),
+                           None if operands.c0 is None else operands.c0.clone(),
+                           None if operands.bias is None else operands.bias.clone())
+            copies.append(impl.prepare(row_problem(row), contract, ops, ext))
+        return copies
+
+    def _derive(self, rows: dict[str, Result], contract: PrecisionContract, peak: float | None) -> None:
+        """% of the same-run baseline (same problem, same contract) and % of the device's peak."""
+        base = rows.get(self.exp.baseline) if self.exp.baseline else None
+        for row in rows.values():
+            if base is not None and base.status is Status.PASS and row.median_ms:
+                row.baseline = base.implementation
+                row.pct_of_baseline = 100.0 * base.median_ms / row.median_ms
+            if peak and row.tflops is not None:
+                row.peak_tflops = peak
+                row.pct_of_peak = 100.0 * row.tflops / peak
+
+
+def _same_bits(x, y) -> bool:
+    """Bitwise equality (NaN == NaN), for the other-stream check."""
+    import torch
+
+    if x.shape != y.shape:
+        return False
+    a, b = x.contiguous(), y.contiguous()
+    view = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+    return bool(torch.equal(a.view(view), b.view(view)))
+
+
+def _merge_errors(row: Result, check: corr.CheckResult) -> None:
+    for attr in ("max_abs_err", "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio"):
+        new = getattr(check, attr)
+        old = getattr(row, attr)
+        setattr(row, attr, new if old is None else max(old, new))

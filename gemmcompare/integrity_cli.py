@@ -1,0 +1,275 @@
+"""`gemmcompare sanitize SPEC` and `gemmcompare profile SPEC`: the spec's implementations under
+compute-sanitizer, and their launches timed by Nsight Compute next to the harness's event timing.
+
+sanitize: one compute-sanitizer run per tool (memcheck, racecheck, synccheck) over the spec narrowed to
+small shapes and correctness only (`run --shapes ... --check-only --in-process`); each error the tool
+prints names a kernel, which is mapped back to the implementation that owns it (ptxas report).
+
+profile: for each implementation and problem, a driver process prepares the implementation exactly as a
+run does, then launches it N times inside cudaProfilerStart/Stop under `ncu --clock-control none
+--cache-control none --profile-from-start off --metrics gpu__time_duration.sum`; the L2 flush happens
+between launches, outside the profiled ranges. The kernels of one launch are summed. The event-timed
+median of the same rows comes from a run in the store (--run) or from a fresh run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .errors import GemmCompareError, ToolchainError
+
+TOOLS = ("memcheck", "racecheck", "synccheck")
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path:
+        return path
+    from .build.toolchain import cuda_home
+
+    for cand in (cuda_home() / "bin" / name, *Path("/opt/nvidia").glob(f"nsight-compute/*/{name}")):
+        if Path(cand).exists():
+            return str(cand)
+    raise ToolchainError(f"{name} not found on PATH or in the CUDA toolkit")
+
+
+def _kernel_owners(spec: str, args) -> dict[str, str]:
+    """Demangled kernel name -> implementation, from the build's ptxas reports (builds are cached)."""
+    import re as _re
+
+    from .cli import _run_options, _spec, narrow
+    from .device import probe_device
+    from .runner import build_for
+
+    exp = narrow(_spec(spec), args.shapes, True, args.only)
+    outcome = build_for(exp, probe_device(), _run_options(args))
+    owners = {}
+    impls = {i.name: i for i in exp.implementations}
+    for name, ext in outcome.by_impl.items():
+        resources = getattr(ext, "resources", [])
+        pattern = getattr(impls[name], "kernel_filter", "")
+        rx = _re.compile(pattern) if pattern else None
+        for r in resources:
+            label = r.get("demangled") or r["function"]
+            if rx is None or rx.search(r["function"]) or rx.search(label):
+                owners[label.split("(")[0].split("<")[0].strip()] = name
+    return owners
+
+
+def parse_sanitizer(text: str) -> tuple[int, list[dict]]:
+    """(error count from the summary, one dict per reported error with its kernel)."""
+    m = re.search(r"ERROR SUMMARY:\s+(\d+) error", text)
+    count = int(m.group(1)) if m else -1
+    errors, current = [], None
+    for line in text.splitlines():
+        body = line.replace("=========", "").strip()
+        if not body:
+            continue
+        if re.match(r"(Invalid|Error|Race|Barrier|Program hit|Uninitialized|Divergent|Misaligned|Out-of-range)", body):
+            current = {"what": body, "kernel": None}
+            errors.append(current)
+        elif current is not None and current["kernel"] is None:
+            k = re.search(r"(?:in|at)\s+([A-Za-z_][\w:<>, ]*?)\(", body)
+            if k:
+                current["kernel"] = k.group(1).split("::")[-1].split("<")[0].strip()
+    return count, errors
+
+
+def cmd_sanitize(args) -> int:
+    sanitizer = _tool("compute-sanitizer")
+    owners = _kernel_owners(args.spec, args)
+    rows, worst = [], 0
+    for tool in args.tools.split(","):
+        if tool not in TOOLS:
+            raise GemmCompareError(f"--tools: unknown tool {tool!r}; expected {list(TOOLS)}")
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sanitizer, "--tool", tool, "--error-exitcode", "99", "--print-limit", "50",
+                   sys.executable, "-m", "gemmcompare.cli", "run", args.spec, "--shapes", args.shapes, "--check-only",
+                   "--in-process", "--no-report", "--no-progress", "--store", f"{tmp}/s.db", "--runs-dir", tmp]
+            if args.only:
+                cmd += ["--only", args.only]
+            print(f"[{tool}] {' '.join(cmd[:6])} ... run {args.spec} --shapes {args.shapes}", file=sys.stderr)
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        text = res.stdout + res.stderr
+        count, errors = parse_sanitizer(text)
+        per_impl: dict[str, list[str]] = {}
+        for e in errors:
+            impl = owners.get(e["kernel"] or "", f"(kernel {e['kernel'] or 'unknown'})")
+            per_impl.setdefault(impl, []).append(e["what"])
+        for impl in sorted(set(owners.values())):
+            found = per_impl.pop(impl, [])
+            rows.append({"tool": tool, "implementation": impl, "errors": len(found), "first": found[0] if found else ""})
+        for other, found in per_impl.items():
+            rows.append({"tool": tool, "implementation": other, "errors": len(found), "first": found[0]})
+        if count < 0:
+            rows.append({"tool": tool, "implementation": "(run)", "errors": -1,
+                         "first": f"no sanitizer summary; exit {res.returncode}: {text[-500:]}"})
+        worst = max(worst, count if count >= 0 else 1)
+        if args.log_dir:
+            Path(args.log_dir).mkdir(parents=True, exist_ok=True)
+            (Path(args.log_dir) / f"sanitize_{tool}.log").write_text(text)
+    print(f"{'tool':<10} {'implementation':<52} {'errors':>6}  first")
+    for r in rows:
+        print(f"{r['tool']:<10} {r['implementation'][:52]:<52} {r['errors']:>6}  {r['first'][:90]}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 1 if worst else 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# profile
+
+
+def cmd_profile(args) -> int:
+    ncu = _tool("ncu")
+    from .cli import _spec, narrow
+
+    exp = narrow(_spec(args.spec), args.shapes, False, args.only)
+    out_rows = []
+    for entry in exp.problems:
+        for contract in exp.contracts:
+            for impl in exp.implementations:
+                if not impl.supports(entry.problem, contract):
+                    continue
+                with tempfile.TemporaryDirectory() as tmp:
+                    log = Path(tmp) / "ncu.csv"
+                    cmd = [ncu, "--clock-control", "none", "--cache-control", "none", "--profile-from-start", "off",
+                           "--metrics", "gpu__time_duration.sum", "--csv", "--log-file", str(log),
+                           sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl.name,
+                           entry.problem.label, contract.name, str(args.launches)]
+                    res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+                    text = log.read_text() if log.exists() else ""
+                drive = _last_json(res.stdout)
+                ncu_ms = ncu_launch_times(text, args.launches)
+                rec = {"problem": entry.problem.label, "contract": contract.name, "implementation": impl.name,
+                       "ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
+                       "event_median_ms": (drive or {}).get("event_median_ms"),
+                       "error": None if ncu_ms else (res.stderr[-400:] or text[-400:])}
+                if rec["ncu_median_ms"] and rec["event_median_ms"]:
+                    rec["event_over_ncu"] = rec["event_median_ms"] / rec["ncu_median_ms"]
+                out_rows.append(rec)
+    print(f"{'problem':<16} {'implementation':<44} {'events ms':>10} {'ncu ms':>10} {'events/ncu':>10}")
+    for r in out_rows:
+        ev = f"{r['event_median_ms']:.5f}" if r.get("event_median_ms") else "-"
+        nc = f"{r['ncu_median_ms']:.5f}" if r.get("ncu_median_ms") else "-"
+        ratio = f"{r['event_over_ncu']:.4f}" if r.get("event_over_ncu") else (r.get("error") or "")[:40]
+        print(f"{r['problem']:<16} {r['implementation'][:44]:<44} {ev:>10} {nc:>10} {ratio:>10}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out_rows, indent=1))
+    return 0 if all(r.get("ncu_median_ms") for r in out_rows) else 1
+
+
+def ncu_launch_times(csv_text: str, launches: int) -> list[float]:
+    """Per-launch device time (ms) from ncu's CSV: kernels grouped into `launches` equal groups, summed."""
+    lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
+    if not lines:
+        return []
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    durations = []
+    for row in reader:
+        if row.get("Metric Name") == "gpu__time_duration.sum":
+            value = float(row["Metric Value"].replace(",", ""))
+            unit = row.get("Metric Unit", "nsecond")
+            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(unit, 1e-6)
+            durations.append(value * scale)
+    if not durations or len(durations) % launches:
+        return durations  # cannot group: report per kernel
+    per = len(durations) // launches
+    return [sum(durations[i * per:(i + 1) * per]) for i in range(launches)]
+
+
+def _last_json(text: str):
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def _drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int) -> int:
+    """Runs under ncu: prepare one implementation as a run does, time it with events (outside the
+    profiled ranges), then launch it `launches` times inside profiler ranges, flushing L2 between."""
+    import torch
+
+    from .build.extension import BuildFailure
+    from .cli import _spec, narrow
+    from .contracts import correctness as corr
+    from .contracts.timing import Launcher, Timer
+    from .device import probe_device
+    from .executor import wait_stream
+    from .implementations.base import Operands
+    from .runner import RunOptions, build_for
+
+    exp = narrow(_spec(spec), problem, False, "^" + re.escape(impl_name) + "$")
+    device = probe_device()
+    built = build_for(exp, device, RunOptions(progress=False)).by_impl.get(impl_name)
+    if isinstance(built, BuildFailure):
+        print(json.dumps({"error": built.message}))
+        return 1
+    impl, entry = exp.implementations[0], exp.problems[0]
+    contract = next(c for c in exp.contracts if c.name == contract_name)
+    p = entry.problem
+    inp = corr.make_inputs("uniform", p.m, p.n, p.k, contract, corr.fresh_seed(), "cuda")
+    ops = Operands(corr.round_to(inp["a"], contract.a), corr.round_to(inp["b"], contract.b),
+                   None if "c0" not in inp else corr.round_to(inp["c0"], contract.c), inp.get("bias"))
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        prepared = impl.prepare(p, contract, ops, built)
+        timer = Timer(exp.timing, device.l2_bytes)
+        m = timer.measure([Launcher(impl.name, prepared.launch)])[impl.name]
+        flush = torch.empty(max(2 * device.l2_bytes, 64 << 20) // 4, dtype=torch.int32, device="cuda")
+        for _ in range(launches):
+            flush.fill_(0)
+            wait_stream(60, "flush")
+            torch.cuda.profiler.start()
+            prepared.launch()
+            wait_stream(60, impl.name)
+            torch.cuda.profiler.stop()
+    print(json.dumps({"event_median_ms": statistics.median(m.samples_ms) if m.samples_ms else None}))
+    return 0
+
+
+def add_integrity_commands(subparsers) -> None:
+    def common(p):
+        p.add_argument("spec")
+        p.add_argument("--only", default=None, metavar="REGEX", help="only implementations whose name matches")
+        p.add_argument("--timeout", type=float, default=1800, help="seconds per tool run")
+        p.add_argument("--json", default=None, help="also write the table as JSON here")
+
+    p = subparsers.add_parser("sanitize", help="the spec's implementations under compute-sanitizer, per implementation")
+    common(p)
+    p.add_argument("--shapes", default="31x29x37,611x613x617", help="small shapes to check (MxNxK,...)")
+    p.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: memcheck,racecheck,synccheck")
+    p.add_argument("--log-dir", default=None, help="keep each tool's full output here")
+    p.add_argument("--store", default="gemmcompare.db")
+    p.add_argument("--runs-dir", default="runs")
+    p.add_argument("--cache-dir", default=None)
+    p.add_argument("--arch", default=None)
+    p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_sanitize)
+
+    p = subparsers.add_parser("profile", help="ncu's gpu__time_duration next to the harness's event timing")
+    common(p)
+    p.add_argument("--shapes", default=None, help="replace the spec's problems: MxNxK[,MxNxK...]")
+    p.add_argument("--launches", type=int, default=5, help="profiled launches per row")
+    p.set_defaults(func=cmd_profile)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 7 and sys.argv[1] == "_drive":
+        sys.exit(_drive(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])))
+    print("usage: python -m gemmcompare.integrity_cli _drive SPEC IMPL MxNxK CONTRACT LAUNCHES", file=sys.stderr)
+    sys.exit(2)

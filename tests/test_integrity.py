@@ -1,0 +1,86 @@
+"""Integrity tooling on the CPU: sanitizer and ncu output parsing, narrowing a spec, planted-spec validity."""
+
+from pathlib import Path
+
+import pytest
+
+from gemmcompare.cli import main, narrow
+from gemmcompare.errors import GemmCompareError
+from gemmcompare.integrity_cli import ncu_launch_times, parse_sanitizer
+from gemmcompare.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEMCHECK = """\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at planted_kernel(const __half *, const __half *, float *, int, int, int, int, int, int)+0x5a0
+=========     by thread (0,0,0) in block (0,0,0)
+=========     Address 0x7f0000000000 is out of bounds
+========= ERROR SUMMARY: 1 error
+"""
+
+RACECHECK = """\
+========= Error: Race reported between Write access at gc::lab::shared_kernel(float const*, float*)+0x1c0
+=========     and Read access at gc::lab::shared_kernel(float const*, float*)+0x210 [64 hazards]
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+========= ERROR SUMMARY: 1 error
+"""
+
+
+def test_memcheck_output_names_the_kernel():
+    count, errors = parse_sanitizer(MEMCHECK)
+    assert count == 1 and errors[0]["kernel"] == "planted_kernel"
+    assert errors[0]["what"].startswith("Invalid __global__ write")
+
+
+def test_racecheck_output_names_the_kernel():
+    count, errors = parse_sanitizer(RACECHECK)
+    assert count == 1 and errors[0]["kernel"] == "shared_kernel"
+
+
+def test_clean_run():
+    assert parse_sanitizer("========= ERROR SUMMARY: 0 errors\n") == (0, [])
+
+
+def test_ncu_csv_grouped_per_launch():
+    head = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+    rows = "".join(f'"{i}","k{i % 2}","gpu__time_duration.sum","usecond","{v}"\n'
+                   for i, v in enumerate([100.0, 5.0, 102.0, 5.0, 98.0, 5.0]))
+    assert ncu_launch_times(head + rows, 3) == pytest.approx([0.105, 0.107, 0.103])
+
+
+def test_narrow_shapes_check_only_and_only():
+    exp = narrow(load_spec(ROOT / "experiments" / "quickstart.yaml"), "31x29x37,8x8x8", True, "cublas")
+    assert [e.label for e in exp.problems] == ["31x29x37", "8x8x8"]
+    assert not any(e.time for e in exp.problems)
+    assert [i.name for i in exp.implementations] == ["library.cublas"]
+    with pytest.raises(GemmCompareError):
+        narrow(exp, "31x29", False, None)
+    with pytest.raises(GemmCompareError):
+        narrow(exp, None, False, "nothing-matches")
+
+
+def test_planted_spec_is_valid():
+    exp = load_spec(ROOT / "tests" / "planted" / "planted.yaml")
+    assert len(exp.implementations) == 11
+
+
+def test_run_without_device_exits_3(tmp_path, capsys):
+    # a spec whose implementations need no build: validation, then the plain no-device message
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: t\nproblems: [{m: 8, n: 8, k: 8}]\ncontracts: [f16_f16out_f32acc_tn]\n"
+                    "implementations: [library.torch_matmul]\n")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a device is present")
+    assert main(["run", str(spec), "--store", str(tmp_path / "g.db"), "--no-progress"]) == 3
+    assert "no CUDA device is present" in capsys.readouterr().err
+
+
+def test_invalid_spec_exits_2(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: t\nproblems: [{m: 0, n: 8, k: 8}]\ncontracts: [f16_f32acc_tn]\nimplementations: [library.cublas]\n")
+    assert main(["validate", str(spec)]) == 2
+    assert main(["run", str(spec)]) == 2
