@@ -108,7 +108,8 @@ def cmd_run(args) -> int:
             build_report = None
         if build_report is not None:
             try:
-                out = build_report(outcome.run_id, store=args.store, out_dir=outcome.run_dir / "report")
+                out = build_report(outcome.run_id, store=args.store, out_dir=outcome.run_dir / "report",
+                                   plots=list(exp.report.plots))
                 print(f"  report: {out}")
             except Exception as exc:  # noqa: BLE001 - a report failure must not hide the results
                 print(f"  report failed: {exc}", file=sys.stderr)

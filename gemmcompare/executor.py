@@ -28,6 +28,8 @@ THROTTLED_MAJORITY = 0.5
 # Faster than this multiple of the device's datasheet peak is not a measurement but a defect (work done
 # elsewhere, or not done at all).
 IMPLAUSIBLE_PEAK_FACTOR = 1.05
+# Length of the sleep kernel queued ahead of the poison before a checking launch (see _check_one).
+OTHER_STREAM_GUARD_MS = 5.0
 
 
 def now() -> str:
@@ -173,6 +175,9 @@ class ProblemExecutor:
                 row.executed_flops = prepared.executed_flops
             if prepared.notes and prepared.notes not in row.notes:
                 row.notes = prepared.notes
+            # A sleep ahead of the poison: work the implementation enqueues on any other stream is not
+            # held back by it, runs before the poison lands, and leaves NaN where the result should be.
+            torch.cuda._sleep(int(OTHER_STREAM_GUARD_MS * 2.0e6))
             prepared.poison()
             prepared.launch()
             wait_stream(self.exp.timing.row_timeout_s, impl.name)

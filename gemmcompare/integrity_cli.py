@@ -53,7 +53,7 @@ def _kernel_owners(spec: str, args) -> dict[str, str]:
 
     exp = narrow(_spec(spec), args.shapes, True, args.only)
     outcome = build_for(exp, probe_device(), _run_options(args))
-    owners = {}
+    owners: dict[str, list[str]] = {}
     impls = {i.name: i for i in exp.implementations}
     for name, ext in outcome.by_impl.items():
         resources = getattr(ext, "resources", [])
@@ -62,13 +62,16 @@ def _kernel_owners(spec: str, args) -> dict[str, str]:
         for r in resources:
             label = r.get("demangled") or r["function"]
             if rx is None or rx.search(r["function"]) or rx.search(label):
-                owners[label.split("(")[0].split("<")[0].strip()] = name
+                key = label.split("(")[0].split("<")[0].strip().split("::")[-1]
+                owners.setdefault(key, [])
+                if name not in owners[key]:
+                    owners[key].append(name)
     return owners
 
 
 def parse_sanitizer(text: str) -> tuple[int, list[dict]]:
     """(error count from the summary, one dict per reported error with its kernel)."""
-    m = re.search(r"ERROR SUMMARY:\s+(\d+) error", text)
+    m = re.search(r"ERROR SUMMARY:\s+(\d+) error", text) or re.search(r"SUMMARY:.*?\((\d+) errors?", text)
     count = int(m.group(1)) if m else -1
     errors, current = [], None
     for line in text.splitlines():
@@ -104,9 +107,10 @@ def cmd_sanitize(args) -> int:
         count, errors = parse_sanitizer(text)
         per_impl: dict[str, list[str]] = {}
         for e in errors:
-            impl = owners.get(e["kernel"] or "", f"(kernel {e['kernel'] or 'unknown'})")
-            per_impl.setdefault(impl, []).append(e["what"])
-        for impl in sorted(set(owners.values())):
+            # a kernel name shared by several implementations is charged to each of them
+            for impl in owners.get(e["kernel"] or "", [f"(kernel {e['kernel'] or 'unknown'})"]):
+                per_impl.setdefault(impl, []).append(e["what"])
+        for impl in sorted({i for names in owners.values() for i in names}):
             found = per_impl.pop(impl, [])
             rows.append({"tool": tool, "implementation": impl, "errors": len(found), "first": found[0] if found else ""})
         for other, found in per_impl.items():

@@ -132,7 +132,8 @@ class Runner:
             "tolerance_rule": corr.tolerance_formula(),
             "tolerances": {d.value: vars(t) for d, t in corr.TOLERANCES.items()},
             "correctness": vars(exp.correctness),
-            "timing": exp.timing.as_dict(),
+            "timing": {"method": "cuda_events" + ("+graph" if exp.timing.graph else ""), **exp.timing.as_dict()},
+            "compare_threshold": exp.report.threshold,
             "baseline": exp.baseline,
             "isolation": "one worker process per GPU, replaced after a crash or timeout" if opts.isolate else "in-process",
         })

@@ -66,6 +66,7 @@ class ProblemEntry:
 @dataclass(frozen=True)
 class ReportSettings:
     plots: tuple[str, ...] = ("throughput_vs_size", "percent_of_baseline")
+    threshold: float = 0.03  # `compare`: relative change below which two medians are the SAME
 
 
 @dataclass(frozen=True)
@@ -732,12 +733,13 @@ def _report(ck, raw) -> ReportSettings:
     raw = ck.mapping(raw, path, "report")
     if raw is None:
         return ReportSettings()
-    ck.unknown_keys(raw, {"plots"}, path, "report")
+    ck.unknown_keys(raw, {"plots", "threshold"}, path, "report")
     plots = raw.get("plots", list(ReportSettings().plots))
+    threshold = float(_number(ck, raw, "threshold", path, ReportSettings().threshold, minimum=0))
     if not isinstance(plots, list):
         ck.error(path + ("plots",), f"plots must be a list from {list(PLOTS)}")
-        return ReportSettings()
+        return ReportSettings(threshold=threshold)
     for i, p in enumerate(plots):
         if p not in PLOTS:
             ck.error(path + ("plots", i), f"unknown plot {p!r}; expected one of {list(PLOTS)}", nearest(str(p), PLOTS))
-    return ReportSettings(tuple(p for p in plots if p in PLOTS))
+    return ReportSettings(tuple(p for p in plots if p in PLOTS), threshold)

@@ -39,6 +39,11 @@ def test_racecheck_output_names_the_kernel():
     assert count == 1 and errors[0]["kernel"] == "shared_kernel"
 
 
+def test_racecheck_summary_form():
+    assert parse_sanitizer("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n")[0] == 0
+    assert parse_sanitizer("========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n")[0] == 2
+
+
 def test_clean_run():
     assert parse_sanitizer("========= ERROR SUMMARY: 0 errors\n") == (0, [])
 

@@ -18,9 +18,9 @@ __global__ void planted_kernel(const __half* a, const __half* b, float* c, int m
 #if defined(DEFECT_TRAP)
   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0) asm volatile("trap;");
 #endif
-#if defined(DEFECT_HANG)
-  volatile int spin = 1;
-  while (spin) {
+#if defined(DEFECT_HANG)  // spins on the clock, which the compiler cannot prove ever stops
+  const long long start = clock64();
+  while (clock64() - start >= 0) {
   }
 #endif
   float acc = 0.0f;

@@ -1,0 +1,486 @@
+"""Regression tracking: compare two runs row by row and say, noise-aware, what changed.
+
+Rows are matched on (problem, contract, implementation); the implementation's procedural name carries its
+parameters. Each matched pair gets one verdict:
+
+  REGRESSION    the base row PASSed and the candidate row FAILs, CRASHes, TIMEs OUT or does not build
+  SLOWER        slower by more than the threshold, and the difference is statistically significant
+  FASTER        faster by more than the threshold, and significant
+  SAME          the difference is within the threshold and the measurement could have seen a change of the
+                threshold's size (the ratio's confidence interval is no wider than the threshold each side)
+  UNKNOWN       the data cannot tell: too few samples, no noise estimate, a change beyond the threshold that the
+                noise could explain, or noise wider than the threshold
+  FIXED         a failing row (FAIL/CRASH/TIMEOUT/BUILD_ERROR) now PASSes
+  SKIPPED       a passing row is now a SKIP (not measured; not counted as a regression)
+  NOT_COMPARED  neither row passed, so there is no time to compare (the statuses are shown)
+  NEW / GONE    the row exists only in the candidate / only in the base
+
+Exit code 1 when any row is REGRESSION or SLOWER, else 0 (CI gates on it).
+
+The exact timing rule, in log space: with r = (candidate time / base time) as a point estimate (ratio of the
+medians), d = ln r, tau = ln(1 + threshold) and [lo, hi] a confidence interval of d:
+  |d| >  tau and (lo > 0 or hi < 0)      -> SLOWER (d > 0) / FASTER (d < 0)
+  |d| >  tau otherwise                   -> UNKNOWN (beyond the threshold, within the noise)
+  |d| <= tau and (hi - lo) / 2 <= tau    -> SAME
+  |d| <= tau otherwise                   -> UNKNOWN (too noisy to rule out a change of the threshold's size)
+The interval comes from the raw samples (samples_ms) when both rows have at least MIN_SAMPLES: the
+distribution-free Mann-Whitney (Hodges-Lehmann) interval for the shift between the two log-time samples.
+Without samples it is d +/- sqrt(h_b^2 + h_c^2) from the rows' stored relative half-widths of the median's CI.
+The intervals are simultaneous over the m rows judged on timing (Bonferroni: each at confidence 1 - 0.05/m), so
+that two runs of the same code on a quiet machine make the CI gate fail less than one time in twenty, however
+many rows the comparison holds.
+
+Runs from different GPUs are judged on normalised figures instead of times: % of the same-run baseline for
+ordinary rows, % of the datasheet peak for the baseline rows themselves (their % of baseline is 100 by
+definition). Higher is better there, so r = base % / candidate % (a time-equivalent ratio: > 1 is slower),
+and the interval combines the medians' CIs of the row and of its baseline. Raw times are shown, never judged.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+from .report.data import gpu_name, normalise_rows, problem_sort_key, run_label, short_names, timing_summary
+from .report.html import page
+from .report.plots import save_figure
+from .report.tables import markdown_table
+
+MIN_SAMPLES = 5
+CONFIDENCE = 0.95
+MAX_SAMPLES = 2000  # per side, for the pairwise-difference interval (2000 x 2000 differences)
+
+FAILED = ("FAIL", "CRASH", "TIMEOUT", "BUILD_ERROR")
+REGRESSING = ("REGRESSION", "SLOWER")
+VERDICT_ORDER = ["REGRESSION", "SLOWER", "UNKNOWN", "FASTER", "FIXED", "SKIPPED", "NOT_COMPARED", "NEW", "GONE",
+                 "SAME"]
+KEY = ["problem", "contract", "implementation"]
+RATIO_TICKS = [0.25, 0.5, 0.67, 0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25, 1.5, 2.0, 4.0]
+
+RunData = tuple[dict, pd.DataFrame]
+
+
+# -- statistics ---------------------------------------------------------------------------------------------
+
+def _positive(samples: Any) -> np.ndarray:
+    if not isinstance(samples, (list, tuple, np.ndarray)):
+        return np.array([])
+    arr = np.asarray(samples, dtype=float)
+    arr = arr[np.isfinite(arr) & (arr > 0)]
+    if len(arr) > MAX_SAMPLES:  # evenly spaced order statistics keep the distribution's shape
+        arr = np.sort(arr)[np.linspace(0, len(arr) - 1, MAX_SAMPLES).round().astype(int)]
+    return arr
+
+
+def _z(confidence: float) -> float:
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def shift_interval(base: np.ndarray, cand: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Confidence interval of the shift ln(cand) - ln(base): the order statistics k and N-k+1 of the N pairwise
+    differences, with k from the Mann-Whitney U distribution (normal approximation). None when the samples are
+    too few for that confidence."""
+    lb, lc = np.log(base), np.log(cand)
+    nb, nc = len(lb), len(lc)
+    n = nb * nc
+    k = int(math.floor(n / 2 - _z(confidence) * math.sqrt(nb * nc * (nb + nc + 1) / 12)))
+    if k < 1:
+        return None
+    diffs = np.sort((lc[:, None] - lb[None, :]).ravel())
+    return float(diffs[k - 1]), float(diffs[n - k])
+
+
+def median_log_halfwidth(samples: Any, stored_rel: Any = None, confidence: float = CONFIDENCE) -> float | None:
+    """Half-width, in ln units, of a distribution-free CI of the median (order statistics of the binomial), from
+    the raw samples; else from the row's stored relative half-width (a 95% figure, rescaled to `confidence`);
+    None when neither is known."""
+    arr = np.sort(_positive(samples))
+    n = len(arr)
+    if n >= MIN_SAMPLES:
+        j = int(math.floor(n / 2 - _z(confidence) * math.sqrt(n) / 2))
+        if j >= 1:
+            return float(math.log(arr[n - j]) - math.log(arr[j - 1])) / 2
+    if stored_rel is not None and np.isfinite(stored_rel) and stored_rel >= 0:
+        return math.log1p(float(stored_rel)) * _z(confidence) / _z(0.95)
+    return None
+
+
+def judge(d: float, interval: tuple[float, float] | None, threshold: float) -> tuple[str, str]:
+    """The verdict for a log ratio d (> 0 is slower) with its interval, and a short reason."""
+    tau = math.log1p(threshold)
+    if interval is None:
+        return "UNKNOWN", "no noise estimate (too few samples)"
+    lo, hi = interval
+    if abs(d) > tau:
+        if lo > 0 or hi < 0:
+            return ("SLOWER" if d > 0 else "FASTER"), "beyond the threshold and significant"
+        return "UNKNOWN", "beyond the threshold but within the noise"
+    if (hi - lo) / 2 <= tau:
+        return "SAME", "within the threshold"
+    return "UNKNOWN", "within the threshold, but the noise is wider than it"
+
+
+# -- the comparison -------------------------------------------------------------------------------------------
+
+@dataclass
+class Comparison:
+    table: pd.DataFrame
+    threshold: float
+    normalised: bool
+    base_label: str
+    cand_label: str
+    base_gpu: str
+    cand_gpu: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        vc = self.table["verdict"].value_counts() if len(self.table) else pd.Series(dtype=int)
+        return {v: int(vc[v]) for v in VERDICT_ORDER if v in vc}
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.table["verdict"].isin(REGRESSING).any()) if len(self.table) else False
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regressed else 0
+
+    @property
+    def basis(self) -> str:
+        if self.normalised:
+            return (f"normalised figures (% of same-run baseline; % of peak for the baseline rows), because the runs "
+                    f"are from different GPUs ({self.base_gpu} vs {self.cand_gpu}); raw times are shown, not judged")
+        return f"median time on {self.cand_gpu or 'the same GPU'}"
+
+    def summary_text(self, max_lines: int = 25) -> str:
+        lines = [f"compare: {self.base_label} ({self.base_gpu or 'unknown GPU'}) -> {self.cand_label} "
+                 f"({self.cand_gpu or 'unknown GPU'}), threshold {100 * self.threshold:g}%",
+                 f"judged on: {self.basis}",
+                 f"{len(self.table)} rows: " + ", ".join(f"{n} {v}" for v, n in self.counts.items())]
+        shown = self.table[~self.table["verdict"].isin(["SAME", "NEW", "GONE"])]
+        for _, r in shown.head(max_lines).iterrows():
+            lines.append(f"  {r['verdict']:<12} {r['contract']} {r['problem']} {r['implementation']}: {r['detail']}")
+        if len(shown) > max_lines:
+            lines.append(f"  ... {len(shown) - max_lines} more in the table")
+        lines.extend(f"note: {n}" for n in self.notes)
+        lines.append("result: REGRESSED (exit 1)" if self.regressed else "result: no regression (exit 0)")
+        return "\n".join(lines)
+
+
+def _fmt_change(d: float, lo: float | None, hi: float | None, what: str) -> str:
+    text = f"{100 * math.expm1(d):+.1f}% {what}"
+    if lo is not None and hi is not None:
+        text += f" (CI {100 * math.expm1(lo):+.1f}..{100 * math.expm1(hi):+.1f}%)"
+    return text
+
+
+def _last_per_key(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop_duplicates(KEY, keep="last").set_index(KEY)
+
+
+def _baseline_halfwidths(df: pd.DataFrame, conf: float) -> dict[tuple[str, str], float | None]:
+    """(contract, problem) -> ln half-width of the CI of that run's baseline median."""
+    out = {}
+    for _, r in df[df["is_baseline"]].iterrows():
+        out[(r["contract"], r["problem"])] = median_log_halfwidth(r["samples_ms"], r["median_ci_rel"], conf)
+    return out
+
+
+def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw: dict, threshold: float,
+           conf: float) -> dict:
+    """Verdict fields for a pair of PASS rows (indexed by problem, contract, implementation), with intervals at
+    confidence `conf`."""
+    why = None
+    if not normalised:  # same GPU: median times, lower is better
+        metric, what = "median_ms", "time"
+        bs, cs = _positive(b["samples_ms"]), _positive(c["samples_ms"])
+        bv = b["median_ms"] if np.isfinite(b["median_ms"]) else (np.median(bs) if len(bs) else np.nan)
+        cv = c["median_ms"] if np.isfinite(c["median_ms"]) else (np.median(cs) if len(cs) else np.nan)
+        if not (bv > 0 and cv > 0):
+            return dict(verdict="UNKNOWN", detail="no median time", metric=metric)
+        d, interval = math.log(cv / bv), None
+        if len(bs) >= MIN_SAMPLES and len(cs) >= MIN_SAMPLES:
+            interval = shift_interval(bs, cs, conf)
+        elif len(bs) or len(cs):  # samples, but too few to trust: UNKNOWN rather than a verdict from a handful
+            why = f"too few samples ({len(bs)} vs {len(cs)}, need {MIN_SAMPLES})"
+        else:  # no raw samples at all (a trimmed file): the rows' stored CI half-widths
+            interval = _symmetric(d, [median_log_halfwidth(None, r["median_ci_rel"], conf) for r in (b, c)])
+        prefix = ""
+    else:  # different GPUs: % of baseline (% of peak for the baseline rows themselves), higher is better
+        use_peak = bool(b["is_baseline"] or c["is_baseline"]) or not (
+            np.isfinite(b["pct_of_baseline"]) and np.isfinite(c["pct_of_baseline"]))
+        metric, what = ("pct_of_peak" if use_peak else "pct_of_baseline"), "time-equivalent"
+        bv, cv = b[metric], c[metric]
+        if not (np.isfinite(bv) and np.isfinite(cv) and bv > 0 and cv > 0):
+            return dict(verdict="UNKNOWN", detail=f"no {metric} in both runs", metric=metric)
+        d = math.log(bv / cv)  # > 0: the candidate holds a smaller share, i.e. it is slower
+        hs = [median_log_halfwidth(b["samples_ms"], b["median_ci_rel"], conf),
+              median_log_halfwidth(c["samples_ms"], c["median_ci_rel"], conf)]
+        if not use_peak:  # a % of baseline carries its baseline's noise too
+            problem, contract, _ = b.name
+            hs += [base_bw.get((contract, problem)), cand_bw.get((contract, problem))]
+        interval = _symmetric(d, hs)
+        prefix = f"{'% of peak' if use_peak else '% of baseline'} {bv:.1f} -> {cv:.1f}, "
+    verdict, reason = judge(d, interval, threshold)
+    lo, hi = interval if interval else (None, None)
+    return dict(verdict=verdict, detail=f"{prefix}{_fmt_change(d, lo, hi, what)}: {why or reason}", metric=metric,
+                base_value=bv, cand_value=cv, ratio=math.exp(d), ratio_lo=None if lo is None else math.exp(lo),
+                ratio_hi=None if hi is None else math.exp(hi))
+
+
+def _symmetric(d: float, halfwidths: list[float | None]) -> tuple[float, float] | None:
+    """d +/- the root sum of squares of independent half-widths; None when any is unknown."""
+    if any(h is None for h in halfwidths):
+        return None
+    h = math.sqrt(sum(x * x for x in halfwidths))
+    return d - h, d + h
+
+
+def _first_line(reason: str) -> str:
+    text = reason.strip()
+    return f": {text.splitlines()[0][:120]}" if text else ""
+
+
+def _status_verdict(bs: str, cs: str, c_reason: str) -> tuple[str, str] | None:
+    """The verdict a pair of statuses settles on its own (None when both PASS: the times decide)."""
+    if bs == "PASS" and cs in FAILED:
+        return "REGRESSION", f"PASS -> {cs}{_first_line(c_reason)}"
+    if bs == "PASS" and cs == "SKIP":
+        return "SKIPPED", f"PASS -> SKIP{_first_line(c_reason)}"
+    if bs in FAILED and cs == "PASS":
+        return "FIXED", f"{bs} -> PASS"
+    if bs != "PASS" and cs == "PASS":
+        return "NEW", f"{bs} -> PASS (first measurement)"
+    if bs != "PASS" and cs != "PASS":
+        return "NOT_COMPARED", f"{bs} -> {cs}: no passing row to time"
+    return None
+
+
+_CARRY = ["status", "median_ms", "tflops", "pct_of_baseline", "pct_of_peak", "n_samples", "max_rel_err",
+          "max_rel_err_orig"]
+
+
+def compare(base: RunData, cand: RunData, threshold: float = 0.03, *, confidence: float = CONFIDENCE,
+            base_label: str | None = None, cand_label: str | None = None) -> Comparison:
+    """Compare a candidate run with a base run. base and cand are (receipt, rows) pairs, as Store/load_result_file
+    give them; threshold is the smallest relative change that counts; confidence the simultaneous confidence of
+    the intervals. Returns a Comparison (table, counts, exit_code, summary_text())."""
+    if not threshold > 0:
+        raise ValueError(f"threshold must be positive, got {threshold}")
+    (b_receipt, b_rows), (c_receipt, c_rows) = base, cand
+    b_df, c_df = normalise_rows(b_rows), normalise_rows(c_rows)
+    b_gpu, c_gpu = gpu_name(b_receipt), gpu_name(c_receipt)
+    normalised = bool(b_gpu and c_gpu and b_gpu.strip().lower() != c_gpu.strip().lower())
+    notes = []
+    if not (b_gpu and c_gpu):
+        notes.append("the GPU of " + " and ".join(x for x, g in (("the base", b_gpu), ("the candidate", c_gpu))
+                                                  if not g) + " is not recorded: assumed the same, times judged")
+    bt, ct = timing_summary(b_receipt, b_df), timing_summary(c_receipt, c_df)
+    for key in sorted(set(bt) | set(ct)):
+        if key in ("method", "l2", "l2_policy", "graph", "cuda_graph") and bt.get(key) != ct.get(key):
+            notes.append(f"timing setting '{key}' differs: {bt.get(key)} (base) vs {ct.get(key)} (candidate)")
+    b_contracts = (b_receipt or {}).get("contracts") or {}
+    c_contracts = (c_receipt or {}).get("contracts") or {}
+    if isinstance(b_contracts, dict) and isinstance(c_contracts, dict):
+        for name in sorted(set(b_contracts) & set(c_contracts)):
+            if b_contracts[name] != c_contracts[name]:
+                notes.append(f"contract '{name}' is defined differently in the two runs")
+
+    bi, ci = _last_per_key(b_df), _last_per_key(c_df)
+    records, timed = [], []
+    for key in dict.fromkeys(list(bi.index) + list(ci.index)):
+        rec: dict[str, Any] = dict(zip(KEY, key))
+        b = bi.loc[key] if key in bi.index else None
+        c = ci.loc[key] if key in ci.index else None
+        for side, row in (("base", b), ("cand", c)):
+            for col in _CARRY:
+                rec[f"{side}_{col}"] = None if row is None else row[col]
+        rec["is_baseline"] = bool((b is not None and b["is_baseline"]) or (c is not None and c["is_baseline"]))
+        if b is None:
+            rec.update(verdict="NEW", detail=f"only in the candidate ({c['status']})")
+        elif c is None:
+            rec.update(verdict="GONE", detail=f"only in the base ({b['status']})")
+        else:
+            status = _status_verdict(b["status"], c["status"], c["reason"])
+            if status:
+                rec.update(verdict=status[0], detail=status[1])
+            else:
+                timed.append((rec, b, c))
+        records.append(rec)
+    # simultaneous intervals over every row judged on timing (Bonferroni)
+    conf = 1 - (1 - confidence) / max(1, len(timed))
+    b_bw, c_bw = _baseline_halfwidths(b_df, conf), _baseline_halfwidths(c_df, conf)
+    for rec, b, c in timed:
+        rec.update(_timed(b, c, normalised, b_bw, c_bw, threshold, conf))
+    table = pd.DataFrame(records)
+    for col in ("metric", "base_value", "cand_value", "ratio", "ratio_lo", "ratio_hi"):
+        if col not in table:
+            table[col] = None
+    if len(table):
+        table["_v"] = table["verdict"].map(VERDICT_ORDER.index)
+        table["_p"] = table["problem"].map(problem_sort_key)
+        table = table.sort_values(["_v", "contract", "_p", "implementation"]).drop(columns=["_v", "_p"])
+        table = table.reset_index(drop=True)
+    first = ["problem", "contract", "implementation", "verdict", "detail", "metric", "base_value", "cand_value",
+             "ratio", "ratio_lo", "ratio_hi"]
+    table = table[[c for c in first if c in table] + [c for c in table.columns if c not in first]]
+
+    if not normalised and len(table):
+        moved = table[table["is_baseline"] & table["verdict"].isin(["SLOWER", "FASTER"])]
+        for _, r in moved.iterrows():
+            notes.append(f"the baseline itself is {r['verdict']} in {r['contract']} {r['problem']} "
+                         f"({100 * (r['ratio'] - 1):+.1f}% time): the machine, driver or library may have changed, "
+                         f"not only the kernels")
+    return Comparison(table, threshold, normalised, base_label or run_label(b_receipt, b_df, "base"),
+                      cand_label or run_label(c_receipt, c_df, "candidate"), b_gpu, c_gpu, notes)
+
+
+# -- output ---------------------------------------------------------------------------------------------------
+
+DISPLAY_COLUMNS = [("verdict", "verdict"), ("contract", "contract"), ("problem", "problem"),
+                   ("implementation", "implementation"), ("base_status", "base"), ("cand_status", "candidate"),
+                   ("base_median_ms", "base ms"), ("cand_median_ms", "cand ms"), ("base_pct_of_baseline", "base %bl"),
+                   ("cand_pct_of_baseline", "cand %bl"), ("ratio", "ratio"), ("detail", "detail")]
+
+
+def display_comparison(table: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame(index=table.index)
+    for col, header in DISPLAY_COLUMNS:
+        if col not in table:
+            continue
+        vals = table[col]
+        if col.endswith("_ms"):
+            vals = [f"{v:.4g}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
+        elif "pct" in col:
+            vals = [f"{v:.1f}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
+        elif col == "ratio":
+            vals = [f"{v:.3f}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
+        else:
+            vals = ["" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in vals]
+        out[header] = vals
+    return out
+
+
+def plot_ratios(comp: Comparison, out_dir: Path, max_rows: int = 60) -> tuple[list[Path], str]:
+    """Ratio per row with its CI, coloured by verdict, the threshold band shaded. Returns (files, caption)."""
+    t = comp.table
+    timed = t[pd.to_numeric(t["ratio"], errors="coerce").notna()].copy()
+    broken = t[t["verdict"] == "REGRESSION"]
+    caption_bits = []
+    if timed.empty and broken.empty:
+        return [], "no row with a ratio to draw"
+    timed["_abs"] = np.abs(np.log(timed["ratio"].astype(float)))
+    timed = timed.sort_values(["_abs"], ascending=False)
+    room = max_rows - len(broken)
+    if len(timed) > room:
+        caption_bits.append(f"{len(timed) - room} rows with the smallest changes left out")
+        timed = timed.head(max(room, 0))
+    rows = pd.concat([broken, timed.drop(columns="_abs")], ignore_index=True)
+    rows["_p"] = rows["problem"].map(problem_sort_key)
+    rows = rows.sort_values(["contract", "_p", "implementation"], ascending=False).reset_index(drop=True)
+    short = short_names(list(dict.fromkeys(rows["implementation"])), width=44)
+    several = rows["contract"].nunique() > 1
+    labels = [f"{short[r['implementation']]}  {r['problem']}" + (f"  [{r['contract']}]" if several else "")
+              for _, r in rows.iterrows()]
+    colors = {"SLOWER": "#c62828", "FASTER": "#2e7d32", "SAME": "#546e7a", "UNKNOWN": "#f9a825",
+              "REGRESSION": "#b71c1c"}
+    fig = Figure(figsize=(9, 0.28 * len(rows) + 1.6))
+    ax = fig.add_subplot()
+    tau = 1 + comp.threshold
+    ax.axvspan(1 / tau, tau, color="#e0e0e0", zorder=0, label=f"threshold ±{100 * comp.threshold:g}%")
+    ax.axvline(1, color="black", linewidth=0.8)
+    finite = pd.to_numeric(rows["ratio"], errors="coerce")
+    lo_all = pd.to_numeric(rows["ratio_lo"], errors="coerce").fillna(finite)
+    hi_all = pd.to_numeric(rows["ratio_hi"], errors="coerce").fillna(finite)
+    for i, r in rows.iterrows():
+        if r["verdict"] == "REGRESSION":
+            ax.text(1, i, f"REGRESSION: {r['detail'][:40]}", va="center", ha="center", fontsize=7,
+                    color="white", bbox=dict(boxstyle="round,pad=0.2", fc=colors["REGRESSION"], ec="none"))
+            continue
+        x, lo, hi = finite[i], lo_all[i], hi_all[i]
+        col = colors.get(r["verdict"], "grey")
+        ax.errorbar([x], [i], xerr=[[max(x - lo, 0)], [max(hi - x, 0)]], fmt="o" if not r["is_baseline"] else "s",
+                    color=col, markersize=5, capsize=2, linewidth=1)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels, fontsize=7)
+    span = np.nanmax(np.abs(np.log(np.concatenate([lo_all.dropna(), hi_all.dropna(), [tau * 1.02]]))))
+    ax.set_xscale("log")
+    ax.set_xlim(math.exp(-span * 1.15), math.exp(span * 1.15))
+    ticks, gap = [1.0], 2 * span * 1.15 / 9  # at most ~9 labels, none crowding its neighbour
+    for side in ([t for t in RATIO_TICKS if t > 1], [t for t in reversed(RATIO_TICKS) if t < 1]):
+        last = 0.0
+        for tick in side:
+            if abs(math.log(tick)) <= span * 1.15 and abs(math.log(tick)) - last >= gap:
+                ticks.append(tick)
+                last = abs(math.log(tick))
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    what = ("candidate time / base time" if not comp.normalised
+            else "base % / candidate % (time-equivalent; normalised across GPUs)")
+    ax.set_xlabel(f"{what}; > 1 is slower (bars: simultaneous 95% CI)")
+    ax.grid(True, axis="x", alpha=0.3, which="both")
+    handles = [ax.plot([], [], "o", color=c, label=v)[0] for v, c in colors.items()
+               if v in set(rows["verdict"]) and v != "REGRESSION"]
+    ax.legend(handles=handles + [ax.patches[0]], fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    if comp.normalised:
+        title = (f"{comp.base_label} ({comp.base_gpu}) → {comp.cand_label} ({comp.cand_gpu}): "
+                 f"judged on % of baseline / % of peak")
+    else:
+        title = f"{comp.base_label} → {comp.cand_label} on {comp.cand_gpu or 'unknown GPU'}"
+    ax.set_title(title, fontsize=9)
+    files = save_figure(fig, out_dir, "compare_ratios")
+    new_gone = int(t["verdict"].isin(["NEW", "GONE", "SKIPPED", "FIXED", "NOT_COMPARED"]).sum())
+    if new_gone:
+        caption_bits.append(f"{new_gone} rows without two timed PASS rows (NEW, GONE, FIXED, SKIPPED, NOT_COMPARED) "
+                            f"are in the table only")
+    return files, "; ".join(caption_bits)
+
+
+def write_comparison(comp: Comparison, out_dir: str | Path) -> list[Path]:
+    """compare.csv (full precision), compare.md, compare.html (plot embedded) and compare_ratios.png/.svg."""
+    from .report.html import embed_png
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv = out / "compare.csv"
+    comp.table.to_csv(csv, index=False, float_format="%.17g")
+    plot_files, caption = plot_ratios(comp, out)
+    disp = display_comparison(comp.table)
+    title = f"gemmcompare compare: {comp.base_label} → {comp.cand_label}"
+    summary = comp.summary_text(max_lines=0)
+    md = [f"# {title}\n", "```", summary, "```\n"]
+    if plot_files:
+        md.append(f"![ratios]({plot_files[0].name})\n" + (f"\n_{caption}_\n" if caption else ""))
+    md.append(markdown_table(disp) + "\n")
+    md.append(RULE_TEXT.format(t=100 * comp.threshold))
+    (out / "compare.md").write_text("\n".join(md) + "\n")
+    rows_html = disp.to_html(index=False, border=0, classes="results")
+    for v in VERDICT_ORDER:  # colour the verdict cells
+        rows_html = rows_html.replace(f"<td>{v}</td>", f"<td class='verdict-{v}'>{v}</td>")
+    body = [f"<pre>{_html.escape(summary)}</pre>"]
+    if plot_files:
+        body.append(f"<figure>{embed_png(plot_files[0])}<figcaption>{_html.escape(caption)}</figcaption></figure>")
+    body += [rows_html, f"<h2>The rule</h2><pre>{_html.escape(RULE_TEXT.format(t=100 * comp.threshold))}</pre>"]
+    (out / "compare.html").write_text(page(title, "\n".join(body)))
+    return [csv, out / "compare.md", out / "compare.html"] + plot_files
+
+
+RULE_TEXT = """Rule (threshold {t:g}%): r = candidate time / base time (ratio of medians; across GPUs,
+base % / candidate %), d = ln r, tau = ln(1 + threshold), [lo, hi] = CI of d, simultaneous 95% over the
+m rows judged on timing (each at 1 - 0.05/m; Mann-Whitney / Hodges-Lehmann on the log samples; across GPUs,
+from the medians' CIs of the row and of its baseline).
+SLOWER/FASTER: |d| > tau and the CI excludes 0.  SAME: |d| <= tau and (hi - lo)/2 <= tau.  UNKNOWN otherwise.
+REGRESSION: PASS -> FAIL/CRASH/TIMEOUT/BUILD_ERROR.  Exit code 1 on any REGRESSION or SLOWER row.
+"""

@@ -1,0 +1,245 @@
+"""The `report`, `compare` and `history` subcommands. The main CLI registers them with
+
+    from gemmcompare.report_cli import add_report_commands
+    add_report_commands(subparsers)          # each sets args.func(args) -> exit code
+
+A RUN is a run id in the store, a unique prefix of one, or 'latest'; or a run folder, a results.json or a
+results.csv (committed baselines under experiments/results/<gpu>/). Exit codes: report and history 0;
+compare 1 when a row regressed, else 0; 2 when an input cannot be found or read (the message names it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import GemmCompareError
+from .report.data import gpu_name, receipt_value
+
+DEFAULT_STORE = "gemmcompare.db"
+DEFAULT_THRESHOLD = 0.03
+
+
+class SourceError(GemmCompareError):
+    """A run id, run folder or results file that cannot be found or read."""
+
+    exit_code = 2
+
+
+@dataclass
+class Source:
+    receipt: dict
+    rows: pd.DataFrame
+    label: str  # run id or file name, for titles
+    home: Path | None  # where its report goes by default
+    store_run: dict | None = None
+
+    @property
+    def pair(self) -> tuple[dict, pd.DataFrame]:
+        return self.receipt, self.rows
+
+
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or "\\" in text or text.endswith((".json", ".csv")) or text.startswith(".")
+
+
+def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> Source:
+    """A run from a path (run folder, results.json, results.csv) or from the store (id, prefix, 'latest')."""
+    path = Path(text)
+    if path.exists():
+        from .store import load_result_file
+
+        try:
+            receipt, rows = load_result_file(path)
+        except (OSError, ValueError, KeyError) as exc:  # JSONDecodeError is a ValueError
+            raise SourceError(f"{text}: cannot read results ({exc})") from None
+        receipt = dict(receipt or {})
+        named = path if path.is_dir() or path.stem != "results" else path.parent  # results.csv: its folder's name
+        label = str(receipt.get("run_id") or named.name)
+        if path.is_dir():
+            home = path / "report"
+        else:
+            home = path.parent / ("report" if path.stem == "results" else f"{path.stem}_report")
+        return Source(receipt, rows, label, home)
+    if _looks_like_path(text):
+        raise SourceError(f"{text}: no such run folder or results file")
+    store_file = Path(store_path)
+    if not store_file.exists():
+        raise SourceError(f"'{text}' is not a file or folder, and there is no store at {store_file} to look it up in "
+                          f"(--store names another)")
+    from .store import Store
+
+    store = Store(store_file)
+    try:
+        run = store.find_run(text)
+        if run is None:
+            ids = list(store.runs()["run_id"])
+            matches = [i for i in ids if i.startswith(text)]
+            if len(matches) > 1:
+                raise SourceError(f"run id prefix '{text}' is ambiguous in {store_file}: "
+                                  + ", ".join(matches[:10]) + (" ..." if len(matches) > 10 else ""))
+            if not ids:
+                raise SourceError(f"no run '{text}': the store {store_file} holds no runs")
+            recent = ", ".join(ids[-5:])
+            raise SourceError(f"no run '{text}' in {store_file} (latest runs: {recent})")
+        rows = store.results(run["run_id"])
+    finally:
+        store.close()
+    receipt = dict(run.get("receipt") or {})
+    receipt.setdefault("run_id", run["run_id"])
+    if not gpu_name(receipt) and run.get("gpu"):
+        receipt["gpu"] = run["gpu"]
+    run_dir = Path(run["run_dir"]) if run.get("run_dir") else None
+    home = run_dir / "report" if run_dir and run_dir.is_dir() else Path("reports") / run["run_id"]
+    return Source(receipt, rows, run["run_id"], home, run)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "run"
+
+
+def _threshold(text: str) -> float:
+    t = text.strip()
+    value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"threshold {text!r}: expected a fraction in (0, 1) such as 0.03, or 3%")
+    return value
+
+
+def _receipt_threshold(receipt: dict) -> float | None:
+    """A threshold the candidate's spec set (receipt key `compare_threshold`, or `report.threshold`), if any."""
+    value = receipt_value(receipt, "compare_threshold", "report.threshold")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if 0 < value < 1 else None
+
+
+def _fail(command: str, exc: Exception) -> int:
+    print(f"gemmcompare {command}: error: {exc}", file=sys.stderr)
+    return getattr(exc, "exit_code", 2)
+
+
+# -- handlers -------------------------------------------------------------------------------------------------
+
+def cmd_report(args) -> int:
+    from .report import build_report
+
+    try:
+        src = load_source(args.run, args.store)
+        out = Path(args.out) if args.out else src.home
+        report = build_report(src.pair, out, plots=args.plots)
+    except GemmCompareError as exc:
+        return _fail("report", exc)
+    print(report.text_summary())
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .compare import compare, write_comparison
+
+    runs = list(args.runs)
+    if args.baseline:
+        if len(runs) != 1:
+            return _fail("compare", SourceError(f"with --baseline give one candidate run, got {len(runs)}: {runs}"))
+        runs = [args.baseline] + runs
+    elif len(runs) != 2:
+        return _fail("compare", SourceError(f"give BASE and CAND (or --baseline PATH CAND), got {len(runs)}: {runs}"))
+    try:
+        base, cand = (load_source(r, args.store) for r in runs)
+    except GemmCompareError as exc:
+        return _fail("compare", exc)
+    threshold = args.threshold or _receipt_threshold(cand.receipt) or DEFAULT_THRESHOLD
+    comp = compare(base.pair, cand.pair, threshold, base_label=base.label, cand_label=cand.label)
+    out = Path(args.out) if args.out else Path("reports") / f"compare_{_slug(base.label)}_vs_{_slug(cand.label)}"
+    files = write_comparison(comp, out)
+    print(comp.summary_text())
+    print(f"table and plot: {files[2]}")
+    return comp.exit_code
+
+
+def cmd_history(args) -> int:
+    from .history import history, write_history
+    from .store import Store
+
+    store_file = Path(args.store)
+    if not store_file.exists():
+        return _fail("history", SourceError(f"no store at {store_file} (--store names another)"))
+    store = Store(store_file)
+    try:
+        h = history(store, args.implementation, problem=args.problem, contract=args.contract)
+    except GemmCompareError as exc:
+        return _fail("history", exc)
+    finally:
+        store.close()
+    out = Path(args.out) if args.out else Path("reports") / f"history_{_slug(h.implementation)}"
+    files = write_history(h, out)
+    print(h.text())
+    print(f"table and plot: {files[2]}")
+    return 0
+
+
+# -- registration -------------------------------------------------------------------------------------------
+
+def add_report_commands(subparsers) -> None:
+    """Register `report`, `compare` and `history` on an argparse subparsers object."""
+    from .report import PLOT_KINDS
+
+    run_help = ("run id, unique id prefix or 'latest' in the store; or a run folder, results.json or results.csv")
+    store_help = f"SQLite store to read runs from (default {DEFAULT_STORE})"
+
+    p = subparsers.add_parser("report", help="tables, plots and an HTML page of a run",
+                              description="Write the report of a run: report.md, report.html (self-contained), "
+                                          "summary.csv and the plots as PNG and SVG.")
+    p.add_argument("run", metavar="RUN", help=run_help)
+    p.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    p.add_argument("--out", metavar="DIR", help="output folder (default: the run folder's report/, else reports/RUN)")
+    p.add_argument("--plots", nargs="+", choices=list(PLOT_KINDS), metavar="KIND",
+                   help=f"plots to draw (default all: {', '.join(PLOT_KINDS)})")
+    p.set_defaults(func=cmd_report)
+
+    c = subparsers.add_parser(
+        "compare", help="noise-aware comparison of two runs; exit 1 on a regression",
+        description="Compare CAND with BASE row by row (problem, contract, implementation): SAME / FASTER / SLOWER / "
+                    "UNKNOWN from the sample distributions and the threshold, REGRESSION for PASS -> FAIL, NEW, GONE. "
+                    "Runs from different GPUs are judged on % of baseline and % of peak. Exit code 1 when a row "
+                    "is SLOWER or a REGRESSION, 0 otherwise, 2 when a run cannot be read.",
+        epilog="examples: gemmcompare compare 20250101-ab 20250102-cd\n"
+               "          gemmcompare compare --baseline experiments/results/h200/quickstart latest\n"
+               "The rule: docs/reports.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("runs", nargs="+", metavar="RUN", help="BASE CAND, or only CAND with --baseline; each " + run_help)
+    c.add_argument("--baseline", metavar="PATH", help="the base run: a committed results file or run folder (or id)")
+    c.add_argument("--threshold", type=_threshold, default=None, metavar="T",
+                   help=f"smallest change that counts, as a fraction or percent (default: the candidate spec's "
+                        f"setting when its receipt has one, else {DEFAULT_THRESHOLD:g})")
+    c.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    c.add_argument("--out", metavar="DIR", help="output folder (default reports/compare_BASE_vs_CAND)")
+    c.set_defaults(func=cmd_compare)
+
+    h = subparsers.add_parser("history", help="one implementation's figures over every stored run",
+                              description="TFLOP/s and % of baseline of one implementation over every run in the "
+                                          "store, by date and git commit: a table and a plot.")
+    h.add_argument("implementation", metavar="IMPL", help="implementation name (or a unique part of it)")
+    h.add_argument("--problem", metavar="MxNxK", help="only this problem")
+    h.add_argument("--contract", metavar="C", help="only this contract")
+    h.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    h.add_argument("--out", metavar="DIR", help="output folder (default reports/history_IMPL)")
+    h.set_defaults(func=cmd_history)
+
+
+def main(argv=None) -> int:  # `python -m gemmcompare.report_cli` until the main CLI wires these in
+    parser = argparse.ArgumentParser(prog="gemmcompare")
+    add_report_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
