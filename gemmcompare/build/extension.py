@@ -21,6 +21,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -37,6 +38,7 @@ from .ptxas import parse_ptxas, summarize_for
 from .request import BuildRequest, KernelSource
 
 ABI_HEADER = toolchain.ABI_INCLUDE_DIR / "gemmcompare" / "gemm_abi.h"
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
 def default_cache_dir() -> Path:
@@ -98,17 +100,23 @@ class ExtensionPlan:
         return self._key
 
     def _local_headers(self) -> list[Path]:
-        """Headers our sources may include: everything under extensions/ and each file source's folder,
-        plus user include folders (CUTLASS itself is covered by its version)."""
-        roots = {toolchain.EXTENSIONS_DIR}
-        roots.update(Path(s.path).resolve().parent for s in self.sources if s.path is not None)
-        roots.update(Path(d) for d in self.include_dirs)
-        headers = set()
-        for root in roots:
-            if root.is_dir():
-                for suffix in ("*.h", "*.cuh", "*.hpp", "*.inl"):
-                    headers.update(p.resolve() for p in root.rglob(suffix))
-        return sorted(headers)
+        """The local headers the sources include, followed recursively through `#include "..."`
+        (resolved against the including file's folder, the ABI include folder and the include dirs).
+        Angle-bracket includes (CUDA, CUTLASS) are covered by the nvcc and CUTLASS versions."""
+        search = [toolchain.ABI_INCLUDE_DIR, *map(Path, self.include_dirs)]
+        found: set[Path] = set()
+        todo = [(s.read(), Path(s.path).resolve().parent if s.path is not None else None) for s in self.sources]
+        while todo:
+            text, here = todo.pop()
+            for name in _INCLUDE.findall(text):
+                for base in ([here] if here else []) + search:
+                    cand = (base / name).resolve()
+                    if cand.is_file():
+                        if cand not in found:
+                            found.add(cand)
+                            todo.append((cand.read_text(errors="replace"), cand.parent))
+                        break
+        return sorted(found)
 
     @property
     def module_name(self) -> str:

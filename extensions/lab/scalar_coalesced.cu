@@ -1,0 +1,31 @@
+// lab.scalar_coalesced: one thread per output, threadIdx.x walking COLUMNS of C.
+//
+// A 32x8 block puts a full warp on one row and 32 consecutive columns: its A request is one address
+// (a broadcast), its B loads and C store 4 sectors each (row-major B). Same arithmetic as
+// scalar_strided; only the thread -> output map changed.
+#include "lab/lab_common.cuh"
+
+template <bool A_COL, bool B_COL>
+__global__ void gc_lab_scalar_coalesced_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                                               float* __restrict__ c, int m, int n, int k, int64_t lda,
+                                               int64_t ldb, int64_t ldc) {
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;  // the coalesced choice: x -> column
+  if (row >= m || col >= n) return;
+  float acc = 0.0f;
+  for (int kk = 0; kk < k; ++kk) acc += gc::lab::at<A_COL>(a, lda, row, kk) * gc::lab::at<B_COL>(b, ldb, kk, col);
+  c[static_cast<int64_t>(row) * ldc + col] = acc;
+}
+
+extern "C" int gc_lab_scalar_coalesced(const gc_gemm_args* args, char* err, size_t err_len) {
+  gc::lab::Problem p;
+  if (int rc = gc::lab::check_args(args, GC_F32, "lab.scalar_coalesced", &p, err, err_len)) return rc;
+  if (p.empty()) return 0;
+  const dim3 block(32, 8);
+  const dim3 grid(gc::lab::blocks(p.n, 32), gc::lab::blocks(p.m, 8));
+  if (grid.y > 65535) return gc_fail(err, err_len, "lab.scalar_coalesced: m too large for the grid's y dimension");
+  GC_LAB_LAUNCH_4(p, gc_lab_scalar_coalesced_kernel, grid, block, 0, args->stream,
+                  static_cast<const float*>(args->a), static_cast<const float*>(args->b),
+                  static_cast<float*>(args->c), p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
+  return gc_check_launch(err, err_len, "gc_lab_scalar_coalesced_kernel");
+}

@@ -1,0 +1,64 @@
+// lab.wmma_global: tensor cores through WMMA, every fragment loaded straight from global memory.
+//
+// A 128-thread block is 2x2 warps; each warp owns one 16x16 tile of C and walks K 16 at a time,
+// loading its A and B fragments from global memory (no shared memory, no reuse across warps: the
+// neighbouring warp loads the same A fragment again). FP16 inputs, FP32 accumulator and output.
+//
+// WMMA loads and stores take no masks, so the kernel declares m, n, k multiples of 16 (the harness
+// skips other shapes), and load_matrix_sync's rules apply: 32-byte aligned fragment pointers, leading
+// dimensions a multiple of 8 halves (A, B) and of 4 floats (C). The entry checks them at launch.
+#include <mma.h>
+
+#include <type_traits>
+
+#include "lab/lab_common.cuh"
+
+template <bool B_COL>
+__global__ void __launch_bounds__(128) gc_lab_wmma_global_kernel(const __half* __restrict__ a,
+                                                                 const __half* __restrict__ b, float* __restrict__ c,
+                                                                 int m, int n, int k, int64_t lda, int64_t ldb,
+                                                                 int64_t ldc) {
+  using namespace nvcuda;
+  using BLayout = typename std::conditional<B_COL, wmma::col_major, wmma::row_major>::type;
+  const int warp = threadIdx.x / 32;
+  const int row = blockIdx.y * 32 + (warp / 2) * 16;
+  const int col = blockIdx.x * 32 + (warp % 2) * 16;
+  if (row >= m || col >= n) return;  // the same for all 32 lanes: the warp leaves whole (no barriers here)
+
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  for (int k0 = 0; k0 < k; k0 += 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, BLayout> fb;
+    wmma::load_matrix_sync(fa, a + static_cast<int64_t>(row) * lda + k0, static_cast<unsigned>(lda));
+    // column-major B: element (k, n) at b[n * ldb + k]; row-major: b[k * ldb + n]
+    const __half* bp = B_COL ? b + static_cast<int64_t>(col) * ldb + k0 : b + static_cast<int64_t>(k0) * ldb + col;
+    wmma::load_matrix_sync(fb, bp, static_cast<unsigned>(ldb));
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(c + static_cast<int64_t>(row) * ldc + col, acc, static_cast<unsigned>(ldc), wmma::mem_row_major);
+}
+
+extern "C" int gc_lab_wmma_global(const gc_gemm_args* args, char* err, size_t err_len) {
+  gc::lab::Problem p;
+  if (int rc = gc::lab::check_args(args, GC_F16, "lab.wmma_global", &p, err, err_len)) return rc;
+  if (p.a_col) return gc_fail(err, err_len, "lab.wmma_global: A must be row-major (layouts tn, tt)");
+  if (p.m % 16 || p.n % 16 || p.k % 16)
+    return gc_fail(err, err_len, "lab.wmma_global: m, n and k must be multiples of 16 (WMMA has no masks)");
+  if (p.lda % 8 || p.ldb % 8 || p.ldc % 4 || !gc::lab::aligned(args->a, 32) || !gc::lab::aligned(args->b, 32) ||
+      !gc::lab::aligned(args->c, 32))
+    return gc_fail(err, err_len, "lab.wmma_global: needs 32-byte aligned A, B, C and lda, ldb % 8 == 0, ldc % 4 == 0");
+  if (p.empty()) return 0;
+  const dim3 block(128);
+  const dim3 grid(gc::lab::blocks(p.n, 32), gc::lab::blocks(p.m, 32));
+  if (grid.y > 65535) return gc_fail(err, err_len, "lab.wmma_global: m too large for the grid's y dimension");
+  const __half* a = static_cast<const __half*>(args->a);
+  const __half* b = static_cast<const __half*>(args->b);
+  float* c = static_cast<float*>(args->c);
+  if (p.b_col) {
+    gc_lab_wmma_global_kernel<true><<<grid, block, 0, args->stream>>>(a, b, c, p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
+  } else {
+    gc_lab_wmma_global_kernel<false><<<grid, block, 0, args->stream>>>(a, b, c, p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
+  }
+  return gc_check_launch(err, err_len, "gc_lab_wmma_global_kernel");
+}

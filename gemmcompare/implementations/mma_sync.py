@@ -1,0 +1,396 @@
+"""The `mma_sync` family: a hand-written mma.sync + ldmatrix + cp.async multistage GEMM.
+
+The kernel is one header, extensions/mma_sync/mma_sync.cuh. A spec's parameters map one to one onto
+its `Config<...>` template parameters; `MmaSyncConfig` is that mapping as a frozen dataclass, checked
+here (with reasons, before anything compiles) and rendered into tiny translation units: one explicit
+instantiation per TU and per B layout, named after the configuration, plus an entry TU that picks the
+layout at launch. Rendering is a pure function of the configuration (tested on the CPU).
+
+Parameters (spec spelling -> template parameter):
+  block      [BM, BN, BK]   block tile                              default [128, 256, 64]
+  warps      int            warps per block (derives the warp tile) default 8
+  warp_tile  [WM, WN]       warp tile (derives warps)               default: from warps
+  stages     1..8           shared-memory stages (cp.async groups)  default 3
+  smem       row | padded | swizzle                                 default swizzle
+  group      int >= 1       grouped raster: tile rows per group     default 8
+  mma        m16n8k16 | m16n8k8                                     default m16n8k16
+  epilogue   plain | bias_relu                                      default plain
+  acc        f32 | f16      f16 is the canary, see below            default f32
+  layout     tn | tt | both (A row-major; B column- / row-major)    default both
+
+Defaults are the best guess for an H200 (sm_90, 132 SMs, 227 KB of shared memory per block): a
+128x256x64 block of 8 warps with 64x64 warp tiles (128 f32 accumulators per thread, one block per
+SM at ~240 registers), 3 stages (144 KB), XOR swizzle (conflict-free ldmatrix at BK = 64 without
+padding's extra bytes), group 8 (an 8-tile strip of A, 8 MB at K = 4096, stays in L2).
+
+The f16-accumulate variant (acc: f16) accumulates in FP16 (`mma.sync ... .f16.f16.f16.f16`) yet declares
+support for the f32-accumulate contracts too. That is deliberate: it is a canary for the correctness
+contract, which must FAIL it wherever its error exceeds the f32-accumulate bound (large K, large
+magnitudes), and must not let it pass silently. Its rows say `acc=f16` in the name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..build.request import KernelSource
+from ..build.toolchain import EXTENSIONS_DIR
+from ..dtypes import DType
+from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, layouts
+from ..contracts.precision import Epilogue
+from .registry import Family, InvalidConfig, register_family
+
+SMEM_LIMIT = 227 * 1024  # bytes of dynamic shared memory one block may opt into on sm_80/sm_90
+REG_BUDGET = 224  # accumulators + double-buffered fragments must leave room below 255 registers
+
+SMEM_LAYOUTS = ("row", "padded", "swizzle")
+MMA_SHAPES = ("m16n8k16", "m16n8k8")
+EPILOGUES = ("plain", "bias_relu")
+ACCS = ("f32", "f16")
+LAYOUT_CHOICES = ("tn", "tt", "both")
+
+# C++ spellings, one table each (never formatted inline).
+SMEM_TAG = {"row": "gc::mma::Smem::Row", "padded": "gc::mma::Smem::Padded", "swizzle": "gc::mma::Smem::Swizzle"}
+EPI_TAG = {"plain": "gc::mma::Epi::Plain", "bias_relu": "gc::mma::Epi::BiasRelu"}
+MMA_K = {"m16n8k16": 16, "m16n8k8": 8}
+
+
+def _pow2(v: int) -> bool:
+    return v > 0 and v & (v - 1) == 0
+
+
+@dataclass(frozen=True)
+class SmemTileSpec:
+    """Python twin of SmemTile<ROWS, COLS, LAYOUT> (sizes only)."""
+
+    rows: int
+    cols: int
+    layout: str
+
+    @property
+    def cpr(self) -> int:
+        return self.cols // 8
+
+    @property
+    def row_bytes(self) -> int:
+        return 2 * (self.cols + 8 if self.layout == "padded" else self.cols)
+
+    @property
+    def bytes(self) -> int:
+        return self.rows * self.row_bytes
+
+    @property
+    def align(self) -> int:
+        return self.row_bytes if self.layout == "swizzle" and self.row_bytes > 128 else 128
+
+
+@dataclass(frozen=True)
+class MmaSyncConfig:
+    """One instantiation of the kernel template, minus the B layout(s) it is built for."""
+
+    block: tuple[int, int, int] = (128, 256, 64)
+    warp_tile: tuple[int, int] = (64, 64)
+    stages: int = 3
+    smem: str = "swizzle"
+    group: int = 8
+    mma: str = "m16n8k16"
+    epilogue: str = "plain"
+    acc: str = "f32"
+    layouts: tuple[str, ...] = ("tn", "tt")
+
+    # -- derived ---------------------------------------------------------------------------------
+    @property
+    def warps(self) -> int:
+        bm, bn, _ = self.block
+        wm, wn = self.warp_tile
+        return (bm // wm) * (bn // wn)
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps
+
+    def tiles(self, layout: str) -> tuple[SmemTileSpec, SmemTileSpec]:
+        bm, bn, bk = self.block
+        a = SmemTileSpec(bm, bk, self.smem)
+        b = SmemTileSpec(bn, bk, self.smem) if layout == "tn" else SmemTileSpec(bk, bn, self.smem)
+        return a, b
+
+    def smem_bytes(self, layout: str) -> int:
+        """Dynamic shared memory the kernel asks for (Config::SMEM_BYTES)."""
+        a, b = self.tiles(layout)
+        align = max(a.align, b.align if layout == "tn" else 128)
+        return self.stages * (a.bytes + b.bytes) + align - 16
+
+    @property
+    def registers_floor(self) -> int:
+        """Accumulator + double-buffered fragment registers per thread (a lower bound)."""
+        wm, wn = self.warp_tile
+        mi, ni = wm // 16, wn // 8
+        return mi * ni * (4 if self.acc == "f32" else 2) + 2 * (4 * mi + 2 * ni)
+
+    @property
+    def ident(self) -> str:
+        """The procedural name of the instantiation (without its layouts): names files, symbols, tags."""
+        bm, bn, bk = self.block
+        wm, wn = self.warp_tile
+        return (f"{bm}x{bn}x{bk}_w{wm}x{wn}_s{self.stages}_{self.smem}_g{self.group}_"
+                f"k{MMA_K[self.mma]}_{self.acc}acc_{self.epilogue}")
+
+    @property
+    def layout_name(self) -> str:
+        return "both" if set(self.layouts) == {"tn", "tt"} else self.layouts[0]
+
+    # -- checks ----------------------------------------------------------------------------------
+    def problems(self) -> list[str]:
+        """Every reason this configuration cannot work (empty when it can)."""
+        out: list[str] = []
+        bm, bn, bk = self.block
+        wm, wn = self.warp_tile
+        if bk < 16 or not _pow2(bk):
+            out.append(f"BK={bk} must be a power of two >= 16 (the k step of ldmatrix.x4 + mma is 16)")
+        if wm % 16 or wn % 16:
+            out.append(f"warp tile {wm}x{wn} must be a multiple of 16x16 (m16 A tiles; ldmatrix.x4 loads two n8 B tiles)")
+        if bm % wm or bn % wn:
+            out.append(f"warp tile {wm}x{wn} does not divide the block tile {bm}x{bn}")
+        if out:
+            return out
+        if self.warps > 32:
+            out.append(f"{self.warps} warps is more than a block's 32 (1024 threads)")
+        if not 1 <= self.stages <= 8:
+            out.append(f"stages={self.stages} must be 1..8")
+        if self.group < 1:
+            out.append(f"group={self.group} must be >= 1")
+        for name, value, choices in (("smem", self.smem, SMEM_LAYOUTS), ("mma", self.mma, MMA_SHAPES),
+                                     ("epilogue", self.epilogue, EPILOGUES), ("acc", self.acc, ACCS)):
+            if value not in choices:
+                out.append(f"{name}={value!r} must be one of {list(choices)}")
+        if not self.layouts or any(l not in ("tn", "tt") for l in self.layouts):
+            out.append(f"layouts {self.layouts} must be tn and/or tt")
+        if out:
+            return out
+        regs = self.registers_floor
+        if regs > REG_BUDGET:
+            out.append(f"warp tile {wm}x{wn} needs {regs} registers per thread for accumulators and fragments alone "
+                       f"(more than {REG_BUDGET} leaves no room below the 255-register limit: it would spill)")
+        for layout in self.layouts:
+            a, b = self.tiles(layout)
+            for tile, what in ((a, "A"), (b, f"B ({layout})")):
+                if self.threads % tile.cpr:
+                    out.append(f"{self.threads} threads cannot share the {tile.cpr} 16-byte chunks of a {what} tile row evenly")
+                if self.smem == "swizzle" and not (tile.cpr in (2, 4) or tile.cpr % 8 == 0):
+                    out.append(f"the XOR swizzle needs 2, 4 or a multiple of 8 chunks per row; the {what} tile has {tile.cpr}")
+            if layout == "tt" and self.smem == "swizzle" and b.cpr < 4:
+                out.append(f"tt with the swizzle needs BN >= 32 (BN={bn})")
+            need = self.smem_bytes(layout)
+            if need > SMEM_LIMIT:
+                out.append(f"{self.stages} stages of {bm}x{bk} A + {bn}x{bk} B tiles ({self.smem}) need {need:,} bytes of "
+                           f"shared memory, more than the {SMEM_LIMIT:,} a block can have")
+        return sorted(set(out), key=out.index)
+
+    def validate(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise InvalidConfig("; ".join(problems))
+
+    # -- rendering -------------------------------------------------------------------------------
+    def symbol(self, layout: str | None = None) -> str:
+        """extern "C" symbol: the entry (layout None: gc_mma_sync_<ident>_<tn|tt|both>) or one layout's
+        launcher (gc_mma_sync_<ident>_<layout>_launch), which the entry calls."""
+        base = f"gc_mma_sync_{self.ident}"
+        return f"{base}_{self.layout_name}" if layout is None else f"{base}_{layout}_launch"
+
+    def tag(self, layout: str) -> str:
+        """The type naming one layout's kernels (it appears in their mangled names)."""
+        return f"gc_mma_sync_{self.ident}_{layout}_tag"
+
+    def instance_filename(self, layout: str) -> str:
+        return f"mma_sync_{self.ident}_{layout}.cu"
+
+    @property
+    def entry_filename(self) -> str:
+        return f"mma_sync_{self.ident}_{self.layout_name}_entry.cu"
+
+    def render_instance(self, layout: str) -> str:
+        bm, bn, bk = self.block
+        wm, wn = self.warp_tile
+        args = ", ".join(str(x) for x in (
+            bm, bn, bk, wm, wn, self.stages, SMEM_TAG[self.smem], self.group, MMA_K[self.mma],
+            "true" if self.acc == "f16" else "false", EPI_TAG[self.epilogue], "true" if layout == "tn" else "false",
+        ))
+        sym, tag = self.symbol(layout), self.tag(layout)
+        cfg = f"gc_mma_sync_{self.ident}_{layout}_config"
+        return (
+            f"// Generated by gemmcompare/implementations/mma_sync.py: one instantiation of mma_sync.cuh.\n"
+            f"// {self.ident}, layout {layout} (A row-major, B {'column' if layout == 'tn' else 'row'}-major, C row-major)\n"
+            f'#include "mma_sync/mma_sync.cuh"\n'
+            f"\n"
+            f"struct {tag};  // names the kernels in the ptxas report\n"
+            f"using {cfg} = gc::mma::Config<{args}>;\n"
+            f"\n"
+            f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
+            f'  return gc::mma::launch<{cfg}, {tag}>(args, "{sym}", err, err_len);\n'
+            f"}}\n"
+        )
+
+    def render_entry(self) -> str:
+        decls = "".join(
+            f'extern "C" int {self.symbol(l)}(const gc_gemm_args* args, char* err, size_t err_len);\n'
+            for l in self.layouts
+        )
+        branches = "".join(
+            f"  if (args->order_b == {'GC_COL' if l == 'tn' else 'GC_ROW'}) return {self.symbol(l)}(args, err, err_len);\n"
+            for l in self.layouts
+        )
+        return (
+            f"// Generated by gemmcompare/implementations/mma_sync.py: the entry of {self.ident}\n"
+            f"// ({'/'.join(self.layouts)}), dispatching on B's storage order.\n"
+            f'#include "gemmcompare/gemm_abi.h"\n'
+            f"\n"
+            f"{decls}"
+            f"\n"
+            f'extern "C" int {self.symbol()}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
+            f'  if (!args) return gc_fail(err, err_len, "null arguments");\n'
+            f"{branches}"
+            f'  return gc_fail(err, err_len, "mma_sync {self.ident}: built for layouts {"/".join(self.layouts)} only");\n'
+            f"}}\n"
+        )
+
+    def sources(self) -> tuple[KernelSource, ...]:
+        out = [KernelSource(self.instance_filename(l), text=self.render_instance(l)) for l in self.layouts]
+        out.append(KernelSource(self.entry_filename, text=self.render_entry()))
+        return tuple(out)
+
+    @property
+    def kernel_filter(self) -> str:
+        alts = "|".join(self.layouts)
+        return rf"gc_mma_sync_{re.escape(self.ident)}_(?:{alts})_tag"
+
+    def params(self) -> dict[str, Any]:
+        """The canonical parameters (the implementation's name is built from these)."""
+        return {
+            "block": tuple(self.block), "warp_tile": tuple(self.warp_tile), "warps": self.warps,
+            "stages": self.stages, "smem": self.smem, "group": self.group, "mma": self.mma,
+            "epilogue": self.epilogue, "acc": self.acc, "layout": self.layout_name,
+        }
+
+
+def derive_warp_tile(block: tuple[int, int, int], warps: int) -> tuple[int, int]:
+    """The most square warp tile (multiples of 16) that splits `block` among `warps` warps: the one
+    that reads the fewest shared-memory bytes per MMA (WM + WN smallest for WM * WN fixed)."""
+    bm, bn, _ = block
+    best = None
+    for wy in range(1, warps + 1):
+        if warps % wy:
+            continue
+        wx = warps // wy
+        if bm % wy or bn % wx:
+            continue
+        wm, wn = bm // wy, bn // wx
+        if wm % 16 or wn % 16:
+            continue
+        key = (wm + wn, -wn)
+        if best is None or key < best[0]:
+            best = (key, (wm, wn))
+    if best is None:
+        raise InvalidConfig(f"{warps} warps cannot split a {bm}x{bn} block into warp tiles that are multiples of 16x16")
+    return best[1]
+
+
+def config_from_params(params: dict[str, Any]) -> MmaSyncConfig:
+    """Spec parameters -> a checked MmaSyncConfig. Raises InvalidConfig with the reason."""
+    block = tuple(params.get("block") or MmaSyncConfig.block)
+    if len(block) != 3 or any(not isinstance(v, int) or v <= 0 for v in block):
+        raise InvalidConfig(f"block must be three positive integers, got {block}")
+    warps, warp_tile = params.get("warps"), params.get("warp_tile")
+    if warp_tile is not None:
+        warp_tile = tuple(warp_tile)
+        if len(warp_tile) != 2 or any(not isinstance(v, int) or v <= 0 for v in warp_tile):
+            raise InvalidConfig(f"warp_tile must be two positive integers, got {warp_tile}")
+    else:
+        warp_tile = derive_warp_tile(block, warps if warps is not None else 8)
+    layout = params.get("layout") or "both"
+    if layout not in LAYOUT_CHOICES:
+        raise InvalidConfig(f"layout={layout!r} must be one of {list(LAYOUT_CHOICES)}")
+    cfg = MmaSyncConfig(
+        block=block, warp_tile=warp_tile,
+        stages=int(params.get("stages") if params.get("stages") is not None else MmaSyncConfig.stages),
+        smem=params.get("smem") or MmaSyncConfig.smem,
+        group=int(params.get("group") if params.get("group") is not None else MmaSyncConfig.group),
+        mma=params.get("mma") or MmaSyncConfig.mma,
+        epilogue=params.get("epilogue") or MmaSyncConfig.epilogue,
+        acc=params.get("acc") or MmaSyncConfig.acc,
+        layouts=("tn", "tt") if layout == "both" else (layout,),
+    )
+    cfg.validate()
+    if warps is not None and params.get("warp_tile") is not None and warps != cfg.warps:
+        raise InvalidConfig(f"warps={warps} does not match warp_tile {warp_tile[0]}x{warp_tile[1]} on a "
+                            f"{block[0]}x{block[1]} block ({cfg.warps} warps)")
+    return cfg
+
+
+class MmaSyncKernel(AbiKernel):
+    family = "mma_sync"
+    min_cc = 80  # cp.async, ldmatrix, mma.sync m16n8k16
+    build_group = "mma_sync"
+    include_dirs = (str(EXTENSIONS_DIR),)
+    constraints = Constraints()  # any m, n, k; ragged tails are zero-filled in shared memory
+
+    def __init__(self, cfg: MmaSyncConfig):
+        super().__init__("", cfg.params())
+        self.config = cfg
+        self.entry_symbol = cfg.symbol()
+        self.kernel_filter = cfg.kernel_filter
+        self.description = (
+            f"mma.sync {cfg.mma} + ldmatrix + cp.async, {cfg.block[0]}x{cfg.block[1]}x{cfg.block[2]} block, "
+            f"{cfg.warp_tile[0]}x{cfg.warp_tile[1]} warp tile ({cfg.warps} warps), {cfg.stages} stages, {cfg.smem} "
+            f"shared memory, raster group {cfg.group}, {cfg.acc} accumulator"
+            + (" (FP16-accumulate canary: declares the f32-accumulate contracts on purpose)" if cfg.acc == "f16" else "")
+            + ("" if cfg.epilogue == "plain" else ", fused bias+ReLU")
+        )
+        self.contract_support = ContractSupport(
+            inputs=frozenset({DType.F16}),
+            outputs=frozenset({DType.F32}),
+            accumulators=frozenset({DType.F32} | ({DType.F16} if cfg.acc == "f16" else set())),
+            layouts=layouts(*cfg.layouts),
+            epilogues=frozenset({Epilogue.BIAS_RELU if cfg.epilogue == "bias_relu" else Epilogue.NONE}),
+        )
+
+    def sources(self):
+        return self.config.sources()
+
+
+def _check_block(v) -> str | None:
+    if len(v) != 3:
+        return "block is [BM, BN, BK]"
+    if v[2] % 16:
+        return f"BK={v[2]} must be a multiple of 16"
+    return None
+
+
+PARAMS = [
+    FamilyParam("block", "shape", default=MmaSyncConfig.block, length=3, help="block tile [BM, BN, BK]",
+                validate=_check_block),
+    FamilyParam("warps", "int", default=None, help="warps per block (derives the warp tile; default 8)"),
+    FamilyParam("warp_tile", "shape", default=None, length=2, help="warp tile [WM, WN] (derives warps)"),
+    FamilyParam("stages", "int", default=MmaSyncConfig.stages, help="shared-memory pipeline stages, 1..8"),
+    FamilyParam("smem", "choice", default=MmaSyncConfig.smem, choices=SMEM_LAYOUTS, help="shared-memory layout"),
+    FamilyParam("group", "int", default=MmaSyncConfig.group, help="grouped raster: block rows per group (1 = row-major)"),
+    FamilyParam("mma", "choice", default=MmaSyncConfig.mma, choices=MMA_SHAPES, help="mma.sync shape"),
+    FamilyParam("epilogue", "choice", default=MmaSyncConfig.epilogue, choices=EPILOGUES, help="fused epilogue"),
+    FamilyParam("acc", "choice", default=MmaSyncConfig.acc, choices=ACCS,
+                help="accumulator; f16 is a canary that also claims the f32-accumulate contracts"),
+    FamilyParam("layout", "choice", default="both", choices=LAYOUT_CHOICES,
+                help="B storage order(s) to build: tn (column-major B), tt (row-major B) or both"),
+]
+
+
+def make(params: dict[str, Any]) -> MmaSyncKernel:
+    return MmaSyncKernel(config_from_params(params))
+
+
+register_family(Family(
+    "mma_sync", PARAMS, make,
+    description="hand-written mma.sync + ldmatrix + cp.async multistage GEMM (f16 in, f32 out), any m, n, k",
+))

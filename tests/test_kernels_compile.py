@@ -1,0 +1,185 @@
+"""Compile tests (nvcc, no GPU): every lab kernel translation unit and a representative set of mma_sync
+instantiations, for sm_80 and sm_90a, compiled exactly as a JIT build compiles them (same flags, same
+include folders, from each implementation's own build request), then the ptxas report is checked:
+no spills on the main variants, every kernel attributed by the implementation's kernel_filter.
+
+Also builds and runs extensions/mma_sync/host_check.cu: the mma_sync kernel's own index arithmetic
+(shared layouts, chunk copies, ldmatrix lane addresses, accumulator coordinates, raster) on the CPU
+against emulated cp.async / ldmatrix / mma.sync, over ragged shapes, bit for bit.
+
+All translation units are compiled once, in parallel (one nvcc per core), by a module fixture; each
+test then reads its result. About 3 minutes on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gemmcompare.build import toolchain
+from gemmcompare.build.ptxas import parse_ptxas, summarize_for
+from gemmcompare.errors import ToolchainError
+from gemmcompare.implementations import FAMILIES, instantiate
+from gemmcompare.implementations.lab import RUNGS, WARP_TILES
+
+pytestmark = pytest.mark.compile
+
+ARCHS = ("sm_80", "sm_90a")
+
+# The representative mma_sync set: TN and TT, swizzle / padded / row, 1 to 4 stages, BK 16 to 64,
+# m16n8k8, the f16-accumulate canary, the fused bias + ReLU epilogue. Every instance TU holds both the
+# aligned (cp.async) and the general (element-wise) kernel.
+MMA_SET = {
+    "default": {},
+    "bk32_s4": {"block": (128, 256, 32), "stages": 4, "layout": "tn"},
+    "padded_256x128": {"block": (256, 128, 32), "stages": 3, "smem": "padded", "group": 1, "layout": "tn"},
+    "k8_s4": {"mma": "m16n8k8", "stages": 4, "layout": "tn"},
+    "f16acc": {"acc": "f16"},
+    "bias_relu": {"epilogue": "bias_relu"},
+    "row_s2_4warps": {"block": (128, 128, 32), "warps": 4, "stages": 2, "smem": "row", "layout": "tt"},
+    "s1_small": {"block": (64, 64, 32), "warps": 4, "stages": 1, "layout": "tn"},
+    "bk16_tt": {"block": (128, 128, 16), "warps": 4, "stages": 3, "layout": "tt"},
+}
+
+
+def _lab_impls():
+    out = {r.variant: r.make() for r in RUNGS}
+    for wt in WARP_TILES:
+        out[f"wmma_staged_{wt[0]}x{wt[1]}"] = instantiate(FAMILIES["lab.wmma_staged"], {"warp_tile": wt})
+    return out
+
+
+def _mma_impls():
+    return {name: instantiate(FAMILIES["mma_sync"], params) for name, params in MMA_SET.items()}
+
+
+@dataclass
+class Compiled:
+    key: str
+    filename: str
+    returncode: int
+    log: str
+    seconds: float
+    kernels: list
+
+    def spills(self):
+        return [(k["demangled"][:120], k["spill_stores"], k["spill_loads"]) for k in self.kernels
+                if k["spill_stores"] or k["spill_loads"]]
+
+
+def _nvcc_or_skip():
+    try:
+        toolchain.nvcc_version()
+        return toolchain.nvcc_path()
+    except (ToolchainError, OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"nvcc is not available, so kernels cannot be compiled here: {exc}")
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """Compile every TU of every implementation above for every arch, in parallel. Key: (impl key, arch,
+    filename) -> Compiled."""
+    _nvcc_or_skip()
+    out_dir = tmp_path_factory.mktemp("kernels")
+    jobs = []
+    for family, impls in (("lab", _lab_impls()), ("mma", _mma_impls())):
+        for key, impl in impls.items():
+            assert not hasattr(impl, "reason"), f"{key}: {getattr(impl, 'reason', '')}"
+            for arch in ARCHS:
+                req = impl.build_request(arch)
+                for src in req.sources:
+                    jobs.append((f"{family}:{key}", arch, src, req))
+    # Shared TUs (the same instance in two implementations) compile once.
+    unique = {}
+    for fam_key, arch, src, req in jobs:
+        unique.setdefault((arch, src.filename), (src, req))
+
+    def build(item):
+        (arch, filename), (src, req) = item
+        folder = out_dir / arch
+        folder.mkdir(exist_ok=True)
+        path = Path(src.path) if src.path is not None else folder / filename
+        if src.path is None:
+            path.write_text(src.text)
+        t0 = time.time()
+        res = toolchain.compile_object(path, arch, folder / (filename + ".o"), extra_flags=req.cuda_flags,
+                                       include_dirs=req.include_dirs, uses_cutlass=req.uses_cutlass)
+        log = res.stdout + res.stderr
+        return (arch, filename), Compiled(filename, filename, res.returncode, log, time.time() - t0, parse_ptxas(log))
+
+    workers = max(1, os.cpu_count() or 1)
+    with cf.ThreadPoolExecutor(workers) as pool:
+        done = dict(pool.map(build, unique.items()))
+    return {(fam_key, arch, src.filename): done[(arch, src.filename)] for fam_key, arch, src, _ in jobs}
+
+
+def _results(compiled, prefix, arch):
+    return {fn: c for (k, a, fn), c in compiled.items() if k == prefix and a == arch}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("key", [r.variant for r in RUNGS] + [f"wmma_staged_{w[0]}x{w[1]}" for w in WARP_TILES])
+def test_lab_kernel_compiles_without_spills(compiled, key, arch):
+    impl = _lab_impls()[key]
+    results = _results(compiled, f"lab:{key}", arch)
+    assert results, f"nothing compiled for {key}"
+    for fn, c in results.items():
+        assert c.returncode == 0, f"{fn} failed to compile for {arch}:\n{c.log[-4000:]}"
+        assert c.kernels, f"{fn}: no ptxas report for {arch}"
+        assert not c.spills(), f"{fn} spills on {arch}: {c.spills()}"
+        mine = summarize_for(c.kernels, impl.kernel_filter)
+        assert mine and len(mine["kernels"]) == len(c.kernels), (
+            f"kernel_filter {impl.kernel_filter!r} does not attribute every kernel of {fn}: {[k['demangled'] for k in c.kernels]}")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("key", list(MMA_SET))
+def test_mma_sync_instance_compiles_without_spills(compiled, key, arch):
+    impl = _mma_impls()[key]
+    results = _results(compiled, f"mma:{key}", arch)
+    assert len(results) == len(impl.config.layouts) + 1  # one TU per layout + the entry
+    for fn, c in results.items():
+        assert c.returncode == 0, f"{fn} failed to compile for {arch}:\n{c.log[-4000:]}"
+        if fn.endswith("_entry.cu"):
+            assert not c.kernels  # the dispatcher holds no kernel
+            continue
+        # The aligned (cp.async) kernel and the general (element-wise) kernel of this instantiation.
+        assert len(c.kernels) == 2, [k["demangled"] for k in c.kernels]
+        assert not c.spills(), f"{fn} spills on {arch}: {c.spills()}"
+        mine = summarize_for(c.kernels, impl.kernel_filter)
+        assert mine and len(mine["kernels"]) == 2
+        assert mine["registers"] <= 255 and mine["stack_bytes"] == 0
+
+
+def test_no_kernel_filter_claims_another_implementations_kernels(compiled):
+    impls = _mma_impls()
+    for key, impl in impls.items():
+        for (k, arch, fn), c in compiled.items():
+            if k.startswith("mma:") and k != f"mma:{key}" and c.kernels:
+                if fn in {s.filename for s in impl.sources()}:
+                    continue  # a TU shared by two implementations (same instantiation)
+                assert not summarize_for(c.kernels, impl.kernel_filter), f"{key}'s filter matches {fn}"
+
+
+def test_mma_sync_index_math_on_the_host(tmp_path):
+    """The kernel's own address code against emulated cp.async / ldmatrix / mma.sync, bit for bit."""
+    nvcc = _nvcc_or_skip()
+    src = toolchain.EXTENSIONS_DIR / "mma_sync" / "host_check.cu"
+    exe = tmp_path / "host_check"
+    flags = [f for f in toolchain.kernel_cuda_flags("sm_80") if f not in ("-O3", "-Xptxas=-v")] + ["-O2"]
+    cmd = [str(nvcc), *flags, str(src), "-o", str(exe), f"-I{toolchain.ABI_INCLUDE_DIR}", f"-I{toolchain.EXTENSIONS_DIR}"]
+    build = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+    assert "PASSED: 0 failure(s)" in run.stdout
+    # padded and swizzled layouts are conflict-free for ldmatrix; row-major is not (the baseline)
+    lines = [ln for ln in run.stdout.splitlines() if ln.startswith("ok ")]
+    assert len(lines) >= 20
+    assert all("1-way" in ln for ln in lines if " Row " not in ln)
