@@ -1,0 +1,101 @@
+"""The families: one table row per family, everything gemmcompare knows about it.
+
+A row names the family's configuration dataclass (its fields and rules, config.py), its two templates
+(cutlass_configs/templates/), the function that fills the family's own placeholders (the common ones are
+in render.common_values), and the pattern of its kernels' names in the ptxas report.
+
+Adding a family = its templates + one row here (+ a dataclass in config.py if its fields are new; a
+family with the fields of an existing one subclasses it and changes FAMILY and NAME_PREFIX). See docs/cutlass.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import tags
+from .config import ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config
+
+
+# -- each family's own placeholder values (C++ spellings come from tags.py) ---------------------------------
+
+
+def _sm80_values(c: Sm80Config) -> dict[str, object]:
+    wm, wn, wk = c.warp
+    im, in_, ik = c.instruction
+    return {
+        "warp_m": wm, "warp_n": wn, "warp_k": wk,
+        "inst_m": im, "inst_n": in_, "inst_k": ik,
+        "opclass": tags.SM80_OPCLASS[c.opclass],
+        "arch_tag": tags.ARCH_TAG[80],  # SM86/89/90 run the SM80 kernels; the arch field only sets the budget
+        "math_operator": tags.SM80_MATH_OPERATOR,
+        "swizzle": tags.sm80_swizzle(c.swizzle),
+        "stages": c.stages,
+        "alignment": c.alignment,
+        "alignment_c": c.c_alignment,
+        "alignment_partial": c.partial_alignment,
+        "split_k": c.split_k,
+        "split_k_mode": tags.SM80_SPLIT_K[c.split_k],
+        "slices": c.slices,
+    }
+
+
+def _sm90_values(c: Sm90Config) -> dict[str, object]:
+    schedule = tags.SM90_SCHEDULES[c.schedule]
+    return {
+        "cluster_m": c.cluster[0],
+        "cluster_n": c.cluster[1],
+        "kernel_schedule": schedule.kernel,
+        "epilogue_schedule": schedule.tma_epilogue if c.epilogue == "tma" else tags.SM90_NOSMEM_EPILOGUE,
+        "tile_scheduler": tags.SM90_TILE_SCHEDULERS[c.scheduler],
+        "stage_count": tags.sm90_stage_count(c.stages),
+        "alignment": c.alignment,
+        "alignment_d": c.d_alignment,
+        "raster": c.raster,
+        "raster_code": tags.SM90_RASTER[c.raster][0],
+        "swizzle": c.swizzle,
+        "decomposition": c.decomposition,
+        "decomposition_code": tags.SM90_DECOMPOSITION[c.decomposition][0],
+        "splits": c.splits,
+    }
+
+
+def _cute_values(c: CuteSm80Config) -> dict[str, object]:
+    order_a, order_b = c.orders
+    return {
+        "warps_m": c.warps[0],
+        "warps_n": c.warps[1],
+        "stages": c.stages,
+        "mma_atom": tags.CUTE_MMA_ATOMS[(c.dtype, c.acc, c.atom)],
+        "a_k_major": tags.cpp_bool(tags.k_major("a", order_a)),
+        "b_k_major": tags.cpp_bool(tags.k_major("b", order_b)),
+        "swizzle": c.swizzle,
+    }
+
+
+@dataclass(frozen=True)
+class Family:
+    config: type[GemmConfig]  # its fields, defaults and rules
+    kernel_template: str  # -> <kernel_name>_kernel.cu: every template parameter (the expensive TU)
+    entry_template: str  # -> <procedural_name>.cu: the ABI entry with the run-time arguments
+    values: Callable[[GemmConfig], dict[str, object]]  # the family's own placeholders
+    kernel_filter: str  # regex matching its kernels' (mangled) names in the ptxas report
+
+    @property
+    def name(self) -> str:
+        return self.config.FAMILY
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family(Sm80Config, "sm80_kernel.cu.tmpl", "sm80_entry.cu.tmpl", _sm80_values, r"Kernel2|ReduceSplitK"),
+    Family(Sm90Config, "sm90_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_values, r"device_kernel"),
+    Family(CuteSm80Config, "cute_sm80_kernel.cu.tmpl", "cute_sm80_entry.cu.tmpl", _cute_values,
+           r"cute_sm80_gemm_kernel"),
+)}
+
+
+def family(name: str) -> Family:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise ConfigError(f"unknown family {name!r} (families: {', '.join(FAMILIES)})") from None

@@ -1,0 +1,145 @@
+"""CUTLASS and CuTe GEMMs: configurations from cutlass_configs/ as implementations.
+
+Two registered families:
+
+- `cutlass`: a named configuration, a family's fields, or both (fields given next to `config` override
+  the named entry's). Any field may be a list: the spec expands the product.
+      cutlass: {config: sm90_coop_128x256x64_c1x1}
+      cutlass: {config: [sm80_128x256x32_3st, cute_128x256x32_w2x4_4st], dtype: [f16, bf16]}
+      cutlass: {family: sm90, tile: [[128, 128, 64], [128, 256, 64]], cluster: [[1, 1], [2, 1]],
+                schedule: [cooperative, pingpong]}
+- `cute`: the CuTe kernel's fields only (`cute: {tile: [128, 256, 32], warps: [2, 4]}` is
+  `cutlass: {family: cute_sm80, tile: [128, 256, 32], warps: [2, 4]}`).
+
+Every configuration's rows are named `cutlass.<procedural name>`. The dtypes and layouts are fields of
+the configuration: under a contract it was not compiled for, an implementation is a SKIP with the reason.
+A combination that cannot work (shared memory, divisibility, schedule rules...) is an InvalidConfig,
+which the planner turns into SKIP rows before anything is compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..build.request import KernelSource
+from ..cutlass import families as cutlass_families
+from ..cutlass import render
+from ..cutlass.catalog import catalog, lookup
+from ..cutlass.config import ConfigError, CuteSm80Config, Field, GemmConfig
+from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, layouts
+from .registry import Family, InvalidConfig, register_family
+
+
+class CutlassKernel(AbiKernel):
+    """One rendered CUTLASS/CuTe configuration, built as its own extension (build group = its kernel)."""
+
+    family = "cutlass"
+    uses_cutlass = True
+    has_workspace = True
+
+    def __init__(self, config: GemmConfig, catalog_name: str | None = None):
+        # params: every field, for the rows' receipts and the reports' sweep axes (see `name`).
+        super().__init__(config.procedural_name, {"family": config.FAMILY, **config.as_fields()})
+        self.config = config
+        self.catalog_name = catalog_name
+        self.min_cc = config.min_cc
+        self.arch_specific = config.arch_specific
+        self.description = config.describe() + (f" (catalog entry {catalog_name})" if catalog_name else "")
+        self.contract_support = ContractSupport(
+            inputs=frozenset({config.input_type.storage}),
+            outputs=frozenset({config.out_dtype}),
+            accumulators=frozenset({config.acc_dtype}),
+            maths=frozenset({config.math}),
+            layouts=layouts(config.layout),
+            alpha_beta=config.READS_C,  # sm90 has no C operand: alpha only, beta must be 0
+        )
+        pad = config.pad_multiples()
+        self.constraints = Constraints(pad_to=None if pad == (1, 1, 1) else pad, index_bits=config.INDEX_BITS)
+        # Configurations that differ only in run-time arguments share the (expensive) kernel TU: the
+        # builder merges requests of one group into one extension and de-duplicates the kernel file.
+        self.build_group = f"cutlass_{config.kernel_name}"
+        self.entry_symbol = render.entry_symbol(config)
+        self.kernel_filter = cutlass_families.family(config.FAMILY).kernel_filter
+
+    def sources(self):
+        return tuple(KernelSource(filename=s.filename, text=s.text) for s in render.render(self.config))
+
+    @property
+    def name(self) -> str:
+        """`cutlass.<procedural name>`: the procedural name already spells every parameter."""
+        return f"{self.family}.{self.variant}"
+
+
+# -- spec parameters ----------------------------------------------------------------------------------
+
+
+def _family_param(field: Field) -> FamilyParam:
+    return FamilyParam(name=field.name, kind=field.kind, default=None, choices=tuple(field.choices),
+                       length=field.length, help=field.help)
+
+
+def _union_fields(classes) -> list[Field]:
+    """Each field name once, in first-seen order. A name several families share gets the union of their
+    choices, and each family's help where they differ (`swizzle` means three things)."""
+    seen: dict[str, list[tuple[str, Field]]] = {}
+    for cls in classes:
+        for f in cls.FIELDS:
+            seen.setdefault(f.name, []).append((cls.FAMILY, f))
+    merged = []
+    for name, uses in seen.items():
+        first = uses[0][1]
+        choices = tuple(dict.fromkeys(c for _, f in uses for c in f.choices))
+        helps = {f.help for _, f in uses}
+        help_text = first.help if len(helps) == 1 else "; ".join(f"{fam}: {f.help}" for fam, f in uses)
+        merged.append(Field(name, first.kind, choices, first.length, help_text, first.runtime))
+    return merged
+
+
+def _catalog_names(families: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    return tuple(sorted(n for n, e in catalog().items() if families is None or e.config.FAMILY in families))
+
+
+def make_kernel(params: dict[str, Any], pinned_family: str | None = None) -> CutlassKernel:
+    """The factory of both registered families: a catalog entry and/or a family, plus field overrides."""
+    given = {k: v for k, v in params.items() if v is not None}
+    name = given.pop("config", None)
+    family = given.pop("family", None) or pinned_family
+    try:
+        if name is not None:
+            try:
+                entry = lookup(name)
+            except KeyError:
+                raise InvalidConfig(f"no configuration named {name!r} in cutlass_configs/") from None
+            if family and family != entry.config.FAMILY:
+                raise InvalidConfig(f"configuration {name} is family {entry.config.FAMILY}, not {family}")
+            config = entry.config.replace(**given) if given else entry.config
+            return CutlassKernel(config, entry.name)
+        if family is None:
+            raise InvalidConfig(f"name a configuration (config: NAME) or a family (family: {'|'.join(cutlass_families.FAMILIES)})")
+        return CutlassKernel(cutlass_families.family(family).config.from_fields(given))
+    except ConfigError as exc:
+        raise InvalidConfig(str(exc)) from None
+
+
+def _register() -> None:
+    cutlass_params = [
+        FamilyParam("config", "choice", None, _catalog_names(), help="a configuration of cutlass_configs/*.yaml"),
+        FamilyParam("family", "choice", None, tuple(cutlass_families.FAMILIES),
+                    help=" | ".join(cutlass_families.FAMILIES)),
+    ] + [_family_param(f) for f in _union_fields(f.config for f in cutlass_families.FAMILIES.values())]
+    register_family(Family(
+        "cutlass", cutlass_params, lambda params: make_kernel(params),
+        description="CUTLASS 2.x (sm80), CUTLASS 3.x (sm90) and CuTe (cute_sm80) GEMMs from cutlass_configs/",
+    ))
+    cute_params = [
+        FamilyParam("config", "choice", None, _catalog_names(("cute_sm80",)), help="a cute_sm80 configuration"),
+    ] + [_family_param(f) for f in CuteSm80Config.FIELDS]
+    register_family(Family(
+        "cute", cute_params, lambda params: make_kernel(params, pinned_family="cute_sm80"),
+        description="the CuTe kernel of cutlass_configs/templates/cute_sm80_kernel.cu.tmpl (family cute_sm80)",
+    ))
+
+
+_register()
+
+__all__ = ["CutlassKernel", "make_kernel"]

@@ -1,0 +1,23 @@
+// cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel_slices4
+//
+// Entry point of one SM80 configuration: the compiled kernel cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel
+// with its run-time arguments. Rendered by gemmcompare from cutlass_configs/templates/sm80_entry.cu.tmpl.
+#include "gemmcompare/gemm_abi.h"
+
+// Defined in cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel_kernel.cu (sm80_kernel.cu.tmpl).
+extern "C" size_t gc_kernel_cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel_workspace_bytes(
+    const gc_gemm_args* args, int slices);
+extern "C" int gc_kernel_cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel(
+    const gc_gemm_args* args, int slices, char* err, size_t err_len);
+
+namespace {
+constexpr int kSlices = 4;  // split-K partitions (1: no split)
+}  // namespace
+
+extern "C" size_t gc_cutlass_cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel_slices4_workspace_bytes(const gc_gemm_args* args) {
+  return gc_kernel_cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel_workspace_bytes(args, kSlices);
+}
+
+extern "C" int gc_cutlass_cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel_slices4(const gc_gemm_args* args, char* err, size_t err_len) {
+  return gc_kernel_cutlass2x_sm80_tensorop_f16_f32_f32_128x128x32_64x64x32_16x8x16_4st_swz8_tn_align8_splitkparallel(args, kSlices, err, err_len);
+}

@@ -1,0 +1,99 @@
+"""nvcc compile tests of rendered CUTLASS/CuTe configurations: no GPU needed, slow (marked `compile`).
+
+Each case renders a catalog configuration and compiles its kernel TU and its entry TU with
+toolchain.compile_object, exactly as the JIT build compiles them. All TUs compile in parallel (one nvcc
+per core); on a 2-core machine the file takes 1-2 minutes (measured 71 s and 127 s, depending on load),
+the SM90 and CuTe kernel TUs being the slowest (35-75 s each).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from gemmcompare.build import toolchain
+from gemmcompare.cutlass import render
+from gemmcompare.cutlass.catalog import lookup
+from gemmcompare.cutlass.families import family
+from gemmcompare.errors import ToolchainError
+
+pytestmark = pytest.mark.compile
+
+# (catalog entry, architecture): one of each family, plus the template paths that compile different code.
+CASES = [
+    ("sm80_128x256x32_3st", "sm_80"),                    # CUTLASS 2.x GemmUniversal
+    ("sm80_128x128x32_4st_splitk_parallel4", "sm_80"),   # + ReduceSplitK
+    ("sm90_coop_128x256x64_c1x1", "sm_90a"),             # CUTLASS 3.x CollectiveBuilder, TMA + wgmma
+    ("cute_128x256x32_w2x4_4st", "sm_80"),               # the CuTe kernel, K-major operands (ldmatrix)
+    ("cute_128x128x32_w2x2_3st_nt", "sm_80"),            # the CuTe kernel, MN-major operands (ldmatrix.trans)
+]
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    try:
+        toolchain.nvcc_path()
+        toolchain.cutlass_include_dirs()
+    except ToolchainError as exc:
+        pytest.skip(str(exc))
+    out_dir = tmp_path_factory.mktemp("cutlass_compile")
+    jobs = []
+    for name, arch in CASES:
+        for source in render.render(lookup(name).config):
+            path = out_dir / source.filename
+            path.write_text(source.text)
+            jobs.append((name, arch, path))
+
+    def compile_one(job):
+        name, arch, path = job
+        start = time.monotonic()
+        result = toolchain.compile_object(path, arch, path.with_suffix(".o"), uses_cutlass=True)
+        return (name, path.name), (result, time.monotonic() - start)
+
+    # Heaviest first, so the longest TU does not start last.
+    jobs.sort(key=lambda j: (not j[1].endswith("a"), not j[2].name.endswith("_kernel.cu")))
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        results = dict(pool.map(compile_one, jobs))
+    wall = time.monotonic() - start
+    print(f"\ncompiled {len(jobs)} TUs in {wall:.0f} s wall:")
+    for (name, filename), (_, seconds) in sorted(results.items(), key=lambda kv: -kv[1][1]):
+        print(f"  {seconds:6.1f} s  {filename}")
+    return results
+
+
+def _report(results, name: str, kernel: bool) -> tuple[str, float]:
+    config = lookup(name).config
+    filename = render.kernel_filename(config) if kernel else render.entry_filename(config)
+    result, seconds = results[(name, filename)]
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"{filename} failed to compile:\n{output[-6000:]}"
+    return output, seconds
+
+
+@pytest.mark.parametrize("name, arch", CASES)
+def test_kernel_tu_compiles_without_spills(compiled, name, arch):
+    output, _ = _report(compiled, name, kernel=True)
+    spills = [int(s) for s in re.findall(r"(\d+) bytes spill stores", output)]
+    assert spills and not any(spills), f"ptxas reports spills: {spills}"
+    functions = re.findall(r"Compiling entry function '(\w+)' for '(\w+)'", output)
+    assert functions and all(target == arch for _, target in functions)
+    pattern = re.compile(family(lookup(name).config.FAMILY).kernel_filter)
+    assert all(pattern.search(fn) for fn, _ in functions), "kernel_filter must match every kernel of the TU"
+
+
+@pytest.mark.parametrize("name, arch", CASES)
+def test_entry_tu_compiles_in_seconds(compiled, name, arch):
+    output, seconds = _report(compiled, name, kernel=False)
+    assert "Compiling entry function" not in output  # host code only: no device functions
+    assert seconds < 60
+
+
+def test_split_k_reduction_is_instantiated_only_where_it_runs(compiled):
+    parallel, _ = _report(compiled, "sm80_128x128x32_4st_splitk_parallel4", kernel=True)
+    plain, _ = _report(compiled, "sm80_128x256x32_3st", kernel=True)
+    assert "ReduceSplitK" in parallel and "ReduceSplitK" not in plain
