@@ -175,6 +175,11 @@ class ProblemExecutor:
                 row.executed_flops = prepared.executed_flops
             if prepared.notes and prepared.notes not in row.notes:
                 row.notes = prepared.notes
+            # One unchecked launch first: the first launch of a kernel loads its module (CUDA's lazy
+            # loading), which waits for the device to be idle and would hide the test below.
+            prepared.launch()
+            wait_stream(self.exp.timing.row_timeout_s, impl.name)
+            torch.cuda.synchronize()
             # A sleep ahead of the poison: work the implementation enqueues on any other stream is not
             # held back by it, runs before the poison lands, and leaves NaN where the result should be.
             torch.cuda._sleep(int(OTHER_STREAM_GUARD_MS * 2.0e6))
