@@ -56,8 +56,8 @@ class _PlantedPrepared(Prepared):
         full = self.a.float() @ self.b.float()
         if self.defect == "skip_last_column":
             self.out[:, :-1] = full[:, :-1]
-        elif self.defect == "wrong_after_first":  # right once, then stale garbage: caught by the timed re-check
-            self.out.copy_(full if self.calls == 1 else full + 1.0)
+        elif self.defect == "wrong_after_two":  # right for the two checking launches, then wrong:
+            self.out.copy_(full if self.calls <= 2 else full + 1.0)  # only the timed re-check can see it
         else:
             self.out.copy_(full)
 
@@ -95,12 +95,12 @@ def test_quickstart_rows_pass_and_are_stored(tmp_path):
 
 def test_planted_defects_fail(tmp_path):
     spec = SPEC.replace("[f16_f32acc_tn, f32_strict_tn]", "[f32_strict_tt]")
-    out = run(tmp_path, spec, [_Planted("zeros"), _Planted("skip_last_column"), _Planted("wrong_after_first"), _Planted("none")])
+    out = run(tmp_path, spec, [_Planted("zeros"), _Planted("skip_last_column"), _Planted("wrong_after_two"), _Planted("none")])
     by = {(r.problem, r.implementation): r for r in out.rows}
     for prob in ("257x263x251", "512x512x512"):
         assert by[(prob, "planted.zeros")].status is Status.FAIL
         assert by[(prob, "planted.skip_last_column")].status is Status.FAIL
         assert "non-finite" in by[(prob, "planted.skip_last_column")].reason
-        assert by[(prob, "planted.wrong_after_first")].status is Status.FAIL
-        assert "last timed launch" in by[(prob, "planted.wrong_after_first")].reason
+        assert by[(prob, "planted.wrong_after_two")].status is Status.FAIL
+        assert "last timed launch" in by[(prob, "planted.wrong_after_two")].reason
         assert by[(prob, "planted.none")].status is Status.PASS
