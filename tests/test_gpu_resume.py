@@ -1,0 +1,62 @@
+"""Resumable runs and a clean Ctrl-C (GPU)."""
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gemmcompare.cli import narrow
+from gemmcompare.runner import Runner, RunOptions
+from gemmcompare.spec import parse_spec
+from gemmcompare.store import Store
+
+pytestmark = pytest.mark.gpu
+
+SPEC = """\
+name: resume
+problems:
+  - sweep: {m: [256, 512, 1024, 2048], n: "=m", k: "=m"}
+contracts: [f16_f32acc_tn]
+implementations: [library.cublas, library.torch_matmul]
+baseline: library.cublas
+timing: {samples: {min: 10, max: 30}}
+"""
+
+
+def test_resume_runs_only_the_missing_rows(tmp_path):
+    exp = parse_spec(SPEC, str(tmp_path / "resume.yaml"))
+    opts = RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False)
+    first = Runner(narrow(exp, None, False, "cublas"), opts).run()  # same spec text, so the same hash
+    assert len(first.rows) == 4
+    opts.resume = first.run_id
+    second = Runner(exp, opts).run()
+    assert second.run_id == first.run_id and second.status == "complete"
+    assert sorted(r.implementation for r in second.rows) == ["library.torch_matmul"] * 4
+    df = Store(tmp_path / "g.db").results(first.run_id)
+    assert len(df) == 8 and df.groupby(["problem", "implementation"]).size().max() == 1
+
+
+def test_ctrl_c_keeps_finished_rows_and_marks_the_run(tmp_path):
+    spec = tmp_path / "resume.yaml"
+    spec.write_text(SPEC.replace("[256, 512, 1024, 2048]", "[256, 512, 1024, 2048, 4096, 8192]"))
+    cmd = [sys.executable, "-m", "gemmcompare.cli", "run", str(spec), "--store", str(tmp_path / "g.db"),
+           "--runs-dir", str(tmp_path / "runs"), "--no-progress", "--no-report"]
+    proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1])
+    store_path = tmp_path / "g.db"
+    deadline = time.time() + 300
+    while time.time() < deadline:  # wait for the first rows to land, then interrupt
+        if store_path.exists() and len(Store(store_path).results()) >= 2:
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=120) == 130
+    run = Store(store_path).find_run("latest")
+    assert run["status"] == "interrupted"
+    kept = len(Store(store_path).results(run["run_id"]))
+    assert 2 <= kept < 12
+    done = subprocess.run(cmd + ["--resume", run["run_id"]], cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0
+    assert len(Store(store_path).results(run["run_id"])) == 12
