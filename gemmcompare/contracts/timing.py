@@ -166,10 +166,11 @@ class Timer:
                 launcher.before_sample()
             self._between_samples()
             starts[i].record()
+            which = (m.batches * count + i) % len(launcher.launches)
             if graph is not None:
-                graph.replay()
+                graph[which].replay()
             else:
-                launcher.launches[(m.batches * count + i) % len(launcher.launches)]()
+                launcher.launches[which]()
             ends[i].record()
         enqueue_ms = (time.perf_counter() - t0) * 1e3
         starved = gate.query()  # the gate already done: the GPU idled waiting for the host
@@ -230,18 +231,22 @@ class Timer:
                 del t0
         return results
 
-    def _capture(self, ln: Launcher):
+    def _capture(self, ln: Launcher) -> list:
+        """One CUDA graph per launcher copy (rotate policy: one per input copy)."""
         torch = self.torch
-        g = torch.cuda.CUDAGraph()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            ln.launches[0]()  # one launch outside the capture, as torch recommends
-        torch.cuda.current_stream().wait_stream(side)
-        with torch.cuda.graph(g):
-            ln.launches[0]()
+        graphs = []
+        for launch in ln.launches:
+            g = torch.cuda.CUDAGraph()
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                launch()  # one launch outside the capture, as torch recommends
+            torch.cuda.current_stream().wait_stream(side)
+            with torch.cuda.graph(g):
+                launch()
+            graphs.append(g)
         torch.cuda.synchronize()
-        return g
+        return graphs
 
     def describe(self) -> dict[str, Any]:
         return {
