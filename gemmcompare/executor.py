@@ -127,6 +127,9 @@ class ProblemExecutor:
                 row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
                 row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
                 row.stack_bytes = res.get("stack_bytes")
+                dynamic = impl.dynamic_smem_bytes()
+                if dynamic:  # ptxas sees only static shared memory
+                    row.smem_bytes = (row.smem_bytes or 0) + dynamic
                 row.arch, row.build_flags, row.build_seconds = ext.plan.arch, ext.plan.cuda_flags_full(), ext.build_seconds
             runnable.append((impl, row, ext))
         if not runnable:

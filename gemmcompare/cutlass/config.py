@@ -465,6 +465,10 @@ class Sm90Config(GemmConfig):
         raw = (m + n) * k * self.in_bits // 8
         return -(-raw // 128) * 128 + 16
 
+    def smem_bytes(self) -> int:
+        """Shared memory the kernel is expected to use: the resolved stages plus the epilogue's carve-out."""
+        return self.resolved_stages() * self.stage_bytes() + self.epilogue_smem_bytes()
+
     def resolved_stages(self) -> int:
         """The stage count the builder will use (StageCountAutoCarveout's arithmetic for auto)."""
         if self.stages != "auto":

@@ -148,6 +148,11 @@ class Implementation(abc.ABC):
     def constraints_summary(self) -> str:
         return ""
 
+    def dynamic_smem_bytes(self) -> int | None:
+        """Dynamic shared memory per block, when the implementation knows it (ptxas reports only the
+        static part); added to the row's smem_bytes."""
+        return None
+
     def required_arch(self) -> str:
         if self.min_cc == 0:
             return "any"

@@ -64,6 +64,11 @@ class CutlassKernel(AbiKernel):
     def sources(self):
         return tuple(KernelSource(filename=s.filename, text=s.text) for s in render.render(self.config))
 
+    def dynamic_smem_bytes(self) -> int | None:
+        """The configuration's shared-memory budget (pipeline stages plus epilogue staging), as validated."""
+        fn = getattr(self.config, "smem_bytes", None)
+        return fn() if fn else None
+
     @property
     def name(self) -> str:
         """`cutlass.<procedural name>`: the procedural name already spells every parameter."""

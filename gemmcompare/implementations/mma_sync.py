@@ -360,6 +360,9 @@ class MmaSyncKernel(AbiKernel):
     def sources(self):
         return self.config.sources()
 
+    def dynamic_smem_bytes(self) -> int:
+        return max(self.config.smem_bytes(layout) for layout in self.config.layouts)
+
 
 def _check_block(v) -> str | None:
     if len(v) != 3:
