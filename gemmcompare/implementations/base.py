@@ -49,7 +49,7 @@ def format_params(params: dict[str, Any]) -> str:
             return "x".join(str(x) for x in v)
         return str(v)
 
-    return ",".join(f"{k}={fmt(params[k])}" for k in sorted(params))
+    return ",".join(f"{k}={fmt(params[k])}" for k in sorted(params) if params[k] is not None)
 
 
 class Operands:
