@@ -191,9 +191,15 @@ class Runner:
         except ContextLost as exc:
             status = "failed"
             log(f"run stopped: {exc}")
+        except BaseException:
+            status = "failed"  # recorded as such, then reported by the caller
+            raise
         finally:
             if self.worker is not None:
-                self.worker.stop()
+                if status == "complete":
+                    self.worker.stop()
+                else:  # interrupted or failed: do not wait for a measurement in progress
+                    self.worker.kill()
                 self.worker = None
             self.bar.close()
             self.store.set_run_status(run_id, status, now())
