@@ -75,7 +75,9 @@ def narrow(exp, shapes: str | None = None, check_only: bool = False, only: str |
             m = re.fullmatch(r"\s*(\d+)x(\d+)x(\d+)\s*", text)
             if not m or min(map(int, m.groups())) < 1:
                 raise GemmCompareError(f"--shapes: {text!r} is not MxNxK with positive integers")
-            entries.append(ProblemEntry(GemmProblem(*map(int, m.groups()))))
+            entry = ProblemEntry(GemmProblem(*map(int, m.groups())))
+            if entry.label not in {e.label for e in entries}:
+                entries.append(entry)
         exp = dataclasses.replace(exp, problems=tuple(entries))
     if check_only:
         exp = dataclasses.replace(exp, problems=tuple(dataclasses.replace(e, time=False) for e in exp.problems))

@@ -14,9 +14,9 @@ from typing import Any, Callable
 
 from .build.extension import BuildFailure, LoadedExtension
 from .contracts import correctness as corr
-from .contracts.precision import PrecisionContract
+from .contracts.precision import Math, PrecisionContract
 from .device import DeviceInfo
-from .dtypes import DTYPE_INFO
+from .dtypes import DTYPE_INFO, DType
 from .errors import GemmCompareError
 from .implementations.base import Implementation, Operands, Prepared
 from .problems import GemmProblem
@@ -135,7 +135,9 @@ class ProblemExecutor:
         if not runnable:
             return
 
-        fixtures = entry.fixtures or exp.correctness.fixtures
+        fixtures = tuple(entry.fixtures or exp.correctness.fixtures)
+        if contract.a is DType.F32 and contract.math is Math.STRICT and corr.STRICT_F32_FIXTURE not in fixtures:
+            fixtures += (corr.STRICT_F32_FIXTURE,)  # no silent TF32 under a strict contract, at any K
         alive = list(runnable)
         for fixture in fixtures:
             draw = self._draw(fixture, p, contract)

@@ -276,7 +276,7 @@ def _problems(ck: _Checker, raw) -> list[ProblemEntry]:
         ck.error(path, f"problems must be a non-empty list, got {_kind(raw)}")
         return []
     out: list[ProblemEntry] = []
-    seen: set[tuple] = set()
+    owner: dict[str, int] = {}  # shape label -> the problems[] entry that first produced it
     for i, item in enumerate(raw):
         ip = path + (i,)
         if not isinstance(item, dict):
@@ -299,10 +299,15 @@ def _problems(ck: _Checker, raw) -> list[ProblemEntry]:
                 continue
             generated = [GemmProblem(dims["m"], dims["n"], dims["k"], batch)]
         for prob in generated:
-            key = (prob, extras[0], extras[1], extras[2])
-            if key not in seen:  # the same shape twice (e.g. from overlapping sweeps) runs once
-                seen.add(key)
-                out.append(ProblemEntry(prob, *extras))
+            first = owner.get(prob.label)
+            if first == i:  # repeated within one entry (e.g. a list naming a value twice): once is enough
+                continue
+            if first is not None:  # rows are keyed by shape: two entries of one shape would be ambiguous
+                ck.error(ip, f"problem {prob.label} already comes from problems[{first}]; rows are keyed by "
+                             f"shape, so list it once (give that entry all the fixtures it needs)")
+                continue
+            owner[prob.label] = i
+            out.append(ProblemEntry(prob, *extras))
     return out
 
 

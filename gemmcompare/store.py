@@ -137,9 +137,13 @@ class RunFolder:
         self.csv_path = self.path / "results.csv"
         self.json_path = self.path / "results.json"
         self.records: list[dict[str, Any]] = []
-        if self.json_path.exists():  # resuming: keep what the folder already holds
-            self.records = json.loads(self.json_path.read_text()).get("results", [])
         self.receipt: dict[str, Any] = {}
+        if self.json_path.exists():  # resuming: keep what the folder already holds, encoded as add() keeps it
+            data = json.loads(self.json_path.read_text())
+            self.receipt = data.get("receipt", {})
+            for rec in data.get("results", []):
+                self.records.append({k: (json.dumps(v) if k in JSON_COLUMNS and not isinstance(v, str) else v)
+                                     for k, v in rec.items()})
 
     def write_receipt(self, receipt: dict[str, Any]) -> None:
         self.receipt = receipt

@@ -106,3 +106,41 @@ def test_fresh_seeds_differ():
     a = make_inputs("uniform", 4, 4, 4, F16, seed=1, device="cpu")["a"]
     b = make_inputs("uniform", 4, 4, 4, F16, seed=2, device="cpu")["a"]
     assert not torch.equal(a, b)
+
+
+def _tf32(t):
+    bits = t.view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)  # round to nearest TF32
+
+
+def test_low_bits_catches_tf32_under_a_strict_contract_at_large_k():
+    # on uniform data the sqrt(K)-scaled bound lets TF32 through at large K; low_bits does not
+    k = 16384
+    inp = make_inputs("low_bits", 32, 16, k, F32, seed=8, device="cpu")
+    rounded, refs = refs_for(inp["a"], inp["b"], F32)
+    assert check_output(rounded["a"] @ rounded["b"], refs, F32, S, k=k, fixture="low_bits").passed
+    res = check_output(_tf32(rounded["a"]) @ _tf32(rounded["b"]), refs, F32, S, k=k, fixture="low_bits")
+    assert not res.passed and res.worst_bound_ratio > 10
+    tf = BUILTIN_CONTRACTS["f32_tf32_tt"]  # and TF32 is fine where the contract allows it
+    rounded, refs = refs_for(inp["a"], inp["b"], tf)
+    assert check_output(_tf32(rounded["a"]) @ _tf32(rounded["b"]), refs, tf, S, k=k, fixture="low_bits").passed
+
+
+def test_exact_integers_with_fractional_alpha_falls_back_to_the_bound():
+    import dataclasses
+
+    c = dataclasses.replace(F16, name="scaled", alpha=0.1, beta=0.3)
+    inp = make_inputs("exact_integers", 16, 16, 32, c, seed=9, device="cpu")
+    assert torch.equal(inp["c0"], inp["c0"].round())  # C0 drawn from integers too
+    rounded = {"a": round_to(inp["a"], c.a), "b": round_to(inp["b"], c.b), "c0": round_to(inp["c0"], c.c)}
+    refs = compute_references(inp, rounded, c)
+    out = (0.1 * (rounded["a"].float() @ rounded["b"].float()) + 0.3 * rounded["c0"].float())
+    assert check_output(out, refs, c, S, k=32, fixture="exact_integers").passed
+
+
+def test_adversarial_fits_an_fp16_accumulator_when_the_contract_has_one():
+    c = BUILTIN_CONTRACTS["f16_f16acc_tn"]
+    inp = make_inputs("adversarial", 64, 64, 256, c, seed=10, device="cpu")
+    a = round_to(inp["a"], c.a).double()
+    partial = (a[:, :128] @ round_to(inp["b"], c.b).double()[:128]).abs().max()
+    assert partial < 65504

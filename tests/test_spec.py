@@ -115,3 +115,13 @@ def test_missing_file():
     with pytest.raises(SpecError) as info:
         load_spec("/nonexistent/spec.yaml")
     assert "file not found" in str(info.value)
+
+
+def test_a_shape_listed_twice_is_an_error():
+    msgs = issues(GOOD.replace("- {m: 257, n: 263, k: 251}", "- {m: 64, n: 64, k: 64}\n  - {m: 64, n: 64, k: 64, fixtures: [adversarial]}"))
+    assert any("64x64x64 already comes from problems[0]" in m for m in msgs), msgs
+
+
+def test_a_value_repeated_in_one_sweep_runs_once():
+    exp = parse_spec(GOOD.replace("m: [64, 128]", "m: [64, 64]"))
+    assert [e.label for e in exp.problems[1:]] == ["64x64x32", "64x64x64", "64x64x128"]

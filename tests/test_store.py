@@ -43,3 +43,15 @@ def test_run_folder_files(tmp_path):
     receipt, df = load_result_file(tmp_path / "run" / "results.csv")
     assert list(df["implementation"]) == ["library.cublas", "library.torch_matmul"]
     assert df.loc[0, "samples_ms"] == [0.5, 0.505]
+
+
+def test_resumed_folder_keeps_csv_readable(tmp_path):
+    f = RunFolder(tmp_path / "run")
+    f.write_receipt({"gpu": "X"})
+    f.add(row())
+    again = RunFolder(tmp_path / "run")  # what --resume does
+    again.write_receipt({"gpu": "X"})
+    again.add(row(impl="library.torch_matmul"))
+    receipt, df = load_result_file(tmp_path / "run" / "results.csv")
+    assert list(df["implementation"]) == ["library.cublas", "library.torch_matmul"]
+    assert df.loc[0, "params"] == {"a": 1} and df.loc[1, "samples_ms"] == [0.5, 0.505]

@@ -29,7 +29,11 @@ import torch
 from ..dtypes import DTYPE_INFO, DType
 from .precision import Epilogue, PrecisionContract
 
-FIXTURES = ("uniform", "normal", "exact_integers", "adversarial")
+FIXTURES = ("uniform", "normal", "exact_integers", "adversarial", "low_bits")
+
+# Added to every strict-FP32 contract's fixtures by the runner: a kernel that rounds FP32 operands to TF32
+# (or anything coarser) cannot pass it, at any K.
+STRICT_F32_FIXTURE = "low_bits"
 
 
 @dataclass(frozen=True)
@@ -109,11 +113,16 @@ def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContrac
         b = torch.randint(-2, 3, (k, n), generator=g).float()
     elif fixture == "adversarial":
         a, b = _adversarial(m, n, k, contract, g)
+    elif fixture == "low_bits":
+        a, b = _low_bits(m, n, k, contract, g)
     else:
         raise ValueError(f"unknown fixture {fixture!r}; expected one of {FIXTURES}")
     out = {"a": a, "b": b}
     if contract.beta != 0.0:
-        out["c0"] = torch.rand(m, n, generator=g) * 2 - 1
+        if fixture == "exact_integers":  # keeps beta * C0 exact too
+            out["c0"] = torch.randint(-2, 3, (m, n), generator=g).float()
+        else:
+            out["c0"] = torch.rand(m, n, generator=g) * 2 - 1
     if contract.epilogue is Epilogue.BIAS_RELU:
         out["bias"] = torch.rand(n, generator=g) * 2 - 1
     return {key: v.to(device) for key, v in out.items()}
@@ -132,6 +141,8 @@ def _adversarial(m, n, k, contract, g):
     big = 100.0
     if contract.c in (DType.F16,):  # keep |big row . ordinary column| <= L*k below f16's maximum
         big = min(big, 30000.0 / k)
+    if contract.acc in (DType.F16,):  # an honest FP16 accumulator must not overflow: partials L^2 k/2
+        big = min(big, (60000.0 / k) ** 0.5)
     rows, cols = max(1, m // 8), max(1, n // 8)
     half = k // 2
     a[:rows, :half] = big
@@ -143,6 +154,21 @@ def _adversarial(m, n, k, contract, g):
     subb = torch.rand(k, n, generator=g) < 0.02
     b[subb & (torch.arange(n)[None, :] >= cols)] = -6.0e-8
     return a, b
+
+
+def _low_bits(m, n, k, contract, g):
+    """FP32 operands in [1, 2) whose 13 mantissa bits below TF32's 10 hold 0x0FFF: just under half a TF32
+    step, so rounding to TF32 (to nearest or by truncation) lowers every operand, and every product, by
+    about 2^-11 relative. All positive, the errors add up instead of cancelling: ~7e-4 of |R| against a
+    strict-FP32 bound of 4 * 2^-24 * sqrt(K) of it. For other input dtypes it is plain uniform data."""
+    if contract.a is not DType.F32:
+        return torch.rand(m, k, generator=g) * 2 - 1, torch.rand(k, n, generator=g) * 2 - 1
+
+    def pattern(t):
+        bits = (t + 1.0).view(torch.int32)
+        return ((bits & ~0x1FFF) | 0x0FFF).view(torch.float32)
+
+    return pattern(torch.rand(m, k, generator=g)), pattern(torch.rand(k, n, generator=g))
 
 
 def round_to(t: torch.Tensor, dtype: DType) -> torch.Tensor:
@@ -208,7 +234,9 @@ def check_output(c: torch.Tensor, refs: References, contract: PrecisionContract,
     """Judge output C (logical m x n, any strides) against the rounded-input reference, element-wise."""
     tol = TOLERANCES[contract.c]
     length_term = settings.c * contract.product_unit_roundoff * settings.length(k)
-    bit_exact = fixture == "exact_integers"
+    # bit for bit only where every step is exact: integer inputs (and C0), integer alpha and beta
+    bit_exact = (fixture == "exact_integers" and float(contract.alpha).is_integer()
+                 and float(contract.beta).is_integer())
     m, n = refs.rounded.shape
     if tuple(c.shape) != (m, n):
         return CheckResult(fixture, False, f"output has shape {tuple(c.shape)}, expected {(m, n)}",
