@@ -81,6 +81,11 @@ def narrow(exp, shapes: str | None = None, check_only: bool = False, only: str |
         exp = dataclasses.replace(exp, problems=tuple(entries))
     if check_only:
         exp = dataclasses.replace(exp, problems=tuple(dataclasses.replace(e, time=False) for e in exp.problems))
+    if shapes or check_only or only:  # a different experiment: its own hash, so --resume cannot mix them
+        import hashlib
+
+        tag = f"{exp.spec_hash}|shapes={shapes}|check_only={check_only}|only={only}"
+        exp = dataclasses.replace(exp, spec_hash=hashlib.sha256(tag.encode()).hexdigest())
     if only:
         rx = re.compile(only)
         kept = tuple(i for i in exp.implementations if rx.search(i.name))

@@ -30,6 +30,8 @@ THROTTLED_MAJORITY = 0.5
 IMPLAUSIBLE_PEAK_FACTOR = 1.05
 # Length of the sleep kernel queued ahead of the poison before a checking launch (see _check_one).
 OTHER_STREAM_GUARD_MS = 5.0
+# Most input copies the rotate policy makes; smaller problems are flushed instead (and the row says so).
+MAX_ROTATION_COPIES = 255
 
 
 def now() -> str:
@@ -167,7 +169,8 @@ class ProblemExecutor:
             rounded["c0"] = corr.round_to(originals["c0"], contract.c)
         refs = corr.compute_references(originals, rounded, contract)
         operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"))
-        return {"seed": seed, "refs": refs, "operands": operands, "fixture": fixture}
+        return {"seed": seed, "refs": refs, "operands": operands, "fixture": fixture,
+                "pristine": {k: v.clone() for k, v in rounded.items()}}
 
     def _check_one(self, impl, row, ext, draw, contract, k, fixture) -> Prepared | None:
         """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row."""
@@ -176,6 +179,7 @@ class ProblemExecutor:
         self.stage(impl.name, f"check {fixture}")
         try:
             prepared = impl.prepare(row_problem(row), contract, draw["operands"], ext)
+            inputs_before = _fingerprint(draw["operands"])
             if prepared.executed_flops:
                 row.executed_flops = prepared.executed_flops
             if prepared.notes and prepared.notes not in row.notes:
@@ -201,6 +205,12 @@ class ProblemExecutor:
             self._crash(row, exc, "launch")
             return None
         out = prepared.output()
+        if _fingerprint(draw["operands"]) != inputs_before:
+            _restore(draw)  # the next implementations must see the inputs the references were made from
+            row.status = Status.FAIL
+            row.reason = f"{fixture}: the implementation wrote into its input matrices"
+            self.emit(row)
+            return None
         if not _same_bits(snapshot, out):
             row.status = Status.FAIL
             row.reason = (f"{fixture}: the output changed after the harness's stream had finished: the "
@@ -247,23 +257,32 @@ class ProblemExecutor:
             except Exception as exc:  # noqa: BLE001
                 self._crash(row, exc, "prepare for timing")
                 continue
-            copies = []
+            copies, flush_instead = [], False
             if self.exp.timing.l2 == "rotate":
-                copies = self._rotation_copies(impl, row, ext, draw["operands"], contract)
+                copies, flush_instead = self._rotation_copies(impl, row, ext, draw["operands"], contract)
             prepared_of[impl.name], copies_of[impl.name] = prepared, copies
-            before = prepared.reset_output if contract.beta != 0.0 else None
-            launchers.append(Launcher(impl.name, prepared.launch, [c.launch for c in copies], before))
+            if flush_instead:
+                row.notes = (row.notes + "; " if row.notes else "") + (
+                    f"rotate would need more than {MAX_ROTATION_COPIES} input copies of this problem to cover "
+                    f"2x L2: L2 was flushed before each sample instead")
+            everyone = [prepared, *copies]
+            resets = [c.reset_output for c in everyone] if contract.beta != 0.0 else None
+            launchers.append(Launcher(impl.name, prepared.launch, [c.launch for c in copies], resets, flush_instead))
             ready.append((impl, row, ext))
         tele: dict[str, list] = {impl.name: [self.telemetry.sample()] for impl, _, _ in ready}
         original_run_batch = timer.run_batch
 
         def run_batch(launcher, m, count, graph=None):
-            self.stage(launcher.name, "timing")
             original_run_batch(launcher, m, count, graph)
             tele[launcher.name].append(self.telemetry.sample())  # telemetry after every batch
 
         timer.run_batch = run_batch
-        measurements = timer.measure(launchers)
+        measurements = timer.measure(launchers, stage=self.stage)
+        for impl, _, _ in ready:  # a hang or CUDA error: blame the implementation that caused it
+            m = measurements[impl.name]
+            if m.fatal:
+                status = Status.TIMEOUT if isinstance(m.error, TimeoutError) else Status.CRASH
+                raise ContextLost(f"timing: {m.error}", impl.name, status)
         peak = peak_tflops(self.device, contract)
         finished: dict[str, Result] = {}
         for impl, row, _ in ready:
@@ -275,8 +294,6 @@ class ProblemExecutor:
             tsum = summarize_samples(tele[impl.name])
             row.telemetry, row.throttled_fraction = tsum, tsum.get("throttled_fraction")
             if m.error is not None:
-                if isinstance(m.error, TimeoutError):
-                    raise ContextLost(str(m.error), impl.name, Status.TIMEOUT)
                 self._crash(row, m.error, "timing")
                 continue
             if not m.samples_ms:
@@ -295,13 +312,21 @@ class ProblemExecutor:
                 row.notes = (row.notes + "; " if row.notes else "") + (
                     f"THROTTLED: {row.throttled_fraction:.0%} of telemetry samples saw a power or thermal cap "
                     f"({', '.join(tsum.get('reasons_seen', []))})")
-            if self.exp.correctness.check_timed_output:  # the output of the last timed launch, re-checked
-                check = corr.check_output(prepared.output(), draw["refs"], contract, self.exp.correctness, p.k,
+            if self.exp.correctness.check_timed_output:
+                # the output of the last timed launch (whichever input copy it ran on), re-checked ...
+                last = ([prepared, *copies_of[impl.name]])[m.last_index]
+                check = corr.check_output(last.output(), draw["refs"], contract, self.exp.correctness, p.k,
                                           "timed_output", draw["seed"])
                 row.checks.append(check.as_dict())
                 if not check.passed:
                     row.status = Status.FAIL
                     row.reason = f"output of the last timed launch: {check.message}"
+                else:  # ... and one more launch into a poisoned output: stale results cannot pass
+                    final = self._final_launch(impl, prepared, draw, contract, p)
+                    row.checks.append(final.as_dict())
+                    if not final.passed:
+                        row.status = Status.FAIL
+                        row.reason = f"a fresh launch after timing, into a poisoned output: {final.message}"
             if row.status is Status.PASS and peak and row.tflops > IMPLAUSIBLE_PEAK_FACTOR * peak:
                 row.status = Status.FAIL
                 row.reason = (f"implausible: {row.tflops:.1f} TFLOP/s is above the device's peak of {peak:g} for "
@@ -312,17 +337,33 @@ class ProblemExecutor:
             if impl.name in finished:
                 self.emit(row)
 
+    def _final_launch(self, impl, prepared, draw, contract, p) -> corr.CheckResult:
+        self.stage(impl.name, "final launch")
+        try:
+            prepared.poison()
+            prepared.launch()
+            wait_stream(self.exp.timing.row_timeout_s, impl.name)
+        except TimeoutError as exc:
+            raise ContextLost(str(exc), impl.name, Status.TIMEOUT) from exc
+        return corr.check_output(prepared.output(), draw["refs"], contract, self.exp.correctness, p.k,
+                                 "final_launch", draw["seed"])
+
     def _rotation_copies(self, impl, row, ext, operands, contract):
-        """Extra prepared copies over cloned inputs, so that the copies total at least 2x L2."""
+        """Extra prepared copies over cloned inputs, so that the copies total at least 2x L2. Returns
+        (copies, flush_instead): a problem too small to rotate within MAX_ROTATION_COPIES is flushed."""
         per = max(1, row.unique_bytes or 1)
-        count = min(63, max(0, math.ceil(2 * self.device.l2_bytes / per) - 1))
+        count = max(0, math.ceil(2 * self.device.l2_bytes / per) - 1)
+        if count > MAX_ROTATION_COPIES:
+            return [], True
         copies = []
         for _ in range(count):
             ops = Operands(operands.a.clone(), operands.b.clone(),
                            None if operands.c0 is None else operands.c0.clone(),
                            None if operands.bias is None else operands.bias.clone())
-            copies.append(impl.prepare(row_problem(row), contract, ops, ext))
-        return copies
+            copy = impl.prepare(row_problem(row), contract, ops, ext)
+            copy.poison()
+            copies.append(copy)
+        return copies, False
 
     def _derive(self, rows: dict[str, Result], contract: PrecisionContract, peak: float | None) -> None:
         """% of the same-run baseline (same problem, same contract) and % of the device's peak."""
@@ -334,6 +375,30 @@ class ProblemExecutor:
             if peak and row.tflops is not None:
                 row.peak_tflops = peak
                 row.pct_of_peak = 100.0 * row.tflops / peak
+
+
+def _fingerprint(operands: Operands) -> list[int]:
+    """A cheap bitwise checksum of every input tensor the implementations were handed."""
+    import torch
+
+    out = []
+    for t in [operands.a, operands.b, operands.c0, operands.bias, *operands._cache.values()]:
+        if t is None:
+            out.append(0)
+            continue
+        view = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        bits = t.contiguous().view(view).to(torch.int64)
+        out.append(int((bits * (torch.arange(bits.numel(), device=bits.device).view(bits.shape) % 1021 + 1)).sum()))
+    return out
+
+
+def _restore(draw) -> None:
+    ops, pristine = draw["operands"], draw["pristine"]
+    ops.a.copy_(pristine["a"])
+    ops.b.copy_(pristine["b"])
+    if ops.c0 is not None and "c0" in pristine:
+        ops.c0.copy_(pristine["c0"])
+    ops._cache.clear()
 
 
 def _same_bits(x, y) -> bool:

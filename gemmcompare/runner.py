@@ -146,6 +146,13 @@ class Runner:
             if prev["spec_hash"] != exp.spec_hash:
                 raise GemmCompareError(f"--resume {prev['run_id']}: that run used a different spec "
                                        f"(hash {prev['spec_hash'][:12]} vs {exp.spec_hash[:12]}); start a new run")
+            if prev["gpu"] != self.device.name:
+                raise GemmCompareError(f"--resume {prev['run_id']}: that run measured on {prev['gpu']}, this machine has "
+                                       f"{self.device.name}; rows from two GPUs cannot share a run")
+            if prev["git_commit"] != receipt["git_commit"]:
+                log(f"note: run {prev['run_id']} was started at commit {prev['git_commit']}, resuming at "
+                    f"{receipt['git_commit']}; both are in the receipts")
+                receipt["resumed_from_commit"] = prev["git_commit"]
             run_id = prev["run_id"]
             done = self.store.done_keys(run_id)
             self.store.set_run_status(run_id, "running")

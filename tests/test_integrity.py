@@ -89,3 +89,11 @@ def test_invalid_spec_exits_2(tmp_path):
     spec.write_text("name: t\nproblems: [{m: 0, n: 8, k: 8}]\ncontracts: [f16_f32acc_tn]\nimplementations: [library.cublas]\n")
     assert main(["validate", str(spec)]) == 2
     assert main(["run", str(spec)]) == 2
+
+
+def test_narrowing_changes_the_spec_hash():
+    exp = load_spec(ROOT / "experiments" / "quickstart.yaml")
+    assert narrow(exp, None, False, None).spec_hash == exp.spec_hash
+    hashes = {narrow(exp, "8x8x8", False, None).spec_hash, narrow(exp, None, True, None).spec_hash,
+              narrow(exp, None, False, "cublas").spec_hash}
+    assert len(hashes) == 3 and exp.spec_hash not in hashes

@@ -59,8 +59,13 @@ extern "C" int gc_library_cublas(const gc_gemm_args* args, char* err, size_t err
       return gc_fail(err, err_len, "unsupported accumulator");
   }
 
+  // torch's handle comes bound to torch's current stream (the harness's) with torch's workspace for it;
+  // cublasSetStream would reset that workspace to cuBLAS's default pool, so call it only if the
+  // streams differ.
   cublasHandle_t handle = at::cuda::getCurrentCUDABlasHandle();
-  cublasStatus_t st = cublasSetStream(handle, args->stream);
+  cudaStream_t bound = nullptr;
+  cublasStatus_t st = cublasGetStream(handle, &bound);
+  if (st == CUBLAS_STATUS_SUCCESS && bound != args->stream) st = cublasSetStream(handle, args->stream);
   // Default math, and no reduced-precision reductions (split-K partials kept in the compute type):
   // exactly the contract, whatever torch's global TF32 / reduced-precision flags say.
   if (st == CUBLAS_STATUS_SUCCESS)

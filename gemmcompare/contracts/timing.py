@@ -87,13 +87,18 @@ def median_ci_rel(sorted_samples: Sequence[float]) -> float:
 
 class Launcher:
     """What the timer needs of one implementation on one problem: launch() enqueues one GEMM on the
-    current stream. `copies` (rotate policy) are further launchers over other input copies."""
+    current stream. `copies` (rotate policy) are further launchers over other input copies; `resets[i]`,
+    if given, runs before launch i outside the event pair (restores C when beta != 0); `flush` asks for an
+    L2 flush before each sample whatever the policy (rotate's fallback for problems too small to rotate)."""
 
     def __init__(self, name: str, launch: Callable[[], None], copies: Sequence[Callable[[], None]] = (),
-                 before_sample: Callable[[], None] | None = None):
+                 resets: Sequence[Callable[[], None]] | None = None, flush: bool = False):
         self.name = name
         self.launches = [launch, *copies]
-        self.before_sample = before_sample  # e.g. restore C when beta != 0 (outside the event pair)
+        self.resets = list(resets) if resets is not None else None
+        if self.resets is not None and len(self.resets) != len(self.launches):
+            raise ValueError("one reset per launch")
+        self.flush = flush
 
 
 @dataclass
@@ -102,6 +107,8 @@ class Measurement:
     starved_batches: int = 0  # batches whose sleep gate finished before the host finished enqueuing
     batches: int = 0
     warmup_launches: int = 0
+    last_index: int = 0  # which of the launcher's copies ran last (its output is what the re-check reads)
+    fatal: bool = False  # a hang or a CUDA error: the context is unusable, nothing more was measured
     sleep_ms: float = 0.0
     done: bool = False
     stop_reason: str = ""
@@ -120,15 +127,15 @@ class Timer:
         self.torch = torch
         self.s = settings
         self.flush_buffer = None
-        if settings.l2 == "flush":
+        if settings.l2 in ("flush", "rotate"):  # rotate falls back to flushing for tiny problems
             # 2x L2 (at least 64 MiB), written with a fill kernel before each sample
             nbytes = max(2 * l2_bytes, 64 << 20)
             self.flush_buffer = torch.empty(nbytes // 4, dtype=torch.int32, device="cuda")
         self.cycles_per_ms = sleep_cycles_per_ms  # upper bound of the SM clock (2 GHz): sleeps at least as long
         self.sleep_ms = 1.0
 
-    def _between_samples(self):
-        if self.flush_buffer is not None:
+    def _between_samples(self, launcher: Launcher):
+        if self.flush_buffer is not None and (self.s.l2 == "flush" or launcher.flush):
             self.flush_buffer.fill_(0)
 
     def warm_up(self, launcher: Launcher) -> int:
@@ -136,7 +143,10 @@ class Timer:
         count, t0 = 0, time.perf_counter()
         deadline = t0 + max(self.s.row_timeout_s, 1.0)
         while count < self.s.warmup_count or (time.perf_counter() - t0) * 1e3 < self.s.warmup_ms:
-            launcher.launches[count % len(launcher.launches)]()
+            which = count % len(launcher.launches)
+            if launcher.resets is not None:
+                launcher.resets[which]()
+            launcher.launches[which]()
             self._sync(deadline, launcher.name)
             count += 1
             if count >= 10_000:
@@ -162,16 +172,17 @@ class Timer:
         torch.cuda._sleep(int(self.sleep_ms * self.cycles_per_ms))  # keeps the queue full while we enqueue
         gate.record()
         for i in range(count):
-            if launcher.before_sample is not None:
-                launcher.before_sample()
-            self._between_samples()
-            starts[i].record()
             which = (m.batches * count + i) % len(launcher.launches)
+            if launcher.resets is not None:
+                launcher.resets[which]()
+            self._between_samples(launcher)
+            starts[i].record()
             if graph is not None:
                 graph[which].replay()
             else:
                 launcher.launches[which]()
             ends[i].record()
+            m.last_index = which
         enqueue_ms = (time.perf_counter() - t0) * 1e3
         starved = gate.query()  # the gate already done: the GPU idled waiting for the host
         self._sync(time.perf_counter() + self.s.row_timeout_s, launcher.name)
@@ -184,21 +195,37 @@ class Timer:
         if not starved:
             m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
 
-    def measure(self, launchers: Sequence[Launcher], on_error: Callable[[str, BaseException], None] | None = None
+    def measure(self, launchers: Sequence[Launcher], stage: Callable[[str, str], None] | None = None
                 ) -> dict[str, Measurement]:
-        """Warm up each launcher, then round-robin batches until each meets the noise target or a cap."""
+        """Warm up each launcher, then round-robin batches until each meets the noise target or a cap.
+
+        An ordinary error stops only its own launcher. A hang or a CUDA error stops everything at once:
+        the context is no longer trustworthy, and the launchers queued behind a hung kernel must not be
+        blamed for it; the culprit's Measurement has `fatal` set."""
         results = {ln.name: Measurement() for ln in launchers}
         graphs = {}
+
+        def fail(ln: Launcher, exc: BaseException) -> bool:
+            m = results[ln.name]
+            m.error, m.done, m.stop_reason = exc, True, f"error: {exc}"
+            m.fatal = isinstance(exc, TimeoutError) or "CUDA error" in str(exc)
+            if m.fatal:
+                for other in launchers:
+                    if not results[other.name].done:
+                        results[other.name].done = True
+                        results[other.name].stop_reason = f"stopped: {ln.name} failed"
+            return m.fatal
+
         for ln in launchers:
+            if stage:
+                stage(ln.name, "warm-up")
             try:
                 results[ln.name].warmup_launches = self.warm_up(ln)
                 if self.s.graph:
                     graphs[ln.name] = self._capture(ln)
-            except Exception as exc:  # noqa: BLE001 - recorded per implementation, the others go on
-                results[ln.name].error = exc
-                results[ln.name].done = True
-                if on_error:
-                    on_error(ln.name, exc)
+            except Exception as exc:  # noqa: BLE001 - recorded per implementation
+                if fail(ln, exc):
+                    return results
         spent = {ln.name: 0.0 for ln in launchers}
         while True:
             active = [ln for ln in launchers if not results[ln.name].done]
@@ -206,15 +233,17 @@ class Timer:
                 break
             for ln in active:
                 m = results[ln.name]
-                t0 = time.perf_counter()
+                if m.done:  # stopped by another launcher's fatal error in this round
+                    continue
+                if stage:
+                    stage(ln.name, "timing")
                 try:
                     before = len(m.samples_ms)
                     self.run_batch(ln, m, self.s.batch, graphs.get(ln.name))
                     spent[ln.name] += sum(m.samples_ms[before:])
                 except Exception as exc:  # noqa: BLE001
-                    m.error, m.done, m.stop_reason = exc, True, f"error: {exc}"
-                    if on_error:
-                        on_error(ln.name, exc)
+                    if fail(ln, exc):
+                        return results
                     continue
                 if m.batches > 4 * max(1, -(-self.s.max_samples // self.s.batch)) and not m.samples_ms:
                     m.done, m.stop_reason = True, "every batch starved: the host cannot keep the queue full"
@@ -228,7 +257,6 @@ class Timer:
                         m.done, m.stop_reason = True, f"sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
                     elif spent[ln.name] >= self.s.max_ms:
                         m.done, m.stop_reason = True, f"time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
-                del t0
         return results
 
     def _capture(self, ln: Launcher) -> list:

@@ -1,0 +1,80 @@
+"""The timer's bookkeeping on the CPU, with CUDA events stubbed: rotation resets, which copy ran last,
+and a hang stopping everything and blaming the launcher that hung."""
+
+import types
+
+import pytest
+
+from gemmcompare.contracts.timing import Launcher, Timer, TimingSettings
+
+
+class _Event:
+    def __init__(self, enable_timing=False):
+        pass
+
+    def record(self):
+        pass
+
+    def query(self):  # the sleep gate is never found finished: no batch is starved
+        return False
+
+    def elapsed_time(self, other):
+        return 1.0
+
+
+def _timer(**settings) -> Timer:
+    t = Timer.__new__(Timer)  # no CUDA: build it by hand with a fake torch.cuda
+    t.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=_Event, _sleep=lambda c: None,
+                                                              synchronize=lambda: None))
+    t.s = TimingSettings(**settings)
+    t.flush_buffer, t.cycles_per_ms, t.sleep_ms = None, 2e6, 1.0
+    t._sync = lambda deadline, name: None
+    return t
+
+
+def test_each_rotation_copy_gets_its_own_reset_and_the_last_one_is_known():
+    state = {i: "garbage" for i in range(7)}
+
+    def launch(i):
+        return lambda: state.__setitem__(i, "right" if state[i] == "c0" else "stale")
+
+    def reset(i):
+        return lambda: state.__setitem__(i, "c0")
+
+    ln = Launcher("cublas", launch(0), [launch(i) for i in range(1, 7)], [reset(i) for i in range(7)])
+    m = _timer(l2="rotate", min_samples=10, max_samples=23, target_noise=0.0).measure([ln])["cublas"]
+    assert state[m.last_index] == "right"  # the copy whose output the re-check reads was reset before it ran
+    assert all(v == "right" for v in state.values())
+
+
+def test_resets_must_match_launches():
+    with pytest.raises(ValueError):
+        Launcher("x", lambda: None, [lambda: None], [lambda: None])
+
+
+def test_a_hang_stops_everyone_and_blames_the_launcher_that_hung():
+    t = _timer(l2="warm", min_samples=10, max_samples=60, target_noise=0.0)
+    state = {"hung": False, "b": 0}
+
+    def sync(deadline, name):
+        if state["hung"]:
+            raise TimeoutError(f"{name}: no completion")
+
+    t._sync = sync
+
+    def b_launch():
+        state["b"] += 1
+        if state["b"] > 25:  # B hangs in its third timed batch
+            state["hung"] = True
+
+    res = t.measure([Launcher("A", lambda: None), Launcher("B", b_launch), Launcher("C", lambda: None)])
+    assert res["B"].fatal and isinstance(res["B"].error, TimeoutError)
+    assert not res["A"].fatal and res["A"].error is None and "stopped: B failed" in res["A"].stop_reason
+    assert res["C"].error is None
+
+
+def test_stage_messages_cover_warm_up_and_timing():
+    seen = []
+    _timer(l2="warm", min_samples=10, max_samples=10).measure([Launcher("A", lambda: None)],
+                                                              stage=lambda n, what: seen.append((n, what)))
+    assert ("A", "warm-up") in seen and ("A", "timing") in seen
