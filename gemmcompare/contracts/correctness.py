@@ -13,8 +13,11 @@ Pass rule, for every element (every element is checked; any non-finite output fa
 u is the unit roundoff of the accumulator (TF32's when the math mode lets the multiply round FP32
 operands to TF32), L(K) = sqrt(K) (default: errors of a long sum grow like a random walk) or K (the
 worst-case bound), c = 4 by default. atol and rtol come from TOLERANCES, keyed by the output dtype:
-they cover the final rounding of C to its storage type. On the exact_integers fixture the result must
-match the rounded-input reference rounded to C's dtype bit for bit.
+they cover the final rounding of C to its storage type. On the exact_integers fixture (with integer
+alpha and beta) the result must match the rounded-input reference rounded to C's dtype bit for bit. The
+low_bits fixture, added to every strict-FP32 contract, makes TF32 operand rounding systematic, so that a
+kernel that uses TF32 under a strict contract fails at any K (random-sign errors of uniform data grow
+like sqrt(K), slower than the bound's |A|.|B| term).
 """
 
 from __future__ import annotations
