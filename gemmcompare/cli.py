@@ -151,7 +151,6 @@ def cmd_build(args) -> int:
             failed += 1
             print(f"BUILD_ERROR {name} ({result.seconds:.1f} s):\n{result.message}\n")
         else:
-            res = result.resources
             how = "cached" if result.cache_hit else f"built in {result.build_seconds:.1f} s"
             print(f"ok          {name} [{result.plan.arch}, {how}] {result.plan.module_name}")
     print(f"{len(outcome.by_impl) - failed} built, {failed} failed (target sm_{outcome.target_cc})")

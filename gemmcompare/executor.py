@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import time
 from typing import Any, Callable
 
 from .build.extension import BuildFailure, LoadedExtension
 from .contracts import correctness as corr
 from .contracts.precision import Math, PrecisionContract
+from .contracts.timing import wait_stream
 from .device import DeviceInfo
 from .dtypes import DTYPE_INFO, DType
 from .errors import GemmCompareError
@@ -63,17 +63,17 @@ def row_problem(row: Result) -> GemmProblem:
     return GemmProblem(row.m, row.n, row.k, row.batch)
 
 
-def wait_stream(timeout_s: float, name: str) -> None:
-    """Wait for the current stream, polling, so that a hung kernel becomes a TimeoutError."""
-    import torch
-
-    ev = torch.cuda.Event()
-    ev.record()
-    deadline = time.perf_counter() + timeout_s
-    while not ev.query():
-        if time.perf_counter() > deadline:
-            raise TimeoutError(f"{name}: no completion within {timeout_s:g} s")
-        time.sleep(0.0005)
+def draw_inputs(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: int) -> dict[str, Any]:
+    """One fixture's inputs on the device, rounded to the contract, with both references, the Operands
+    every implementation is handed, and pristine copies (to undo an implementation that writes them)."""
+    originals = corr.make_inputs(fixture, p.m, p.n, p.k, contract, seed, "cuda")
+    rounded = {"a": corr.round_to(originals["a"], contract.a), "b": corr.round_to(originals["b"], contract.b)}
+    if "c0" in originals:
+        rounded["c0"] = corr.round_to(originals["c0"], contract.c)
+    refs = corr.compute_references(originals, rounded, contract)
+    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"))
+    return {"seed": seed, "refs": refs, "operands": operands, "fixture": fixture,
+            "pristine": {k: v.clone() for k, v in rounded.items()}}
 
 
 def estimate_bytes(p: GemmProblem, contract: PrecisionContract, n_impls: int) -> int:
@@ -163,14 +163,7 @@ class ProblemExecutor:
 
     def _draw(self, fixture: str, p: GemmProblem, contract: PrecisionContract) -> dict[str, Any]:
         seed = self.exp.correctness.seed if self.exp.correctness.seed is not None else corr.fresh_seed()
-        originals = corr.make_inputs(fixture, p.m, p.n, p.k, contract, seed, "cuda")
-        rounded = {"a": corr.round_to(originals["a"], contract.a), "b": corr.round_to(originals["b"], contract.b)}
-        if "c0" in originals:
-            rounded["c0"] = corr.round_to(originals["c0"], contract.c)
-        refs = corr.compute_references(originals, rounded, contract)
-        operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"))
-        return {"seed": seed, "refs": refs, "operands": operands, "fixture": fixture,
-                "pristine": {k: v.clone() for k, v in rounded.items()}}
+        return draw_inputs(fixture, p, contract, seed)
 
     def _check_one(self, impl, row, ext, draw, contract, k, fixture) -> Prepared | None:
         """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row."""
@@ -386,8 +379,7 @@ def _fingerprint(operands: Operands) -> list[int]:
         if t is None:
             out.append(0)
             continue
-        view = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-        bits = t.contiguous().view(view).to(torch.int64)
+        bits = _as_bits(t).to(torch.int64)
         out.append(int((bits * (torch.arange(bits.numel(), device=bits.device).view(bits.shape) % 1021 + 1)).sum()))
     return out
 
@@ -407,9 +399,14 @@ def _same_bits(x, y) -> bool:
 
     if x.shape != y.shape:
         return False
-    a, b = x.contiguous(), y.contiguous()
-    view = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
-    return bool(torch.equal(a.view(view), b.view(view)))
+    return bool(torch.equal(_as_bits(x), _as_bits(y)))
+
+
+def _as_bits(t):
+    """A tensor's bits as a same-width integer tensor (so that NaN == NaN and -0 != +0)."""
+    import torch
+
+    return t.contiguous().view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
 
 
 def _merge_errors(row: Result, check: corr.CheckResult) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import shutil
 import statistics
@@ -215,8 +214,8 @@ def _drive(spec: str, impl_name: str, problem: str, contract_name: str, launches
     from .contracts import correctness as corr
     from .contracts.timing import Launcher, Timer
     from .device import probe_device
-    from .executor import wait_stream
-    from .implementations.base import Operands
+    from .contracts.timing import wait_stream
+    from .executor import draw_inputs
     from .runner import RunOptions, build_for
 
     exp = narrow(_spec(spec), problem, False, "^" + re.escape(impl_name) + "$")
@@ -228,9 +227,7 @@ def _drive(spec: str, impl_name: str, problem: str, contract_name: str, launches
     impl, entry = exp.implementations[0], exp.problems[0]
     contract = next(c for c in exp.contracts if c.name == contract_name)
     p = entry.problem
-    inp = corr.make_inputs("uniform", p.m, p.n, p.k, contract, corr.fresh_seed(), "cuda")
-    ops = Operands(corr.round_to(inp["a"], contract.a), corr.round_to(inp["b"], contract.b),
-                   None if "c0" not in inp else corr.round_to(inp["c0"], contract.c), inp.get("bias"))
+    ops = draw_inputs("uniform", p, contract, corr.fresh_seed())["operands"]
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         prepared = impl.prepare(p, contract, ops, built)

@@ -34,7 +34,6 @@ class RunOptions:
     resume: str | None = None
     jobs: int | None = None
     progress: bool = True
-    build_only: bool = False
     isolate: bool = True  # measure in a worker process (replaced after a crash or hang)
 
 
@@ -84,12 +83,10 @@ def build_for(exp: Experiment, device: DeviceInfo | None, opts: RunOptions) -> B
     if not wanted:
         return outcome
     plans = plan_extensions([r for _, r in wanted])
-    by_key = {p.module_name: p for p in plans}
+    module_of = {p.merge_key: p.module_name for p in plans}
     built = build_extensions(plans, cache_dir=opts.cache_dir, jobs=opts.jobs, progress=opts.progress)
     for impl, req in wanted:
-        for name, plan in by_key.items():
-            if req.merge_key == (plan.group, plan.arch, plan.cuda_flags, plan.include_dirs, plan.uses_cutlass, plan.link_flags):
-                outcome.by_impl[impl.name] = built[name]
+        outcome.by_impl[impl.name] = built[module_of[req.merge_key]]
     return outcome
 
 
@@ -120,8 +117,6 @@ class Runner:
                 f"spec {exp.path} is valid and {ok} extension(s) built ({len(failures)} failed) for "
                 f"sm_{builds.target_cc}, but no CUDA device is present: nothing can be measured on this machine."
             )
-        if opts.build_only:
-            return RunOutcome("", Path(), [], "built")
         from .receipt import environment
         from .telemetry import Telemetry
 

@@ -27,7 +27,7 @@ def worker_main(conn, payload: bytes) -> None:
     try:
         import torch
 
-        from .build.extension import BuildFailure, _load
+        from .build.extension import _load
         from .device import probe_device
         from .executor import ContextLost, ProblemExecutor
         from .telemetry import Telemetry

@@ -28,7 +28,7 @@ def _timer(**settings) -> Timer:
                                                               synchronize=lambda: None))
     t.s = TimingSettings(**settings)
     t.flush_buffer, t.cycles_per_ms, t.sleep_ms = None, 2e6, 1.0
-    t._sync = lambda deadline, name: None
+    t._sync = lambda name: None
     return t
 
 
@@ -56,7 +56,7 @@ def test_a_hang_stops_everyone_and_blames_the_launcher_that_hung():
     t = _timer(l2="warm", min_samples=10, max_samples=60, target_noise=0.0)
     state = {"hung": False, "b": 0}
 
-    def sync(deadline, name):
+    def sync(name):
         if state["hung"]:
             raise TimeoutError(f"{name}: no completion")
 

@@ -60,6 +60,7 @@ class ExtensionPlan:
     include_dirs: tuple[str, ...]
     uses_cutlass: bool
     link_flags: tuple[str, ...] = ()
+    merge_key: tuple = ()  # the BuildRequest.merge_key every request merged into this plan shares
     _key: str | None = field(default=None, repr=False)
 
     @property
@@ -131,7 +132,8 @@ def plan_extensions(requests: list[BuildRequest]) -> list[ExtensionPlan]:
         plan = plans.get(req.merge_key)
         if plan is None:
             plan = plans[req.merge_key] = ExtensionPlan(req.group, req.arch, [], [], req.cuda_flags,
-                                                        req.include_dirs, req.uses_cutlass, req.link_flags)
+                                                        req.include_dirs, req.uses_cutlass, req.link_flags,
+                                                        req.merge_key)
         known = {s.filename: s for s in plan.sources}
         stems = {Path(s.filename).stem for s in plan.sources}
         for src in req.sources:

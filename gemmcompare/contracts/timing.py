@@ -85,6 +85,19 @@ def median_ci_rel(sorted_samples: Sequence[float]) -> float:
 # Measuring (needs a CUDA device)
 
 
+def wait_stream(timeout_s: float, name: str) -> None:
+    """Wait for the current stream, polling, so that a hung kernel becomes a TimeoutError, not a hang."""
+    import torch
+
+    ev = torch.cuda.Event()
+    ev.record()
+    deadline = time.perf_counter() + timeout_s
+    while not ev.query():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"{name}: no completion within {timeout_s:g} s")
+        time.sleep(0.0005)
+
+
 class Launcher:
     """What the timer needs of one implementation on one problem: launch() enqueues one GEMM on the
     current stream. `copies` (rotate policy) are further launchers over other input copies; `resets[i]`,
@@ -141,27 +154,20 @@ class Timer:
     def warm_up(self, launcher: Launcher) -> int:
         torch = self.torch
         count, t0 = 0, time.perf_counter()
-        deadline = t0 + max(self.s.row_timeout_s, 1.0)
         while count < self.s.warmup_count or (time.perf_counter() - t0) * 1e3 < self.s.warmup_ms:
             which = count % len(launcher.launches)
             if launcher.resets is not None:
                 launcher.resets[which]()
             launcher.launches[which]()
-            self._sync(deadline, launcher.name)
+            self._sync(launcher.name)
             count += 1
             if count >= 10_000:
                 break
         torch.cuda.synchronize()
         return count
 
-    def _sync(self, deadline: float, name: str):
-        """Wait for the stream, polling, so that a hung kernel becomes a TimeoutError, not a hang."""
-        ev = self.torch.cuda.Event()
-        ev.record()
-        while not ev.query():
-            if time.perf_counter() > deadline:
-                raise TimeoutError(f"{name}: no completion within {self.s.row_timeout_s:g} s")
-            time.sleep(0.0005)
+    def _sync(self, name: str):
+        wait_stream(self.s.row_timeout_s, name)
 
     def run_batch(self, launcher: Launcher, m: Measurement, count: int, graph=None) -> None:
         torch = self.torch
@@ -185,7 +191,7 @@ class Timer:
             m.last_index = which
         enqueue_ms = (time.perf_counter() - t0) * 1e3
         starved = gate.query()  # the gate already done: the GPU idled waiting for the host
-        self._sync(time.perf_counter() + self.s.row_timeout_s, launcher.name)
+        self._sync(launcher.name)
         m.batches += 1
         if starved:
             m.starved_batches += 1

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..build.request import KernelSource
 from ..contracts.precision import BUILTIN_CONTRACTS
 from ..device import parse_arch
-from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, Ok, Skip
+from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, Skip
 from .registry import Family, register_family
 
 ABIS = ("capstone", "general")
