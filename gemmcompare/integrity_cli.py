@@ -10,6 +10,12 @@ run does, then launches it N times inside cudaProfilerStart/Stop under `ncu --cl
 --cache-control none --profile-from-start off --metrics gpu__time_duration.sum`; the L2 flush happens
 between launches, outside the profiled ranges. The kernels of one launch are summed. The event-timed
 median of the same rows comes from a run in the store (--run) or from a fresh run.
+
+profile --stalls: one more ncu run per row (a single launch, `--page raw` of the SpeedOfLight,
+ComputeWorkloadAnalysis, WarpStateStats, Occupancy and LaunchStats sections): the kernel's name (which
+is how a library's kernel choice is seen), registers, achieved occupancy, tensor-pipe and issue
+utilization, and the warp stall reasons (warps stalled per issued instruction), largest first. The
+sections replay the kernel, so their times are not the timing: that stays the plain run's.
 """
 
 from __future__ import annotations
@@ -161,6 +167,8 @@ def cmd_profile(args) -> int:
                        "error": None if ncu_ms else (res.stderr[-400:] or text[-400:])}
                 if rec["ncu_median_ms"] and rec["event_median_ms"]:
                     rec["event_over_ncu"] = rec["event_median_ms"] / rec["ncu_median_ms"]
+                if args.stalls:
+                    rec["stalls"] = _stall_profile(ncu, args, impl.name, entry.problem.label, contract.name)
                 out_rows.append(rec)
     print(f"{'problem':<16} {'implementation':<44} {'events ms':>10} {'ncu ms':>10} {'do_bench':>10} {'ev/ncu':>7} {'db/ev':>7}")
     for r in out_rows:
@@ -170,9 +178,96 @@ def cmd_profile(args) -> int:
         ratio = f"{r['event_over_ncu']:.4f}" if r.get("event_over_ncu") else (r.get("error") or "")[:40]
         dbr = f"{r['do_bench_median_ms'] / r['event_median_ms']:.4f}" if r.get("do_bench_median_ms") and r.get("event_median_ms") else "-"
         print(f"{r['problem']:<16} {r['implementation'][:44]:<44} {ev:>10} {nc:>10} {db:>10} {ratio:>7} {dbr:>7}")
+    if args.stalls:
+        print_stalls(out_rows)
     if args.json:
         Path(args.json).write_text(json.dumps(out_rows, indent=1))
     return 0 if all(r.get("ncu_median_ms") for r in out_rows) else 1
+
+
+STALL_SECTIONS = ("SpeedOfLight", "ComputeWorkloadAnalysis", "WarpStateStats", "Occupancy", "LaunchStats")
+_STALL_METRIC = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
+# Raw metric -> the name this report gives it.
+STALL_FIELDS = {
+    "launch__registers_per_thread": "registers",
+    "launch__grid_size": "grid",
+    "launch__block_size": "block",
+    "launch__shared_mem_per_block_dynamic": "dynamic_smem_bytes",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pipe_pct",
+    "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active": "tensor_inst_pct",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue_active_pct",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_throughput_pct",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "memory_throughput_pct",
+    "smsp__average_warp_latency_per_inst_issued.ratio": "cycles_per_issue",
+    "gpc__cycles_elapsed.avg.per_second": "sm_clock_hz",
+}
+
+
+def _stall_profile(ncu: str, args, impl_name: str, problem: str, contract: str) -> list[dict]:
+    """One launch of the row under ncu's stall sections; a record per kernel (see parse_stall_csv)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "ncu.csv"
+        cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--page", "raw", "--csv",
+               "--log-file", str(log)]
+        for section in STALL_SECTIONS:
+            cmd += ["--section", section]
+        cmd += [sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl_name, problem, contract, "1"]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        text = log.read_text() if log.exists() else ""
+    kernels = parse_stall_csv(text)
+    if not kernels:
+        return [{"error": (res.stderr[-400:] or text[-400:]) or "ncu reported no kernel"}]
+    return kernels
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except (AttributeError, ValueError):
+        return None
+
+
+def parse_stall_csv(csv_text: str) -> list[dict]:
+    """ncu `--page raw --csv`: a header row of metric names, a row of units, then a row per kernel.
+    Each kernel becomes {kernel, the STALL_FIELDS it has, stalls: {reason: warps per issue}} with the
+    stall reasons sorted largest first."""
+    lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
+    if len(lines) < 2:
+        return []
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    out = []
+    for row in rows:
+        if not (row.get("ID") or "").strip().isdigit():
+            continue  # the units row
+        rec: dict = {"kernel": row.get("Kernel Name", "")}
+        for metric, field in STALL_FIELDS.items():
+            if metric in row and _number(row[metric]) is not None:
+                rec[field] = _number(row[metric])
+        stalls = {}
+        for metric, value in row.items():
+            m = _STALL_METRIC.match(metric or "")
+            v = _number(value)
+            if m and v is not None and not m.group(1).endswith("_not_issued"):
+                stalls[m.group(1)] = v
+        rec["stalls"] = dict(sorted(stalls.items(), key=lambda kv: -kv[1]))
+        out.append(rec)
+    return out
+
+
+def print_stalls(rows: list[dict]) -> None:
+    print()
+    print("stalls: warps stalled per issued instruction, largest first (ncu WarpStateStats)")
+    for r in rows:
+        for k in r.get("stalls") or []:
+            if "error" in k:
+                print(f"{r['problem']:<16} {r['implementation'][:44]:<44} ncu: {k['error'][:80]}")
+                continue
+            top = ", ".join(f"{name} {v:.2f}" for name, v in list(k["stalls"].items())[:5])
+            print(f"{r['problem']:<16} {r['implementation'][:44]:<44} regs {k.get('registers', 0):.0f} "
+                  f"occ {k.get('achieved_occupancy_pct', 0):.1f}% tensor {k.get('tensor_pipe_pct', 0):.1f}% "
+                  f"issue {k.get('issue_active_pct', 0):.1f}% | {top}")
+            print(f"{'':<16} kernel: {k['kernel'][:140]}")
 
 
 def ncu_launch_times(csv_text: str, launches: int) -> list[float]:
@@ -277,6 +372,9 @@ def add_integrity_commands(subparsers) -> None:
     common(p)
     p.add_argument("--shapes", default=None, help="replace the spec's problems: MxNxK[,MxNxK...]")
     p.add_argument("--launches", type=int, default=5, help="profiled launches per row")
+    p.add_argument("--stalls", action="store_true",
+                   help="also profile one launch per row with ncu's stall sections: kernel name, registers, "
+                        "occupancy, tensor-pipe use, warp stall reasons")
     p.set_defaults(func=cmd_profile)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from gemmcompare.cli import main, narrow
 from gemmcompare.errors import GemmCompareError
-from gemmcompare.integrity_cli import ncu_launch_times, parse_sanitizer
+from gemmcompare.integrity_cli import ncu_launch_times, parse_sanitizer, parse_stall_csv
 from gemmcompare.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +53,23 @@ def test_ncu_csv_grouped_per_launch():
     rows = "".join(f'"{i}","k{i % 2}","gpu__time_duration.sum","usecond","{v}"\n'
                    for i, v in enumerate([100.0, 5.0, 102.0, 5.0, 98.0, 5.0]))
     assert ncu_launch_times(head + rows, 3) == pytest.approx([0.105, 0.107, 0.103])
+
+
+def test_ncu_raw_page_gives_kernel_and_sorted_stalls():
+    cols = ["ID", "Kernel Name", "launch__registers_per_thread",
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+            "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+            "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+            "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+            "smsp__average_warps_issue_stalled_barrier_not_issued_per_issue_active.ratio"]
+    text = ("==PROF== Connected to process\n" + ",".join(f'"{c}"' for c in cols) + "\n"
+            + '"","","register/thread","%","inst","inst","inst","inst"\n'
+            + '"0","sm90_xmma_gemm_f16f16_f32f32_tn","168","71.5","0.30","1.25","2.5","0.1"\n')
+    (k,) = parse_stall_csv(text)
+    assert k["kernel"] == "sm90_xmma_gemm_f16f16_f32f32_tn"
+    assert k["registers"] == 168 and k["tensor_pipe_pct"] == 71.5
+    assert list(k["stalls"]) == ["math_pipe_throttle", "long_scoreboard", "barrier"]  # largest first, no *_not_issued
+    assert parse_stall_csv("==ERROR== no kernels were profiled\n") == []
 
 
 def test_narrow_shapes_check_only_and_only():
