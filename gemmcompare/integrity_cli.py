@@ -150,26 +150,17 @@ def cmd_profile(args) -> int:
             for impl in exp.implementations:
                 if not impl.supports(entry.problem, contract):
                     continue
-                with tempfile.TemporaryDirectory() as tmp:
-                    log = Path(tmp) / "ncu.csv"
-                    cmd = [ncu, "--clock-control", "none", "--cache-control", "none", "--profile-from-start", "off",
-                           "--metrics", "gpu__time_duration.sum", "--csv", "--log-file", str(log),
-                           sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl.name,
-                           entry.problem.label, contract.name, str(args.launches)]
-                    res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-                    text = log.read_text() if log.exists() else ""
-                drive = _last_json(res.stdout)
-                ncu_ms = ncu_launch_times(text, args.launches)
-                rec = {"problem": entry.problem.label, "contract": contract.name, "implementation": impl.name,
-                       "ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
-                       "event_median_ms": (drive or {}).get("event_median_ms"),
-                       "do_bench_median_ms": (drive or {}).get("do_bench_median_ms"),
-                       "error": None if ncu_ms else (res.stderr[-400:] or text[-400:])}
-                if rec["ncu_median_ms"] and rec["event_median_ms"]:
-                    rec["event_over_ncu"] = rec["event_median_ms"] / rec["ncu_median_ms"]
-                if args.stalls:
+                rec = {"problem": entry.problem.label, "contract": contract.name, "implementation": impl.name}
+                if not args.stalls_only:
+                    rec.update(_timing_profile(ncu, args, impl.name, entry.problem.label, contract.name))
+                if args.stalls or args.stalls_only:
                     rec["stalls"] = _stall_profile(ncu, args, impl.name, entry.problem.label, contract.name)
                 out_rows.append(rec)
+    if args.stalls_only:
+        print_stalls(out_rows)
+        if args.json:
+            Path(args.json).write_text(json.dumps(out_rows, indent=1))
+        return 0 if all(k.get("stalls") is not None for r in out_rows for k in r["stalls"]) else 1
     print(f"{'problem':<16} {'implementation':<44} {'events ms':>10} {'ncu ms':>10} {'do_bench':>10} {'ev/ncu':>7} {'db/ev':>7}")
     for r in out_rows:
         ev = f"{r['event_median_ms']:.5f}" if r.get("event_median_ms") else "-"
@@ -183,6 +174,28 @@ def cmd_profile(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(out_rows, indent=1))
     return 0 if all(r.get("ncu_median_ms") for r in out_rows) else 1
+
+
+def _timing_profile(ncu: str, args, impl_name: str, problem: str, contract: str) -> dict:
+    """`launches` launches of the row under ncu's gpu__time_duration, next to the driver's event and
+    do_bench medians."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "ncu.csv"
+        cmd = [ncu, "--clock-control", "none", "--cache-control", "none", "--profile-from-start", "off",
+               "--metrics", "gpu__time_duration.sum", "--csv", "--log-file", str(log),
+               sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl_name,
+               problem, contract, str(args.launches)]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        text = log.read_text() if log.exists() else ""
+    drive = _last_json(res.stdout)
+    ncu_ms = ncu_launch_times(text, args.launches)
+    rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
+           "event_median_ms": (drive or {}).get("event_median_ms"),
+           "do_bench_median_ms": (drive or {}).get("do_bench_median_ms"),
+           "error": None if ncu_ms else (res.stderr[-400:] or text[-400:])}
+    if rec["ncu_median_ms"] and rec["event_median_ms"]:
+        rec["event_over_ncu"] = rec["event_median_ms"] / rec["ncu_median_ms"]
+    return rec
 
 
 STALL_SECTIONS = ("SpeedOfLight", "ComputeWorkloadAnalysis", "WarpStateStats", "Occupancy", "LaunchStats")
@@ -212,7 +225,8 @@ def _stall_profile(ncu: str, args, impl_name: str, problem: str, contract: str) 
                "--log-file", str(log)]
         for section in STALL_SECTIONS:
             cmd += ["--section", section]
-        cmd += [sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl_name, problem, contract, "1"]
+        cmd += [sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl_name, problem, contract, "1",
+                "--no-timing"]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
         text = log.read_text() if log.exists() else ""
     kernels = parse_stall_csv(text)
@@ -299,9 +313,10 @@ def _last_json(text: str):
     return None
 
 
-def _drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int) -> int:
+def _drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int, timing: bool = True) -> int:
     """Runs under ncu: prepare one implementation as a run does, time it with events (outside the
-    profiled ranges), then launch it `launches` times inside profiler ranges, flushing L2 between."""
+    profiled ranges; not with timing=False), then launch it `launches` times inside profiler ranges,
+    flushing L2 between."""
     import torch
 
     from .build.extension import BuildFailure
@@ -326,14 +341,19 @@ def _drive(spec: str, impl_name: str, problem: str, contract_name: str, launches
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         prepared = impl.prepare(p, contract, ops, built)
-        timer = Timer(exp.timing, device.l2_bytes)
-        m = timer.measure([Launcher(impl.name, prepared.launch)])[impl.name]
-        try:  # the same launches through triton's do_bench (it clears L2 before every sample, as `flush` does)
-            import triton.testing
+        samples, do_bench_ms = [], None
+        if timing:
+            timer = Timer(exp.timing, device.l2_bytes)
+            samples = timer.measure([Launcher(impl.name, prepared.launch)])[impl.name].samples_ms
+            try:  # the same launches through triton's do_bench (it clears L2 before every sample, as `flush` does)
+                import triton.testing
 
-            do_bench_ms = triton.testing.do_bench(prepared.launch, warmup=25, rep=200, return_mode="median")
-        except Exception:  # noqa: BLE001 - triton absent: no third opinion
-            do_bench_ms = None
+                do_bench_ms = triton.testing.do_bench(prepared.launch, warmup=25, rep=200, return_mode="median")
+            except Exception:  # noqa: BLE001 - triton absent: no third opinion
+                do_bench_ms = None
+        else:
+            prepared.launch()  # one warm-up launch (module load, first-touch) outside the profiled range
+            wait_stream(60, impl.name)
         flush = torch.empty(max(2 * device.l2_bytes, 64 << 20) // 4, dtype=torch.int32, device="cuda")
         for _ in range(launches):
             flush.fill_(0)
@@ -342,8 +362,8 @@ def _drive(spec: str, impl_name: str, problem: str, contract_name: str, launches
             prepared.launch()
             wait_stream(60, impl.name)
             torch.cuda.profiler.stop()
-    print(json.dumps({"event_median_ms": statistics.median(m.samples_ms) if m.samples_ms else None,
-                      "event_cv": statistics.pstdev(m.samples_ms) / statistics.mean(m.samples_ms) if m.samples_ms else None,
+    print(json.dumps({"event_median_ms": statistics.median(samples) if samples else None,
+                      "event_cv": statistics.pstdev(samples) / statistics.mean(samples) if samples else None,
                       "do_bench_median_ms": do_bench_ms}))
     return 0
 
@@ -375,11 +395,13 @@ def add_integrity_commands(subparsers) -> None:
     p.add_argument("--stalls", action="store_true",
                    help="also profile one launch per row with ncu's stall sections: kernel name, registers, "
                         "occupancy, tensor-pipe use, warp stall reasons")
+    p.add_argument("--stalls-only", action="store_true", help="only the stall profile (no timing comparison)")
     p.set_defaults(func=cmd_profile)
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 7 and sys.argv[1] == "_drive":
-        sys.exit(_drive(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])))
+        sys.exit(_drive(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]),
+                        timing="--no-timing" not in sys.argv[7:]))
     print("usage: python -m gemmcompare.integrity_cli _drive SPEC IMPL MxNxK CONTRACT LAUNCHES", file=sys.stderr)
     sys.exit(2)

@@ -462,6 +462,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
     }
   };
   auto load_stage = [&](int stage) { load_part(stage, 0, 1); };
+#ifndef GC_MMA_SPREAD_COPIES
+#define GC_MMA_SPREAD_COPIES 1
+#endif
+  // Pieces per stage copy in the multistage loop: KS-1 (spread), or 1 (all at k step 0; a study switch).
+  constexpr int COPY_PARTS = (GC_MMA_SPREAD_COPIES && KS > 1) ? KS - 1 : 1;
 
   // -- shared -> registers: ldmatrix.x4, fragments double-buffered across k steps -------------------
   uint32_t a_off[MI];
@@ -575,40 +580,33 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
     }
   };
 
-  // Output tile bookkeeping of the multiply side: after k tile g, if it was its output tile's last,
-  // store that tile and start the next one from zero.
-  int out_tile = blockIdx.x;
-  int kt_in_tile = 0;
-  auto finish_k_tile = [&]() {
-    if (++kt_in_tile == k_tiles) {
-      store_tile(out_tile);
-      zero_acc();
-      kt_in_tile = 0;
-      out_tile += gridDim.x;
-    }
-  };
-
   if (k_tiles == 0) {  // K = 0: C = 0 (+ bias, ReLU) on every tile, nothing to multiply
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) store_tile(t);
     return;
   }
 
-  // -- main loop over the k tiles g = 0 .. total-1 of all this block's output tiles -----------------
+  // -- main loop: this block's output tiles, each k_tiles k tiles; g counts k tiles over all of them -
+  // The epilogue stays outside the k loop, and the next output tile's first fragments are loaded only
+  // after it: the fragment registers are dead while the epilogue runs, so the k loop keeps the
+  // register allocation it would have without the outer loop.
   if constexpr (STAGES == 1) {
     // No overlap: WAR barrier, copy, wait, RAW barrier, compute. The baseline of the stage study.
-    for (int g = 0; g < total; ++g) {
-      __syncthreads();  // every warp is done reading the previous tile
-      load_stage(0);
-      cp_async_commit();
-      cp_async_wait<0>();
-      __syncthreads();  // the tile is visible to every warp
-      load_frags(0, 0, 0);
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        __syncthreads();  // every warp is done reading the previous k tile
+        load_stage(0);
+        cp_async_commit();
+        cp_async_wait<0>();
+        __syncthreads();  // the k tile is visible to every warp
+        load_frags(0, 0, 0);
 #pragma unroll
-      for (int kk = 0; kk < KS; ++kk) {
-        if (kk + 1 < KS) load_frags((kk + 1) & 1, 0, kk + 1);
-        mma_step(kk & 1);
+        for (int kk = 0; kk < KS; ++kk) {
+          if (kk + 1 < KS) load_frags((kk + 1) & 1, 0, kk + 1);
+          mma_step(kk & 1);
+        }
       }
-      finish_k_tile();
+      store_tile(tile);
+      zero_acc();
     }
   } else {
     // Multistage. k tile g lives in stage g % STAGES, and cp.async group i holds k tile i: one group is
@@ -623,49 +621,56 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
 
     int read_stage = 0;            // the stage of k tile g
     int write_stage = STAGES - 1;  // where k tile g + STAGES - 1 goes: the stage k tile g - 1 used
+    int g = 0;
     load_frags(0, 0, 0);
 
-    for (int g = 0; g < total; ++g) {
-      if constexpr (KS == 1) {
-        // BK = 16, one k step per tile: two fragment buffers cannot alternate across tiles without
-        // runtime indexing, so multiply first and load the next tile's fragments after the barrier.
-        if (g + STAGES - 1 < total) load_stage(write_stage);
-        cp_async_commit();
-        write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
-        mma_step(0);
-        cp_async_wait<STAGES - 2>();  // STAGES + g groups committed: k tiles 0..g+1 have landed
-        __syncthreads();              // ... for every thread; and every warp is done with k tile g
-        read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
-        if (g + 1 < total) load_frags(0, read_stage, 0);
-      } else {
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      for (int kt = 0; kt < k_tiles; ++kt, ++g) {
+        const bool next_in_tile = kt + 1 < k_tiles;  // k tile g+1 belongs to this output tile
+        if constexpr (KS == 1) {
+          // BK = 16, one k step per tile: two fragment buffers cannot alternate across tiles without
+          // runtime indexing, so multiply first and load the next tile's fragments after the barrier.
+          if (g + STAGES - 1 < total) load_stage(write_stage);
+          cp_async_commit();
+          write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
+          mma_step(0);
+          cp_async_wait<STAGES - 2>();  // STAGES + g groups committed: k tiles 0..g+1 have landed
+          __syncthreads();              // ... for every thread; and every warp is done with k tile g
+          read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
+          if (next_in_tile) load_frags(0, read_stage, 0);
+        } else {
 #pragma unroll
-        for (int kk = 0; kk < KS; ++kk) {
-          if (kk < KS - 1) {
-            // Refill the stage k tile g-1 used, piece kk of KS-1. Safe: its last ldmatrix came before
-            // the barrier in the last k step of iteration g-1. Committed as one group after the last piece.
-            if (g + STAGES - 1 < total) load_part(write_stage, kk, KS - 1);
-            if (kk == KS - 2) {
-              cp_async_commit();
-              write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
+          for (int kk = 0; kk < KS; ++kk) {
+            if (kk < COPY_PARTS) {
+              // Refill the stage k tile g-1 used, piece kk of COPY_PARTS. Safe: its last ldmatrix came
+              // before the barrier in the last k step of iteration g-1. One group, committed after the last piece.
+              if (g + STAGES - 1 < total) load_part(write_stage, kk, COPY_PARTS);
+              if (kk == COPY_PARTS - 1) {
+                cp_async_commit();
+                write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
+              }
             }
+            if (kk == KS - 1) {
+              // k tile g+1 must have landed before its first fragments load: STAGES + g groups are
+              // committed, so allowing STAGES-2 pending means groups 0..g+1 are complete; the barrier
+              // makes every thread's copies visible, and every warp is past its last read of k tile g's
+              // stage (its step KS-1 fragments were loaded in step KS-2), which iteration g+1 refills.
+              cp_async_wait<STAGES - 2>();
+              __syncthreads();
+              read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
+            }
+            // The next step's fragments; KS is even here, so step kk+1 == KS, the next k tile's step 0,
+            // lands in buffer 0 as it must. Not across output tiles (see above) nor past the last k tile.
+            if (kk + 1 < KS || next_in_tile) load_frags((kk + 1) & 1, read_stage, (kk + 1 == KS) ? 0 : kk + 1);
+            mma_step(kk & 1);
           }
-          if (kk == KS - 1) {
-            // k tile g+1 must have landed before its first fragments load: STAGES + g groups are
-            // committed, so allowing STAGES-2 pending means groups 0..g+1 are complete; the barrier
-            // makes every thread's copies visible, and every warp is past its last read of k tile g's
-            // stage (its step KS-1 fragments were loaded in step KS-2), which iteration g+1 refills.
-            cp_async_wait<STAGES - 2>();
-            __syncthreads();
-            read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
-          }
-          // The next step's fragments; KS is even here, so step kk+1 == KS, the next k tile's step 0,
-          // lands in buffer 0 as it must. (No next k tile after the last: skip, rather than read a
-          // stage that may never have been written.)
-          if (kk + 1 < KS || g + 1 < total) load_frags((kk + 1) & 1, read_stage, (kk + 1 == KS) ? 0 : kk + 1);
-          mma_step(kk & 1);
         }
       }
-      finish_k_tile();
+      store_tile(tile);
+      zero_acc();
+      // The next output tile's first fragments: its first k tile (g) landed and was made visible by the
+      // last barrier above, and its stage is not refilled before iteration g+1.
+      if (g < total) load_frags(0, read_stage, 0);
     }
     cp_async_wait<0>();  // only empty groups can still be pending; drain them anyway
   }
