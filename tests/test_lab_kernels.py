@@ -239,22 +239,12 @@ GOLDEN_TN = """\
 #include "mma_sync/mma_sync.cuh"
 
 struct gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag;  // names the kernels in the ptxas report
-using gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config = gc::mma::Config<128, 256, 32, 64, 64, 4, gc::mma::Smem::Padded, 4, 8, true, gc::mma::Epi::BiasRelu, true, false>;
+using gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config = gc::mma::Config<128, 256, 32, 64, 64, 4, gc::mma::Smem::Padded, 4, 8, true, gc::mma::Epi::BiasRelu, true>;
 
 extern "C" int gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch(const gc_gemm_args* args, char* err, size_t err_len) {
   return gc::mma::launch<gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config, gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag>(args, "gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch", err, err_len);
 }
 """
-
-
-def test_persistent_grid_is_a_template_argument_and_named_only_when_chosen():
-    tiles = config_from_params({"layout": "tn"})
-    persistent = config_from_params({"layout": "tn", "grid": "persistent"})
-    assert "grid" not in tiles.params() and persistent.params()["grid"] == "persistent"
-    assert persistent.ident == tiles.ident + "_persistent"
-    assert persistent.render_instance("tn").split("Config<")[1].split(">")[0].endswith("true, true")
-    with pytest.raises(InvalidConfig, match="grid='wave' must be one of"):
-        config_from_params({"grid": "wave"})
 
 
 def test_rendered_instance_matches_golden():

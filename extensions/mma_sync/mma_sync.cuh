@@ -224,7 +224,7 @@ GC_HD void raster(int pid, int tiles_m, int tiles_n, int& tile_m, int& tile_n) {
 // ------------------------------------------------------------------------------------------------
 // The configuration: compile-time constants, checked here and (with reasons) in Python.
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, Smem SMEM_, int GROUP_, int MMA_K_,
-          bool ACC_F16_, Epi EPI_, bool B_COL_, bool PERSISTENT_ = false>
+          bool ACC_F16_, Epi EPI_, bool B_COL_>
 struct Config {
   static constexpr int BM = BM_, BN = BN_, BK = BK_;  // block tile
   static constexpr int WM = WM_, WN = WN_;            // warp tile
@@ -235,9 +235,6 @@ struct Config {
   static constexpr bool ACC_F16 = ACC_F16_;
   static constexpr Epi EPI = EPI_;
   static constexpr bool B_COL = B_COL_;  // true: B column-major (tn); false: row-major (tt)
-  // false: one block per output tile; true: as many blocks as fit on the GPU at once, each looping
-  // over output tiles (see gemm_kernel). The same kernel either way: only the launch differs.
-  static constexpr bool PERSISTENT = PERSISTENT_;
 
   static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
   static constexpr int THREADS = WARPS * 32;
@@ -329,33 +326,24 @@ struct TileCopy {
   __device__ __forceinline__ TileCopy(const __half* tile, int64_t ld_, int tid) : ld(ld_) {
     row0 = Map::row0(tid);
     col = Map::col(tid);
+    src = tile + row0 * ld + col;
     dst0 = Tile::offset(row0, col);
-    reset(tile);
   }
 
-  // Start over at the first k tile of another output tile.
-  __device__ __forceinline__ void reset(const __half* tile) { src = tile + row0 * ld + col; }
-
-  // Copy chunks [i0, i1) of one tile to shared memory at smem_tile: rows_valid / cols_valid say how
-  // much of the tile lies in the matrix (may be <= 0), the rest is zero-filled; `safe` is any valid
-  // global address (the source of zero-byte copies). FULL: the caller knows the whole tile is inside,
-  // so no chunk needs a bound check. The main loop spreads a tile's chunks over its k steps (see the
-  // kernel), so a call copies a compile-time range once the k-step loop is unrolled.
-  template <bool FULL>
-  __device__ __forceinline__ void copy(uint32_t smem_tile, int i0, int i1, int rows_valid, int cols_valid,
-                                       const __half* safe, int tid) const {
+  // Copy one tile to shared memory at smem_tile: rows_valid / cols_valid say how much of it lies in the
+  // matrix (may be <= 0), the rest is zero-filled; `safe` is any valid global address (for zero-byte
+  // copies). Then step `src` by `next` elements, to the next k tile.
+  __device__ __forceinline__ void copy(uint32_t smem_tile, int rows_valid, int cols_valid, const __half* safe,
+                                       int64_t next, int tid) {
     // The general path copies one chunk at a time (no unrolling): it only has to be right, and its
     // registers must not crowd the accumulators.
 #pragma unroll(ALIGNED ? Map::ITERS : 1)
-    for (int i = i0; i < i1; ++i) {
+    for (int i = 0; i < Map::ITERS; ++i) {
       if (!Map::exists(tid, i)) break;
+      const int row = row0 + i * Map::ROW_STEP;
       const uint32_t dst = smem_tile + Map::dst(dst0, row0, col, i);
+      const int valid = Map::valid(row, col, rows_valid, cols_valid);
       const __half* g = src + i * Map::ROW_STEP * ld;
-      if constexpr (ALIGNED && FULL) {
-        cp_async_16(dst, g, 16);
-        continue;
-      }
-      const int valid = Map::valid(row0 + i * Map::ROW_STEP, col, rows_valid, cols_valid);
       if constexpr (ALIGNED) {
         cp_async_16(dst, valid > 0 ? static_cast<const void*>(g) : static_cast<const void*>(safe), valid * 2);
       } else {
@@ -370,10 +358,8 @@ struct TileCopy {
         st_shared_v4(dst, w[0], w[1], w[2], w[3]);
       }
     }
+    src += next;
   }
-
-  // On to the next k tile, `next` elements further.
-  __device__ __forceinline__ void advance(int64_t next) { src += next; }
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -393,80 +379,30 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
   int warp_m, warp_n;
   Cfg::warp_coords(tid >> 5, warp_m, warp_n);
 
-  // This block computes output tiles blockIdx.x, blockIdx.x + gridDim.x, ... (in raster order). With
-  // one block per tile (the classic grid) that is one tile. With a persistent grid (one block per SM)
-  // the k tiles of all its output tiles form one stream through the shared-memory pipeline: the copies
-  // of the next output tile's first stages are in flight while this one's epilogue stores, and no
-  // block pays a prologue after its first tile.
-  const int tiles = p.tiles_m * p.tiles_n;
+  int tile_m, tile_n;
+  raster<Cfg::GROUP>(blockIdx.x, p.tiles_m, p.tiles_n, tile_m, tile_n);
+  const int m0 = tile_m * Cfg::BM;
+  const int n0 = tile_n * Cfg::BN;
   const int k_tiles = (p.k + Cfg::BK - 1) / Cfg::BK;
-  const int my_tiles = (tiles - static_cast<int>(blockIdx.x) + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
-  const int total = my_tiles * k_tiles;  // k tiles this block multiplies, over all its output tiles
 
-  // -- global -> shared: one copier per operand, at the next k tile to copy ---------------------------
+  // -- global -> shared: one copier per operand, starting at this block's first k tile ---------------
   // A (rows m, columns k) and B tn (rows n, columns k): the next k tile is BK columns on.
   // B tt (rows k, columns n): the next k tile is BK rows down.
-  auto a_tile = [&](int m0_) { return p.a + static_cast<int64_t>(m0_) * p.lda; };
-  auto b_tile = [&](int n0_) { return Cfg::B_COL ? p.b + static_cast<int64_t>(n0_) * p.ldb : p.b + n0_; };
-  int load_tile = blockIdx.x;  // the output tile whose k tiles are being copied, and where
-  int load_m0, load_n0;
-  {
-    int tm, tn;
-    raster<Cfg::GROUP>(load_tile, p.tiles_m, p.tiles_n, tm, tn);
-    load_m0 = tm * Cfg::BM;
-    load_n0 = tn * Cfg::BN;
-  }
-  TileCopy<TileA, Cfg::THREADS, ALIGNED> copy_a(a_tile(load_m0), p.lda, tid);
-  TileCopy<TileB, Cfg::THREADS, ALIGNED> copy_b(b_tile(load_n0), p.ldb, tid);
+  TileCopy<TileA, Cfg::THREADS, ALIGNED> copy_a(p.a + static_cast<int64_t>(m0) * p.lda, p.lda, tid);
+  TileCopy<TileB, Cfg::THREADS, ALIGNED> copy_b(Cfg::B_COL ? p.b + static_cast<int64_t>(n0) * p.ldb : p.b + n0,
+                                                p.ldb, tid);
   const int64_t b_next = Cfg::B_COL ? Cfg::BK : Cfg::BK * p.ldb;
-  int k_left = p.k;  // K minus the first k of the next k tile to copy
-
-  // A stage's copy is split into `parts` pieces over one chunk index: A's chunks 0..ITERS_A-1, then
-  // B's. The multistage loop issues piece kk at k step kk (kk < KS-1), as CUTLASS's multistage
-  // mainloop does, so the address arithmetic and the copies interleave with the MMAs instead of
-  // arriving as one burst; the last piece moves the copiers to the next k tile (of the next output
-  // tile after the last one).
-  constexpr int ITERS_A = Cfg::CopyA::ITERS, ITERS_B = Cfg::CopyB::ITERS;
-  auto load_part = [&](int stage, int part, int parts) {
+  int k_left = p.k;  // K minus the first k of the next tile to copy
+  auto load_stage = [&](int stage) {
     const uint32_t base = smem0 + stage * Cfg::STAGE_BYTES;
-    const int per = (ITERS_A + ITERS_B + parts - 1) / parts;
-    const int j0 = part * per, j1 = (part + 1) * per < ITERS_A + ITERS_B ? (part + 1) * per : ITERS_A + ITERS_B;
-    const int a0 = j0 < ITERS_A ? j0 : ITERS_A, a1 = j1 < ITERS_A ? j1 : ITERS_A;
-    const int b0 = j0 > ITERS_A ? j0 - ITERS_A : 0, b1 = j1 > ITERS_A ? j1 - ITERS_A : 0;
-    const int rows_a = p.m - load_m0;
-    const int rows_b = Cfg::B_COL ? p.n - load_n0 : k_left, cols_b = Cfg::B_COL ? k_left : p.n - load_n0;
-    // Interior tiles (every tile of a 4096-cubed problem) skip the per-chunk bounds.
-    const bool full = rows_a >= Cfg::BM && p.n - load_n0 >= Cfg::BN && k_left >= Cfg::BK;
-    if (full) {
-      if (a0 < a1) copy_a.template copy<true>(base, a0, a1, rows_a, k_left, p.a, tid);
-      if (b0 < b1) copy_b.template copy<true>(base + TileA::BYTES, b0, b1, rows_b, cols_b, p.b, tid);
+    copy_a.copy(base, p.m - m0, k_left, p.a, Cfg::BK, tid);
+    if constexpr (Cfg::B_COL) {
+      copy_b.copy(base + TileA::BYTES, p.n - n0, k_left, p.b, b_next, tid);
     } else {
-      if (a0 < a1) copy_a.template copy<false>(base, a0, a1, rows_a, k_left, p.a, tid);
-      if (b0 < b1) copy_b.template copy<false>(base + TileA::BYTES, b0, b1, rows_b, cols_b, p.b, tid);
+      copy_b.copy(base + TileA::BYTES, k_left, p.n - n0, p.b, b_next, tid);
     }
-    if (part == parts - 1) {
-      k_left -= Cfg::BK;
-      if (k_left > 0) {
-        copy_a.advance(Cfg::BK);
-        copy_b.advance(b_next);
-      } else {  // on to the next output tile (past the last one: never copied, the loop stops first)
-        load_tile += gridDim.x;
-        int tm, tn;
-        raster<Cfg::GROUP>(load_tile, p.tiles_m, p.tiles_n, tm, tn);
-        load_m0 = tm * Cfg::BM;
-        load_n0 = tn * Cfg::BN;
-        copy_a.reset(a_tile(load_m0));
-        copy_b.reset(b_tile(load_n0));
-        k_left = p.k;
-      }
-    }
+    k_left -= Cfg::BK;
   };
-  auto load_stage = [&](int stage) { load_part(stage, 0, 1); };
-#ifndef GC_MMA_SPREAD_COPIES
-#define GC_MMA_SPREAD_COPIES 1
-#endif
-  // Pieces per stage copy in the multistage loop: KS-1 (spread), or 1 (all at k step 0; a study switch).
-  constexpr int COPY_PARTS = (GC_MMA_SPREAD_COPIES && KS > 1) ? KS - 1 : 1;
 
   // -- shared -> registers: ldmatrix.x4, fragments double-buffered across k steps -------------------
   uint32_t a_off[MI];
@@ -501,15 +437,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
   using AccReg = typename std::conditional<Cfg::ACC_F16, uint32_t, float>::type;
   constexpr int ACC_N = Cfg::ACC_F16 ? 2 : 4;
   AccReg acc[MI][NI][ACC_N];
-  auto zero_acc = [&]() {
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi)
+  for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni)
+    for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
-        for (int r = 0; r < ACC_N; ++r) acc[mi][ni][r] = AccReg(0);
-  };
-  zero_acc();
+      for (int r = 0; r < ACC_N; ++r) acc[mi][ni][r] = AccReg(0);
 
   auto mma_step = [&](int buf) {
 #pragma unroll
@@ -526,153 +459,126 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
       }
   };
 
-  // -- epilogue: accumulators -> C (+ bias, ReLU), masked on M and N ---------------------------------
-  auto store_tile = [&](int tile) {
-    int tm, tn;
-    raster<Cfg::GROUP>(tile, p.tiles_m, p.tiles_n, tm, tn);
-    const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
-#pragma unroll
-    for (int ni = 0; ni < NI; ++ni) {
-      float bias0 = 0.f, bias1 = 0.f;  // the bias of this lane's two columns of n8 tile ni
-      if constexpr (Cfg::EPI == Epi::BiasRelu) {
-        int row, col;
-        Cfg::acc_coords(warp_m, warp_n, lane, 0, ni, 0, row, col);
-        col += n0;
-        if (col < p.n) bias0 = p.bias[col];
-        if (col + 1 < p.n) bias1 = p.bias[col + 1];
-      }
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi) {
-#pragma unroll
-        for (int half_row = 0; half_row < 2; ++half_row) {
-          int row, col;
-          Cfg::acc_coords(warp_m, warp_n, lane, mi, ni, half_row, row, col);
-          row += m0;
-          col += n0;
-          float v0, v1;
-          if constexpr (Cfg::ACC_F16) {
-            const __half2 h2 = *reinterpret_cast<const __half2*>(&acc[mi][ni][half_row]);
-            v0 = __low2float(h2);
-            v1 = __high2float(h2);
-          } else {
-            v0 = acc[mi][ni][2 * half_row];
-            v1 = acc[mi][ni][2 * half_row + 1];
-          }
-          if constexpr (Cfg::EPI == Epi::BiasRelu) {
-            v0 += bias0;
-            v1 += bias1;
-            v0 = (v0 < 0.f) ? 0.f : v0;  // written so that a NaN stays a NaN (fmaxf would hide it)
-            v1 = (v1 < 0.f) ? 0.f : v1;
-          }
-          if (row < p.m) {
-            float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
-            // A lane holds two adjacent columns: an 8-byte store, and the 4 lanes of a row fill one
-            // 32-byte sector, as a 16-byte store staged through shared memory would, without the staging.
-            if (p.c_vec2 && col + 1 < p.n) {
-              *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-            } else {
-              if (col < p.n) dst[0] = v0;
-              if (col + 1 < p.n) dst[1] = v1;
-            }
-          }
-        }
-      }
-    }
-  };
-
-  if (k_tiles == 0) {  // K = 0: C = 0 (+ bias, ReLU) on every tile, nothing to multiply
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) store_tile(t);
-    return;
-  }
-
-  // -- main loop: this block's output tiles, each k_tiles k tiles; g counts k tiles over all of them -
-  // The epilogue stays outside the k loop, and the next output tile's first fragments are loaded only
-  // after it: the fragment registers are dead while the epilogue runs, so the k loop keeps the
-  // register allocation it would have without the outer loop.
+  // -- main loop ----------------------------------------------------------------------------------
   if constexpr (STAGES == 1) {
     // No overlap: WAR barrier, copy, wait, RAW barrier, compute. The baseline of the stage study.
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        __syncthreads();  // every warp is done reading the previous k tile
-        load_stage(0);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      __syncthreads();  // every warp is done reading the previous tile
+      load_stage(0);
+      cp_async_commit();
+      cp_async_wait<0>();
+      __syncthreads();  // the tile is visible to every warp
+      load_frags(0, 0, 0);
+#pragma unroll
+      for (int kk = 0; kk < KS; ++kk) {
+        if (kk + 1 < KS) load_frags((kk + 1) & 1, 0, kk + 1);
+        mma_step(kk & 1);
+      }
+    }
+  } else {
+    // Multistage. Tile t lives in stage t % STAGES, and cp.async group g holds tile g: one group is
+    // committed per iteration even when it is empty past the last tile, so the count never drifts.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {  // prologue: tiles 0 .. STAGES-2
+      if (s < k_tiles) load_stage(s);
+      cp_async_commit();
+    }
+    cp_async_wait<STAGES - 2>();  // STAGES-1 committed, at most STAGES-2 pending: tile 0 has landed
+    __syncthreads();
+
+    int read_stage = 0;            // the stage of tile kt
+    int write_stage = STAGES - 1;  // where tile kt + STAGES - 1 goes: the stage tile kt - 1 used
+    if (k_tiles > 0) load_frags(0, 0, 0);
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      if constexpr (KS == 1) {
+        // BK = 16, one k step per tile: two fragment buffers cannot alternate across tiles without
+        // runtime indexing, so multiply first and load the next tile's fragments after the barrier.
+        if (kt + STAGES - 1 < k_tiles) load_stage(write_stage);
         cp_async_commit();
-        cp_async_wait<0>();
-        __syncthreads();  // the k tile is visible to every warp
-        load_frags(0, 0, 0);
+        write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
+        mma_step(0);
+        cp_async_wait<STAGES - 2>();  // STAGES + kt groups committed: tiles 0..kt+1 have landed
+        __syncthreads();              // ... for every thread; and every warp is done with tile kt
+        read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
+        if (kt + 1 < k_tiles) load_frags(0, read_stage, 0);
+      } else {
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk) {
-          if (kk + 1 < KS) load_frags((kk + 1) & 1, 0, kk + 1);
+          if (kk == 0) {
+            // Refill the stage tile kt-1 used. Safe: its last ldmatrix came before the barrier in the
+            // last k step of iteration kt-1.
+            if (kt + STAGES - 1 < k_tiles) load_stage(write_stage);
+            cp_async_commit();
+            write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
+          }
+          if (kk == KS - 1) {
+            // Tile kt+1 must have landed before its first fragments load: STAGES + kt groups are
+            // committed, so allowing STAGES-2 pending means groups 0..kt+1 are complete; the barrier
+            // makes every thread's copies visible, and every warp is past its last read of tile kt's
+            // stage (its step KS-1 fragments were loaded in step KS-2), which iteration kt+1 refills.
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
+          }
+          // The next step's fragments; KS is even here, so step kk+1 == KS, the next tile's step 0,
+          // lands in buffer 0 as it must. (No next tile after the last: skip, rather than read a stage
+          // that may never have been written.)
+          if (kk + 1 < KS || kt + 1 < k_tiles) load_frags((kk + 1) & 1, read_stage, (kk + 1 == KS) ? 0 : kk + 1);
           mma_step(kk & 1);
         }
       }
-      store_tile(tile);
-      zero_acc();
     }
-  } else {
-    // Multistage. k tile g lives in stage g % STAGES, and cp.async group i holds k tile i: one group is
-    // committed per iteration even when it is empty past the last k tile, so the count never drifts.
+    cp_async_wait<0>();  // only empty groups can still be pending; drain them anyway
+  }
+
+  // -- epilogue: accumulators -> C (+ bias, ReLU), masked on M and N ---------------------------------
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {  // prologue: k tiles 0 .. STAGES-2
-      if (s < total) load_stage(s);
-      cp_async_commit();
+  for (int ni = 0; ni < NI; ++ni) {
+    float bias0 = 0.f, bias1 = 0.f;  // the bias of this lane's two columns of n8 tile ni
+    if constexpr (Cfg::EPI == Epi::BiasRelu) {
+      int row, col;
+      Cfg::acc_coords(warp_m, warp_n, lane, 0, ni, 0, row, col);
+      col += n0;
+      if (col < p.n) bias0 = p.bias[col];
+      if (col + 1 < p.n) bias1 = p.bias[col + 1];
     }
-    cp_async_wait<STAGES - 2>();  // STAGES-1 committed, at most STAGES-2 pending: k tile 0 has landed
-    __syncthreads();
-
-    int read_stage = 0;            // the stage of k tile g
-    int write_stage = STAGES - 1;  // where k tile g + STAGES - 1 goes: the stage k tile g - 1 used
-    int g = 0;
-    load_frags(0, 0, 0);
-
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      for (int kt = 0; kt < k_tiles; ++kt, ++g) {
-        const bool next_in_tile = kt + 1 < k_tiles;  // k tile g+1 belongs to this output tile
-        if constexpr (KS == 1) {
-          // BK = 16, one k step per tile: two fragment buffers cannot alternate across tiles without
-          // runtime indexing, so multiply first and load the next tile's fragments after the barrier.
-          if (g + STAGES - 1 < total) load_stage(write_stage);
-          cp_async_commit();
-          write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
-          mma_step(0);
-          cp_async_wait<STAGES - 2>();  // STAGES + g groups committed: k tiles 0..g+1 have landed
-          __syncthreads();              // ... for every thread; and every warp is done with k tile g
-          read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
-          if (next_in_tile) load_frags(0, read_stage, 0);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+      for (int half_row = 0; half_row < 2; ++half_row) {
+        int row, col;
+        Cfg::acc_coords(warp_m, warp_n, lane, mi, ni, half_row, row, col);
+        row += m0;
+        col += n0;
+        float v0, v1;
+        if constexpr (Cfg::ACC_F16) {
+          const __half2 h2 = *reinterpret_cast<const __half2*>(&acc[mi][ni][half_row]);
+          v0 = __low2float(h2);
+          v1 = __high2float(h2);
         } else {
-#pragma unroll
-          for (int kk = 0; kk < KS; ++kk) {
-            if (kk < COPY_PARTS) {
-              // Refill the stage k tile g-1 used, piece kk of COPY_PARTS. Safe: its last ldmatrix came
-              // before the barrier in the last k step of iteration g-1. One group, committed after the last piece.
-              if (g + STAGES - 1 < total) load_part(write_stage, kk, COPY_PARTS);
-              if (kk == COPY_PARTS - 1) {
-                cp_async_commit();
-                write_stage = (write_stage + 1 == STAGES) ? 0 : write_stage + 1;
-              }
-            }
-            if (kk == KS - 1) {
-              // k tile g+1 must have landed before its first fragments load: STAGES + g groups are
-              // committed, so allowing STAGES-2 pending means groups 0..g+1 are complete; the barrier
-              // makes every thread's copies visible, and every warp is past its last read of k tile g's
-              // stage (its step KS-1 fragments were loaded in step KS-2), which iteration g+1 refills.
-              cp_async_wait<STAGES - 2>();
-              __syncthreads();
-              read_stage = (read_stage + 1 == STAGES) ? 0 : read_stage + 1;
-            }
-            // The next step's fragments; KS is even here, so step kk+1 == KS, the next k tile's step 0,
-            // lands in buffer 0 as it must. Not across output tiles (see above) nor past the last k tile.
-            if (kk + 1 < KS || next_in_tile) load_frags((kk + 1) & 1, read_stage, (kk + 1 == KS) ? 0 : kk + 1);
-            mma_step(kk & 1);
+          v0 = acc[mi][ni][2 * half_row];
+          v1 = acc[mi][ni][2 * half_row + 1];
+        }
+        if constexpr (Cfg::EPI == Epi::BiasRelu) {
+          v0 += bias0;
+          v1 += bias1;
+          v0 = (v0 < 0.f) ? 0.f : v0;  // written so that a NaN stays a NaN (fmaxf would hide it)
+          v1 = (v1 < 0.f) ? 0.f : v1;
+        }
+        if (row < p.m) {
+          float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
+          // A lane holds two adjacent columns: an 8-byte store, and the 4 lanes of a row fill one
+          // 32-byte sector, as a 16-byte store staged through shared memory would, without the staging.
+          if (p.c_vec2 && col + 1 < p.n) {
+            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+          } else {
+            if (col < p.n) dst[0] = v0;
+            if (col + 1 < p.n) dst[1] = v1;
           }
         }
       }
-      store_tile(tile);
-      zero_acc();
-      // The next output tile's first fragments: its first k tile (g) landed and was made visible by the
-      // last barrier above, and its stage is not refilled before iteration g+1.
-      if (g < total) load_frags(0, read_stage, 0);
     }
-    cp_async_wait<0>();  // only empty groups can still be pending; drain them anyway
   }
 }
 
@@ -736,17 +642,7 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
                        args->ldb % 8 == 0 && k % 8 == 0 && (Cfg::B_COL || n % 8 == 0);
   void (*kernel)(const Params) = aligned ? gemm_kernel<Cfg, true, Tag> : gemm_kernel<Cfg, false, Tag>;
   GC_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
-  int64_t grid = tiles_m * tiles_n;
-  if (Cfg::PERSISTENT) {
-    // As many blocks as can be resident at once (the occupancy query answers for the current device).
-    int device = 0, sms = 0, per_sm = 0;
-    GC_CHECK_CUDA(cudaGetDevice(&device));
-    GC_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    GC_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::THREADS, Cfg::SMEM_BYTES));
-    const int64_t resident = static_cast<int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
-    if (resident < grid) grid = resident;
-  }
-  kernel<<<static_cast<unsigned>(grid), Cfg::THREADS, Cfg::SMEM_BYTES, args->stream>>>(p);
+  kernel<<<static_cast<unsigned>(tiles_m * tiles_n), Cfg::THREADS, Cfg::SMEM_BYTES, args->stream>>>(p);
   return gc_check_launch(err, err_len, name);
 }
 

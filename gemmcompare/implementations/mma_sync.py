@@ -17,10 +17,6 @@ Parameters (spec spelling -> template parameter):
   epilogue   plain | bias_relu                                      default plain
   acc        f32 | f16      f16 is the canary, see below            default f32
   layout     tn | tt | both (A row-major; B column- / row-major)    default both
-  grid       tiles | persistent                                     default tiles
-             tiles: one block per output tile; persistent: one block per SM (as many as fit), each
-             looping over output tiles with the k tiles of all of them in one cp.async pipeline, so
-             the next tile's first stages load while this one's epilogue stores
 
 Defaults are the best guess for an H200 (sm_90, 132 SMs, 227 KB of shared memory per block): a
 128x256x64 block of 8 warps with 64x64 warp tiles (128 f32 accumulators per thread, one block per
@@ -54,7 +50,6 @@ MMA_SHAPES = ("m16n8k16", "m16n8k8")
 EPILOGUES = ("plain", "bias_relu")
 ACCS = ("f32", "f16")
 LAYOUT_CHOICES = ("tn", "tt", "both")
-GRIDS = ("tiles", "persistent")
 
 # C++ spellings, one table each (never formatted inline).
 SMEM_TAG = {"row": "gc::mma::Smem::Row", "padded": "gc::mma::Smem::Padded", "swizzle": "gc::mma::Smem::Swizzle"}
@@ -104,7 +99,6 @@ class MmaSyncConfig:
     epilogue: str = "plain"
     acc: str = "f32"
     layouts: tuple[str, ...] = ("tn", "tt")
-    grid: str = "tiles"
 
     # -- derived ---------------------------------------------------------------------------------
     @property
@@ -142,7 +136,7 @@ class MmaSyncConfig:
         bm, bn, bk = self.block
         wm, wn = self.warp_tile
         return (f"{bm}x{bn}x{bk}_w{wm}x{wn}_s{self.stages}_{self.smem}_g{self.group}_"
-                f"k{MMA_K[self.mma]}_{self.acc}acc_{self.epilogue}" + ("_persistent" if self.grid == "persistent" else ""))
+                f"k{MMA_K[self.mma]}_{self.acc}acc_{self.epilogue}")
 
     @property
     def layout_name(self) -> str:
@@ -169,8 +163,7 @@ class MmaSyncConfig:
         if self.group < 1:
             out.append(f"group={self.group} must be >= 1")
         for name, value, choices in (("smem", self.smem, SMEM_LAYOUTS), ("mma", self.mma, MMA_SHAPES),
-                                     ("epilogue", self.epilogue, EPILOGUES), ("acc", self.acc, ACCS),
-                                     ("grid", self.grid, GRIDS)):
+                                     ("epilogue", self.epilogue, EPILOGUES), ("acc", self.acc, ACCS)):
             if value not in choices:
                 out.append(f"{name}={value!r} must be one of {list(choices)}")
         if not self.layouts or any(l not in ("tn", "tt") for l in self.layouts):
@@ -225,7 +218,6 @@ class MmaSyncConfig:
         args = ", ".join(str(x) for x in (
             bm, bn, bk, wm, wn, self.stages, SMEM_TAG[self.smem], self.group, MMA_K[self.mma],
             "true" if self.acc == "f16" else "false", EPI_TAG[self.epilogue], "true" if layout == "tn" else "false",
-            "true" if self.grid == "persistent" else "false",
         ))
         sym, tag = self.symbol(layout), self.tag(layout)
         cfg = f"gc_mma_sync_{self.ident}_{layout}_config"
@@ -276,17 +268,12 @@ class MmaSyncConfig:
         return rf"gc_mma_sync_{re.escape(self.ident)}_(?:{alts})_tag"
 
     def params(self) -> dict[str, Any]:
-        """The canonical parameters (the implementation's name is built from these). `grid` appears
-        only when it is not the default, so rows recorded before it existed keep their names (and
-        their history)."""
-        out = {
+        """The canonical parameters (the implementation's name is built from these)."""
+        return {
             "block": tuple(self.block), "warp_tile": tuple(self.warp_tile), "warps": self.warps,
             "stages": self.stages, "smem": self.smem, "group": self.group, "mma": self.mma,
             "epilogue": self.epilogue, "acc": self.acc, "layout": self.layout_name,
         }
-        if self.grid != MmaSyncConfig.grid:
-            out["grid"] = self.grid
-        return out
 
 
 def derive_warp_tile(block: tuple[int, int, int], warps: int) -> tuple[int, int]:
@@ -335,7 +322,6 @@ def config_from_params(params: dict[str, Any]) -> MmaSyncConfig:
         epilogue=params.get("epilogue") or MmaSyncConfig.epilogue,
         acc=params.get("acc") or MmaSyncConfig.acc,
         layouts=("tn", "tt") if layout == "both" else (layout,),
-        grid=params.get("grid") or MmaSyncConfig.grid,
     )
     cfg.validate()
     if warps is not None and params.get("warp_tile") is not None and warps != cfg.warps:
@@ -362,7 +348,6 @@ class MmaSyncKernel(AbiKernel):
             f"shared memory, raster group {cfg.group}, {cfg.acc} accumulator"
             + (" (FP16-accumulate canary: declares the f32-accumulate contracts on purpose)" if cfg.acc == "f16" else "")
             + ("" if cfg.epilogue == "plain" else ", fused bias+ReLU")
-            + (", persistent grid" if cfg.grid == "persistent" else "")
         )
         self.contract_support = ContractSupport(
             inputs=frozenset({DType.F16}),
@@ -401,8 +386,6 @@ PARAMS = [
                 help="accumulator; f16 is a canary that also claims the f32-accumulate contracts"),
     FamilyParam("layout", "choice", default="both", choices=LAYOUT_CHOICES,
                 help="B storage order(s) to build: tn (column-major B), tt (row-major B) or both"),
-    FamilyParam("grid", "choice", default=MmaSyncConfig.grid, choices=GRIDS,
-                help="tiles: a block per output tile; persistent: a block per SM looping over tiles"),
 ]
 
 
