@@ -13,22 +13,27 @@ from .device import DeviceInfo
 
 
 def git_state(path: Path | None = None) -> dict[str, Any]:
-    """Commit and dirty flag of the checkout gemmcompare runs from (falls back to the cwd's)."""
+    """Commit and dirty flag of the checkout gemmcompare runs from (falls back to the cwd's).
+
+    GEMMCOMPARE_GIT_COMMIT (and GEMMCOMPARE_GIT_DIRTY), when set, win: whoever shipped a copy of the
+    tree to a GPU machine knows its commit, and the copy may carry a .git of some other commit (the
+    lent device's copy holds the last landed commit's .git with this tree laid over it)."""
+    commit = os.environ.get("GEMMCOMPARE_GIT_COMMIT")
+    if commit:
+        dirty = os.environ.get("GEMMCOMPARE_GIT_DIRTY")
+        return {"git_commit": commit, "git_dirty": None if dirty is None else dirty.lower() in ("1", "true", "yes"),
+                "git_root": "from GEMMCOMPARE_GIT_COMMIT"}
     for where in (Path(__file__).resolve().parents[1], path or Path.cwd()):
         try:
-            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
-            if commit.returncode != 0:
+            out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
+            if out.returncode != 0:
                 continue
             status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
                                     capture_output=True, text=True, timeout=10)
-            return {"git_commit": commit.stdout.strip(), "git_dirty": bool(status.stdout.strip()), "git_root": str(where)}
+            return {"git_commit": out.stdout.strip(), "git_dirty": bool(status.stdout.strip()), "git_root": str(where)}
         except (OSError, subprocess.SubprocessError):
             continue
-    # a copy of the tree without .git (e.g. shipped to a GPU machine): the shipper may say which commit
-    commit = os.environ.get("GEMMCOMPARE_GIT_COMMIT")
-    dirty = os.environ.get("GEMMCOMPARE_GIT_DIRTY")
-    return {"git_commit": commit, "git_dirty": None if dirty is None else dirty.lower() in ("1", "true", "yes"),
-            "git_root": "from GEMMCOMPARE_GIT_COMMIT" if commit else None}
+    return {"git_commit": None, "git_dirty": None, "git_root": None}
 
 
 def environment(device: DeviceInfo | None, driver: str | None = None) -> dict[str, Any]:

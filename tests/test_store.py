@@ -55,3 +55,16 @@ def test_resumed_folder_keeps_csv_readable(tmp_path):
     receipt, df = load_result_file(tmp_path / "run" / "results.csv")
     assert list(df["implementation"]) == ["library.cublas", "library.torch_matmul"]
     assert df.loc[0, "params"] == {"a": 1} and df.loc[1, "samples_ms"] == [0.5, 0.505]
+
+
+def test_shipped_commit_wins_over_a_foreign_git(monkeypatch):
+    """A tree copied to a GPU machine may sit on some other commit's .git: the commit the shipper
+    names is the one the receipt records."""
+    from gemmcompare.receipt import git_state
+
+    monkeypatch.setenv("GEMMCOMPARE_GIT_COMMIT", "0123456789abcdef0123456789abcdef01234567")
+    monkeypatch.setenv("GEMMCOMPARE_GIT_DIRTY", "0")
+    state = git_state()
+    assert state["git_commit"] == "0123456789abcdef0123456789abcdef01234567" and state["git_dirty"] is False
+    monkeypatch.delenv("GEMMCOMPARE_GIT_COMMIT")
+    assert git_state()["git_commit"] != "0123456789abcdef0123456789abcdef01234567"
