@@ -278,9 +278,13 @@ def print_stalls(rows: list[dict]) -> None:
                 print(f"{r['problem']:<16} {r['implementation'][:44]:<44} ncu: {k['error'][:80]}")
                 continue
             top = ", ".join(f"{name} {v:.2f}" for name, v in list(k["stalls"].items())[:5])
-            print(f"{r['problem']:<16} {r['implementation'][:44]:<44} regs {k.get('registers', 0):.0f} "
-                  f"occ {k.get('achieved_occupancy_pct', 0):.1f}% tensor {k.get('tensor_pipe_pct', 0):.1f}% "
-                  f"issue {k.get('issue_active_pct', 0):.1f}% | {top}")
+
+            def show(field, fmt):  # a metric this ncu version did not report shows as '-'
+                return format(k[field], fmt) if field in k else "-"
+
+            print(f"{r['problem']:<16} {r['implementation'][:44]:<44} regs {show('registers', '.0f')} "
+                  f"occ {show('achieved_occupancy_pct', '.1f')}% tensor {show('tensor_pipe_pct', '.1f')}% "
+                  f"issue {show('issue_active_pct', '.1f')}% | {top}")
             print(f"{'':<16} kernel: {k['kernel'][:140]}")
 
 
