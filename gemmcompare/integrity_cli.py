@@ -210,6 +210,7 @@ STALL_FIELDS = {
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pipe_pct",
     "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active": "tensor_inst_pct",
     "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue_active_pct",
+    "sm__inst_issued.avg.pct_of_peak_sustained_active": "issue_active_pct",  # "Issue Slots Busy" (same idea)
     "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_throughput_pct",
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed": "memory_throughput_pct",
     "smsp__average_warp_latency_per_inst_issued.ratio": "cycles_per_issue",
@@ -255,8 +256,8 @@ def parse_stall_csv(csv_text: str) -> list[dict]:
         if not (row.get("ID") or "").strip().isdigit():
             continue  # the units row
         rec: dict = {"kernel": row.get("Kernel Name", "")}
-        for metric, field in STALL_FIELDS.items():
-            if metric in row and _number(row[metric]) is not None:
+        for metric, field in STALL_FIELDS.items():  # the first metric found names a field
+            if field not in rec and metric in row and _number(row[metric]) is not None:
                 rec[field] = _number(row[metric])
         stalls = {}
         for metric, value in row.items():
