@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -97,3 +99,21 @@ def test_split_k_reduction_is_instantiated_only_where_it_runs(compiled):
     parallel, _ = _report(compiled, "sm80_128x128x32_4st_splitk_parallel4", kernel=True)
     plain, _ = _report(compiled, "sm80_128x256x32_3st", kernel=True)
     assert "ReduceSplitK" in parallel and "ReduceSplitK" not in plain
+
+
+def test_kernel_tus_share_no_symbols_across_extensions(compiled):
+    """Template statics (GemmUniversalBase<K>::device_ordinal_, ...) must stay inside their extension: a
+    GNU-unique or default-visibility definition is shared by every extension of the process that
+    instantiates the same Gemm type, and the second one then skips its own kernel's setup."""
+    if not shutil.which("readelf"):
+        pytest.skip("readelf (binutils) not found")
+    config = lookup("sm80_128x128x32_4st_splitk_parallel4").config
+    result, _ = compiled[("sm80_128x128x32_4st_splitk_parallel4", render.kernel_filename(config))]
+    assert result.returncode == 0
+    obj = result.args[result.args.index("-o") + 1]
+    table = subprocess.run(["readelf", "-W", "--syms", obj], capture_output=True, text=True, check=True).stdout
+    ours = [line for line in table.splitlines() if "GemmUniversalBase" in line and " UND " not in line]
+    # Hidden symbols become local when the extension is linked, so only default visibility escapes.
+    shared = [line.split()[-1] for line in ours if line.split()[5] == "DEFAULT" and line.split()[4] != "LOCAL"]
+    assert ours, "the TU should define GemmUniversalBase's statics"
+    assert not shared, f"visible to other extensions: {shared[:3]}"

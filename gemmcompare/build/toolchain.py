@@ -108,14 +108,26 @@ def gencode_flags(arch: str) -> list[str]:
     return [f"-gencode=arch=compute_{tag},code=sm_{tag}"]
 
 
+# Kernel TUs keep their host symbols inside their own extension. Without this, template static data
+# (CUTLASS 2.x GemmUniversalBase<K>::device_ordinal_ and friends) is emitted as a GNU-unique symbol,
+# which the dynamic loader shares between every extension of the process that instantiates the same
+# type, even when each is loaded RTLD_LOCAL: the second extension then sees the first one's "already
+# initialized" flag and never sets its own kernel's shared-memory attribute. (Seen as a crash of the
+# second of three SM80 configurations sharing one Gemm type; the binding, in the same .so, still links
+# to the hidden entry points.)
+HOST_VISIBILITY = "-Xcompiler=-fvisibility=hidden"
+
+
 def kernel_cuda_flags(arch: str, extra: tuple[str, ...] = ()) -> list[str]:
-    """nvcc flags for kernel TUs: optimisation, standard, arch, half undefines, ptxas report."""
+    """nvcc flags for kernel TUs: optimisation, standard, arch, half undefines, ptxas report, hidden
+    host symbols (see HOST_VISIBILITY)."""
     return [
         "-O3",
         KERNEL_STD,
         "--expt-relaxed-constexpr",
         "-lineinfo",
         "-Xptxas=-v",
+        HOST_VISIBILITY,
         *gencode_flags(arch),
         *HALF_UNDEFINES,
         *extra,
