@@ -156,37 +156,41 @@ def cmd_profile(args) -> int:
                 if args.stalls or args.stalls_only:
                     rec["stalls"] = _stall_profile(ncu, args, impl.name, entry.problem.label, contract.name)
                 out_rows.append(rec)
-    if args.stalls_only:
-        print_stalls(out_rows)
-        if args.json:
-            Path(args.json).write_text(json.dumps(out_rows, indent=1))
-        return 0 if all(k.get("stalls") is not None for r in out_rows for k in r["stalls"]) else 1
-    print(f"{'problem':<16} {'implementation':<44} {'events ms':>10} {'ncu ms':>10} {'do_bench':>10} {'ev/ncu':>7} {'db/ev':>7}")
-    for r in out_rows:
-        ev = f"{r['event_median_ms']:.5f}" if r.get("event_median_ms") else "-"
-        nc = f"{r['ncu_median_ms']:.5f}" if r.get("ncu_median_ms") else "-"
-        db = f"{r['do_bench_median_ms']:.5f}" if r.get("do_bench_median_ms") else "-"
-        ratio = f"{r['event_over_ncu']:.4f}" if r.get("event_over_ncu") else (r.get("error") or "")[:40]
-        dbr = f"{r['do_bench_median_ms'] / r['event_median_ms']:.4f}" if r.get("do_bench_median_ms") and r.get("event_median_ms") else "-"
-        print(f"{r['problem']:<16} {r['implementation'][:44]:<44} {ev:>10} {nc:>10} {db:>10} {ratio:>7} {dbr:>7}")
-    if args.stalls:
+    if not args.stalls_only:
+        print(f"{'problem':<16} {'implementation':<44} {'events ms':>10} {'ncu ms':>10} {'do_bench':>10} {'ev/ncu':>7} {'db/ev':>7}")
+        for r in out_rows:
+            ev = f"{r['event_median_ms']:.5f}" if r.get("event_median_ms") else "-"
+            nc = f"{r['ncu_median_ms']:.5f}" if r.get("ncu_median_ms") else "-"
+            db = f"{r['do_bench_median_ms']:.5f}" if r.get("do_bench_median_ms") else "-"
+            ratio = f"{r['event_over_ncu']:.4f}" if r.get("event_over_ncu") else (r.get("error") or "")[:40]
+            dbr = f"{r['do_bench_median_ms'] / r['event_median_ms']:.4f}" if r.get("do_bench_median_ms") and r.get("event_median_ms") else "-"
+            print(f"{r['problem']:<16} {r['implementation'][:44]:<44} {ev:>10} {nc:>10} {db:>10} {ratio:>7} {dbr:>7}")
+    if args.stalls or args.stalls_only:
         print_stalls(out_rows)
     if args.json:
         Path(args.json).write_text(json.dumps(out_rows, indent=1))
-    return 0 if all(r.get("ncu_median_ms") for r in out_rows) else 1
+    timed = args.stalls_only or all(r.get("ncu_median_ms") for r in out_rows)
+    profiled = not (args.stalls or args.stalls_only) or all("error" not in k for r in out_rows for k in r["stalls"])
+    return 0 if timed and profiled else 1
+
+
+def _run_ncu(ncu: str, ncu_args: list[str], args, impl_name: str, problem: str, contract: str,
+             launches: int, *drive_flags: str):
+    """The driver (_drive) for one row under ncu with `ncu_args`; returns (process, ncu's CSV log)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "ncu.csv"
+        cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--log-file", str(log),
+               *ncu_args, sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl_name,
+               problem, contract, str(launches), *drive_flags]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        return res, (log.read_text() if log.exists() else "")
 
 
 def _timing_profile(ncu: str, args, impl_name: str, problem: str, contract: str) -> dict:
     """`launches` launches of the row under ncu's gpu__time_duration, next to the driver's event and
     do_bench medians."""
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "ncu.csv"
-        cmd = [ncu, "--clock-control", "none", "--cache-control", "none", "--profile-from-start", "off",
-               "--metrics", "gpu__time_duration.sum", "--csv", "--log-file", str(log),
-               sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl_name,
-               problem, contract, str(args.launches)]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-        text = log.read_text() if log.exists() else ""
+    res, text = _run_ncu(ncu, ["--cache-control", "none", "--metrics", "gpu__time_duration.sum"], args,
+                         impl_name, problem, contract, args.launches)
     drive = _last_json(res.stdout)
     ncu_ms = ncu_launch_times(text, args.launches)
     rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
@@ -220,16 +224,8 @@ STALL_FIELDS = {
 
 def _stall_profile(ncu: str, args, impl_name: str, problem: str, contract: str) -> list[dict]:
     """One launch of the row under ncu's stall sections; a record per kernel (see parse_stall_csv)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        log = Path(tmp) / "ncu.csv"
-        cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--page", "raw", "--csv",
-               "--log-file", str(log)]
-        for section in STALL_SECTIONS:
-            cmd += ["--section", section]
-        cmd += [sys.executable, "-m", "gemmcompare.integrity_cli", "_drive", args.spec, impl_name, problem, contract, "1",
-                "--no-timing"]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-        text = log.read_text() if log.exists() else ""
+    sections = [arg for section in STALL_SECTIONS for arg in ("--section", section)]
+    res, text = _run_ncu(ncu, ["--page", "raw", *sections], args, impl_name, problem, contract, 1, "--no-timing")
     kernels = parse_stall_csv(text)
     if not kernels:
         return [{"error": (res.stderr[-400:] or text[-400:]) or "ncu reported no kernel"}]

@@ -114,3 +114,36 @@ def test_narrowing_changes_the_spec_hash():
     hashes = {narrow(exp, "8x8x8", False, None).spec_hash, narrow(exp, None, True, None).spec_hash,
               narrow(exp, None, False, "cublas").spec_hash}
     assert len(hashes) == 3 and exp.spec_hash not in hashes
+
+
+def test_every_ncu_run_leaves_the_clocks_alone(monkeypatch):
+    """Both profiles launch ncu with --clock-control none (ncu locks clocks to base by default, and
+    nothing here may change the GPU's clocks), and read the CSV ncu wrote to its log file."""
+    import subprocess
+    import types
+
+    from gemmcompare import integrity_cli
+
+    seen = []
+
+    def fake_run(cmd, capture_output, text, timeout):
+        seen.append(cmd)
+        log = cmd[cmd.index("--log-file") + 1]
+        if "--page" in cmd:
+            Path(log).write_text('"ID","Kernel Name","launch__registers_per_thread"\n"","","reg"\n"0","k","96"\n')
+        else:
+            Path(log).write_text('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+                                 + "".join(f'"{i}","k","gpu__time_duration.sum","usecond","{v}"\n'
+                                           for i, v in enumerate([100.0, 101.0])))
+        return types.SimpleNamespace(stdout='{"event_median_ms": 0.1}\n', stderr="", returncode=0)
+
+    monkeypatch.setattr(integrity_cli.subprocess, "run", fake_run)
+    args = types.SimpleNamespace(spec="s.yaml", timeout=10, launches=2)
+    timing = integrity_cli._timing_profile("ncu", args, "impl", "8x8x8", "f16_f32acc_tn")
+    (kernel,) = integrity_cli._stall_profile("ncu", args, "impl", "8x8x8", "f16_f32acc_tn")
+    assert timing["ncu_ms"] == pytest.approx([0.1, 0.101]) and timing["event_over_ncu"] == pytest.approx(0.1 / 0.1005)
+    assert kernel["registers"] == 96
+    for cmd in seen:
+        assert cmd[cmd.index("--clock-control") + 1] == "none"
+    assert seen[1][-1] == "--no-timing" and seen[1][-2] == "1"  # the stall run: one launch, no timing pass
+    assert subprocess.run is not fake_run  # only the module's reference was replaced
