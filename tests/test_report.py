@@ -168,6 +168,16 @@ def test_short_names_drop_shared_params_and_stay_unique():
     assert split_name("cutlass[config=a_b,tile=[1,2]]") == ("cutlass", [("config", "a_b"), ("tile", "[1,2]")])
 
 
+def test_short_names_that_cutting_merges_keep_their_uncut_short_form():
+    long = "mma_sync[acc=f32,block=256x128x64,epilogue=plain,group=8,layout=tn,mma=m16n8k16,smem=swizzle,stages={},warp_tile=64x32,warps=16]"
+    other = "mma_sync[acc=f32,block=128x256x64,epilogue=plain,group=8,layout=tn,mma=m16n8k16,smem=swizzle,stages=3,warp_tile=64x64,warps=8]"
+    short = short_names([long.format(3), long.format(4), other], width=40)
+    # cut to 40 characters both 256x128x64 labels read "mma_sync[block=256x128x64,…4x32,warps=16]"
+    assert short[long.format(3)] == "mma_sync[block=256x128x64,stages=3,warp_tile=64x32,warps=16]"
+    assert short[long.format(4)] == "mma_sync[block=256x128x64,stages=4,warp_tile=64x32,warps=16]"
+    assert len(short[other]) <= 40
+
+
 def test_summary_table_full_precision_and_display(tmp_path):
     receipt, df = run_pair()
     summary = summary_table(normalise_rows(df))

@@ -176,14 +176,16 @@ _SELF_EXPLANATORY = ("config", "name")  # keys whose values read fine alone in a
 
 def short_names(names: Iterable[str], width: int = 40) -> dict[str, str]:
     """Legend labels for a set of implementation names: parameters shared by every name of the same family
-    are dropped (they say nothing in this legend), what is left is cut to `width` characters. Names stay unique;
-    when shortening would merge two, both keep their full names."""
+    are dropped (they say nothing in this legend), what is left is cut to `width` characters. Names stay unique:
+    where cutting merges two labels they keep their uncut short form, and where even that merges them,
+    their full names."""
     names = list(dict.fromkeys(names))
     parsed = {n: split_name(n) for n in names}
     by_head: dict[str, list[str]] = {}
     for n, (head, _) in parsed.items():
         by_head.setdefault(head, []).append(n)
     out: dict[str, str] = {}
+    uncut: dict[str, str] = {}
     for head, members in by_head.items():
         common = None
         for n in members:
@@ -192,16 +194,16 @@ def short_names(names: Iterable[str], width: int = 40) -> dict[str, str]:
         for n in members:
             kept = [(k, v) for k, v in parsed[n][1] if (k, v) not in common or len(members) == 1]
             text = ",".join(f"{k}={v}" if k and k not in _SELF_EXPLANATORY else v for k, v in kept)
-            label = head + (f"[{text}]" if kept else "")
-            out[n] = _ellipsize(label, width)
-    # resolve collisions
-    seen: dict[str, list[str]] = {}
-    for n, s in out.items():
-        seen.setdefault(s, []).append(n)
-    for s, group in seen.items():
-        if len(group) > 1:
-            for n in group:
-                out[n] = n
+            uncut[n] = head + (f"[{text}]" if kept else "")
+            out[n] = _ellipsize(uncut[n], width)
+    for fallback in (uncut, {n: n for n in names}):  # resolve collisions: first uncut, then full names
+        seen: dict[str, list[str]] = {}
+        for n, label in out.items():
+            seen.setdefault(label, []).append(n)
+        for group in seen.values():
+            if len(group) > 1:
+                for n in group:
+                    out[n] = fallback[n]
     return out
 
 
