@@ -7,36 +7,19 @@
 // WMMA loads and stores take no masks, so the kernel declares m, n, k multiples of 16 (the harness
 // skips other shapes), and load_matrix_sync's rules apply: 32-byte aligned fragment pointers, leading
 // dimensions a multiple of 8 halves (A, B) and of 4 floats (C). The entry checks them at launch.
-#include <mma.h>
-
-#include <type_traits>
-
 #include "lab/lab_common.cuh"
+#include "lab/wmma_tile.cuh"
 
 template <bool B_COL>
 __global__ void __launch_bounds__(128) gc_lab_wmma_global_kernel(const __half* __restrict__ a,
                                                                  const __half* __restrict__ b, float* __restrict__ c,
                                                                  int m, int n, int k, int64_t lda, int64_t ldb,
                                                                  int64_t ldc) {
-  using namespace nvcuda;
-  using BLayout = typename std::conditional<B_COL, wmma::col_major, wmma::row_major>::type;
   const int warp = threadIdx.x / 32;
   const int row = blockIdx.y * 32 + (warp / 2) * 16;
   const int col = blockIdx.x * 32 + (warp % 2) * 16;
   if (row >= m || col >= n) return;  // the same for all 32 lanes: the warp leaves whole (no barriers here)
-
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-  wmma::fill_fragment(acc, 0.0f);
-  for (int k0 = 0; k0 < k; k0 += 16) {
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, BLayout> fb;
-    wmma::load_matrix_sync(fa, a + static_cast<int64_t>(row) * lda + k0, static_cast<unsigned>(lda));
-    // column-major B: element (k, n) at b[n * ldb + k]; row-major: b[k * ldb + n]
-    const __half* bp = B_COL ? b + static_cast<int64_t>(col) * ldb + k0 : b + static_cast<int64_t>(k0) * ldb + col;
-    wmma::load_matrix_sync(fb, bp, static_cast<unsigned>(ldb));
-    wmma::mma_sync(acc, fa, fb, acc);
-  }
-  wmma::store_matrix_sync(c + static_cast<int64_t>(row) * ldc + col, acc, static_cast<unsigned>(ldc), wmma::mem_row_major);
+  gc::lab::wmma_tile_16x16<B_COL>(a, b, c, row, col, k, lda, ldb, ldc);
 }
 
 extern "C" int gc_lab_wmma_global(const gc_gemm_args* args, char* err, size_t err_len) {
