@@ -232,14 +232,3 @@ def add_report_commands(subparsers) -> None:
     h.add_argument("--store", default=DEFAULT_STORE, help=store_help)
     h.add_argument("--out", metavar="DIR", help="output folder (default reports/history_IMPL)")
     h.set_defaults(func=cmd_history)
-
-
-def main(argv=None) -> int:  # `python -m gemmcompare.report_cli` until the main CLI wires these in
-    parser = argparse.ArgumentParser(prog="gemmcompare")
-    add_report_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

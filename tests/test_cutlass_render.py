@@ -16,7 +16,7 @@ import pytest
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.cutlass import render, tags
 from gemmcompare.cutlass.catalog import CatalogError, catalog, load_catalog, load_file, lookup
-from gemmcompare.cutlass.cli import main as cli_main
+from gemmcompare.cli import main as cli_main
 from gemmcompare.cutlass.config import ConfigError, CuteSm80Config, Sm80Config, Sm90Config
 from gemmcompare.cutlass.families import FAMILIES
 from gemmcompare.implementations import FAMILIES as REGISTERED, instantiate

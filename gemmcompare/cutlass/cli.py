@@ -83,15 +83,3 @@ def cmd_enumerate(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-def main(argv=None) -> int:
-    """Stand-alone entry (python -m gemmcompare.cutlass.cli ...), the same commands as `gemmcompare cutlass`."""
-    parser = argparse.ArgumentParser(prog="gemmcompare")
-    add_cutlass_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
