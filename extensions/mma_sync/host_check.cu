@@ -276,8 +276,11 @@ struct Emulator {
           for (int ni = 0; ni < NI; ++ni)
             for (int mi = 0; mi < MI; ++mi)
               for (int h = 0; h < 2; ++h) {
-                int row, col;
+                int row, col, row0, col0;
                 Cfg::acc_coords(warp_m, warp_n, l, mi, ni, h, row, col);
+                // The kernel's interior path steps from element (0, 0, 0) by compile-time offsets.
+                Cfg::acc_coords(warp_m, warp_n, l, 0, 0, 0, row0, col0);
+                CHECK(row == row0 + mi * 16 + 8 * h && col == col0 + ni * 8, "acc_coords is not affine in (mi, ni, h)");
                 row += m0;
                 col += n0;
                 float v[2] = {acc[warp][mi][ni][l][2 * h], acc[warp][mi][ni][l][2 * h + 1]};

@@ -532,49 +532,75 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
     cp_async_wait<0>();  // only empty groups can still be pending; drain them anyway
   }
 
-  // -- epilogue: accumulators -> C (+ bias, ReLU), masked on M and N ---------------------------------
-#pragma unroll
-  for (int ni = 0; ni < NI; ++ni) {
-    float bias0 = 0.f, bias1 = 0.f;  // the bias of this lane's two columns of n8 tile ni
-    if constexpr (Cfg::EPI == Epi::BiasRelu) {
-      int row, col;
-      Cfg::acc_coords(warp_m, warp_n, lane, 0, ni, 0, row, col);
-      col += n0;
-      if (col < p.n) bias0 = p.bias[col];
-      if (col + 1 < p.n) bias1 = p.bias[col + 1];
+  // -- epilogue: accumulators -> C (+ bias, ReLU) ----------------------------------------------------
+  // A lane holds two adjacent columns of each n8 tile: 8-byte float2 stores, the 4 lanes of a row filling
+  // one 32-byte sector. A tile wholly inside C (and C rows 8-byte aligned) takes the unguarded path: one
+  // row pointer per (mi, half_row) and compile-time column offsets, so its 64 stores need no compares,
+  // no branches and no 64-bit address arithmetic each. Edge tiles mask every column on M and N.
+  const bool interior = p.c_vec2 && m0 + Cfg::BM <= p.m && n0 + Cfg::BN <= p.n;
+  auto value = [&](int mi, int ni, int half_row, float bias0, float bias1, float& v0, float& v1) {
+    if constexpr (Cfg::ACC_F16) {
+      const __half2 h2 = *reinterpret_cast<const __half2*>(&acc[mi][ni][half_row]);
+      v0 = __low2float(h2);
+      v1 = __high2float(h2);
+    } else {
+      v0 = acc[mi][ni][2 * half_row];
+      v1 = acc[mi][ni][2 * half_row + 1];
     }
+    if constexpr (Cfg::EPI == Epi::BiasRelu) {
+      v0 += bias0;
+      v1 += bias1;
+      v0 = (v0 < 0.f) ? 0.f : v0;  // written so that a NaN stays a NaN (fmaxf would hide it)
+      v1 = (v1 < 0.f) ? 0.f : v1;
+    }
+  };
+  int row0, col0;  // this lane's first element: (mi, ni, half_row) = (0, 0, 0)
+  Cfg::acc_coords(warp_m, warp_n, lane, 0, 0, 0, row0, col0);
+  row0 += m0;
+  col0 += n0;
+  if (interior) {
+    float* c0 = p.c + static_cast<int64_t>(row0) * p.ldc + col0;
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
+    for (int ni = 0; ni < NI; ++ni) {
+      float bias0 = 0.f, bias1 = 0.f;
+      if constexpr (Cfg::EPI == Epi::BiasRelu) {
+        bias0 = p.bias[col0 + ni * 8];
+        bias1 = p.bias[col0 + ni * 8 + 1];
+      }
 #pragma unroll
-      for (int half_row = 0; half_row < 2; ++half_row) {
-        int row, col;
-        Cfg::acc_coords(warp_m, warp_n, lane, mi, ni, half_row, row, col);
-        row += m0;
-        col += n0;
-        float v0, v1;
-        if constexpr (Cfg::ACC_F16) {
-          const __half2 h2 = *reinterpret_cast<const __half2*>(&acc[mi][ni][half_row]);
-          v0 = __low2float(h2);
-          v1 = __high2float(h2);
-        } else {
-          v0 = acc[mi][ni][2 * half_row];
-          v1 = acc[mi][ni][2 * half_row + 1];
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int half_row = 0; half_row < 2; ++half_row) {
+          float v0, v1;
+          value(mi, ni, half_row, bias0, bias1, v0, v1);
+          float* dst = c0 + static_cast<int64_t>(mi * 16 + 8 * half_row) * p.ldc + ni * 8;
+          *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
         }
-        if constexpr (Cfg::EPI == Epi::BiasRelu) {
-          v0 += bias0;
-          v1 += bias1;
-          v0 = (v0 < 0.f) ? 0.f : v0;  // written so that a NaN stays a NaN (fmaxf would hide it)
-          v1 = (v1 < 0.f) ? 0.f : v1;
-        }
-        if (row < p.m) {
-          float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
-          // A lane holds two adjacent columns: an 8-byte store, and the 4 lanes of a row fill one
-          // 32-byte sector, as a 16-byte store staged through shared memory would, without the staging.
-          if (p.c_vec2 && col + 1 < p.n) {
-            *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-          } else {
-            if (col < p.n) dst[0] = v0;
-            if (col + 1 < p.n) dst[1] = v1;
+    }
+  } else {
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      const int col = col0 + ni * 8;
+      float bias0 = 0.f, bias1 = 0.f;  // the bias of this lane's two columns of n8 tile ni
+      if constexpr (Cfg::EPI == Epi::BiasRelu) {
+        if (col < p.n) bias0 = p.bias[col];
+        if (col + 1 < p.n) bias1 = p.bias[col + 1];
+      }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+        for (int half_row = 0; half_row < 2; ++half_row) {
+          const int row = row0 + mi * 16 + 8 * half_row;
+          float v0, v1;
+          value(mi, ni, half_row, bias0, bias1, v0, v1);
+          if (row < p.m) {
+            float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
+            if (p.c_vec2 && col + 1 < p.n) {
+              *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+            } else {
+              if (col < p.n) dst[0] = v0;
+              if (col + 1 < p.n) dst[1] = v1;
+            }
           }
         }
       }
