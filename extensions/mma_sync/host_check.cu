@@ -107,6 +107,9 @@ struct Emulator {
         if (dst % 16 || dst + 16 > static_cast<uint32_t>(Tile::BYTES)) continue;
         ++hits[dst / 16];
         const int valid = Map::valid(row, col, rows_valid, cols_valid);
+        // The kernel's FULL copy (tile wholly inside the matrix) copies every chunk whole, unbounded.
+        if (rows_valid >= Tile::ROWS && cols_valid >= Tile::COLS)
+          CHECK(valid == 8, "chunk %d of thread %d of a whole tile has %d valid elements", i, tid, valid);
         const int64_t s = src[tid] + static_cast<int64_t>(i) * Map::ROW_STEP * ld;
         for (int e = 0; e < 8; ++e) {
           uint16_t v = 0;
@@ -239,14 +242,25 @@ struct Emulator {
             uint32_t fa[MI][32][4], fb[NI][32][2];
             for (int mi = 0; mi < MI; ++mi) {
               uint32_t addr[32], regs[32][4];
-              for (int l = 0; l < 32; ++l) addr[l] = Cfg::a_step(base + Cfg::frag_a_offset(warp_m, l, mi), kk);
+              for (int l = 0; l < 32; ++l) {
+                addr[l] = Cfg::a_step(base + Cfg::frag_a_offset(warp_m, l, mi), kk);
+                // The kernel's affine shortcut: the first fragment's stepped address plus a stride.
+                if (Cfg::A_AFFINE)
+                  CHECK(addr[l] == Cfg::a_step(base + Cfg::frag_a_offset(warp_m, l, 0), kk) + mi * Cfg::A_FRAG_STRIDE,
+                        "A fragment %d of lane %d at k step %d is not at the affine address", mi, l, kk);
+              }
               ldmatrix(addr, false, base, base + TileA::BYTES, kt, regs);
               std::memcpy(fa[mi], regs, sizeof regs);
             }
             for (int q = 0; q < NI / 2; ++q) {
               uint32_t addr[32], regs[32][4];
-              for (int l = 0; l < 32; ++l)
+              for (int l = 0; l < 32; ++l) {
                 addr[l] = Cfg::b_step(base + TileA::BYTES + Cfg::frag_b_offset(warp_n, l, q), kk);
+                if (Cfg::B_AFFINE)
+                  CHECK(addr[l] == Cfg::b_step(base + TileA::BYTES + Cfg::frag_b_offset(warp_n, l, 0), kk) +
+                                       q * Cfg::B_FRAG_STRIDE,
+                        "B fragment pair %d of lane %d at k step %d is not at the affine address", q, l, kk);
+              }
               ldmatrix(addr, !Cfg::B_COL, base + TileA::BYTES, base + Cfg::STAGE_BYTES, kt, regs);
               for (int l = 0; l < 32; ++l) {
                 fb[2 * q][l][0] = regs[l][0], fb[2 * q][l][1] = regs[l][1];

@@ -284,6 +284,17 @@ struct Config {
     return B_COL ? TileB::offset(n + (lane & 7), k) : TileB::offset(k + (lane & 7), n);
   }
 
+  // Fragment addresses as the first fragment's plus a compile-time stride: A fragments mi and B fragment
+  // pairs q (tn) sit 16 rows apart, and 16 rows move a chunk by 16 * ROW_BYTES in every layout except a
+  // swizzle with 2 chunks per row (whose key, (row / 4) % 8, changes with them); the k-step advance only
+  // XORs or adds below the 128-byte line, so it commutes with the stride. Then a k step costs one XOR
+  // per operand and the ldmatrix take [register + immediate] addresses, instead of one add and one XOR
+  // per fragment. (tt B steps along a swizzled row: not affine.) host_check.cu checks the identity.
+  static constexpr bool A_AFFINE = TileA::LAYOUT != Smem::Swizzle || TileA::CPR >= 4;
+  static constexpr bool B_AFFINE = B_COL && (TileB::LAYOUT != Smem::Swizzle || TileB::CPR >= 4);
+  static constexpr uint32_t A_FRAG_STRIDE = 16 * TileA::ROW_BYTES;  // fragment mi -> mi + 1
+  static constexpr uint32_t B_FRAG_STRIDE = 16 * TileB::ROW_BYTES;  // fragment pair q -> q + 1 (tn)
+
   // The shared address of a fragment at k step kk, from its step-0 address.
   static GC_HD uint32_t a_step(uint32_t addr, int kk) { return TileA::advance_cols16(addr, kk); }
   static GC_HD uint32_t b_step(uint32_t addr, int kk) {
@@ -320,10 +331,11 @@ struct TileCopy {
   using Map = ChunkMap<Tile, THREADS>;
   const __half* src;  // this thread's first chunk in the next tile to copy
   int64_t ld;
+  int64_t chunk_step;  // elements from one of this thread's chunks to its next: ROW_STEP rows
   uint32_t dst0;  // its offset inside a shared tile
   int row0, col;
 
-  __device__ __forceinline__ TileCopy(const __half* tile, int64_t ld_, int tid) : ld(ld_) {
+  __device__ __forceinline__ TileCopy(const __half* tile, int64_t ld_, int tid) : ld(ld_), chunk_step(Map::ROW_STEP * ld_) {
     row0 = Map::row0(tid);
     col = Map::col(tid);
     src = tile + row0 * ld + col;
@@ -332,9 +344,22 @@ struct TileCopy {
 
   // Copy one tile to shared memory at smem_tile: rows_valid / cols_valid say how much of it lies in the
   // matrix (may be <= 0), the rest is zero-filled; `safe` is any valid global address (for zero-byte
-  // copies). Then step `src` by `next` elements, to the next k tile.
+  // copies). Then step `src` by `next` elements, to the next k tile. FULL (aligned kernel only): the
+  // caller knows the whole tile lies inside the matrix, so no chunk is bounded or redirected: a copy
+  // is one address add and one cp.async, which is all a 4096-cubed problem ever takes.
+  template <bool FULL>
   __device__ __forceinline__ void copy(uint32_t smem_tile, int rows_valid, int cols_valid, const __half* safe,
                                        int64_t next, int tid) {
+    static_assert(!FULL || ALIGNED, "the unbounded copy needs the aligned kernel's whole-chunk tiles");
+    if constexpr (FULL) {
+#pragma unroll
+      for (int i = 0; i < Map::ITERS; ++i) {
+        if (!Map::exists(tid, i)) break;
+        cp_async_16(smem_tile + Map::dst(dst0, row0, col, i), src + i * chunk_step, 16);
+      }
+      src += next;
+      return;
+    }
     // The general path copies one chunk at a time (no unrolling): it only has to be right, and its
     // registers must not crowd the accumulators.
 #pragma unroll(ALIGNED ? Map::ITERS : 1)
@@ -343,7 +368,7 @@ struct TileCopy {
       const int row = row0 + i * Map::ROW_STEP;
       const uint32_t dst = smem_tile + Map::dst(dst0, row0, col, i);
       const int valid = Map::valid(row, col, rows_valid, cols_valid);
-      const __half* g = src + i * Map::ROW_STEP * ld;
+      const __half* g = src + i * chunk_step;
       if constexpr (ALIGNED) {
         cp_async_16(dst, valid > 0 ? static_cast<const void*>(g) : static_cast<const void*>(safe), valid * 2);
       } else {
@@ -393,35 +418,56 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
                                                 p.ldb, tid);
   const int64_t b_next = Cfg::B_COL ? Cfg::BK : Cfg::BK * p.ldb;
   int k_left = p.k;  // K minus the first k of the next tile to copy
+  // A block whose A rows and B columns lie wholly inside the matrices copies every k tile but a ragged
+  // last one without bounds (every tile of a 4096-cubed problem).
+  const bool interior_mn = p.m - m0 >= Cfg::BM && p.n - n0 >= Cfg::BN;
   auto load_stage = [&](int stage) {
     const uint32_t base = smem0 + stage * Cfg::STAGE_BYTES;
-    copy_a.copy(base, p.m - m0, k_left, p.a, Cfg::BK, tid);
-    if constexpr (Cfg::B_COL) {
-      copy_b.copy(base + TileA::BYTES, p.n - n0, k_left, p.b, b_next, tid);
+    const int rows_b = Cfg::B_COL ? p.n - n0 : k_left, cols_b = Cfg::B_COL ? k_left : p.n - n0;
+    bool full = false;
+    if constexpr (ALIGNED) full = interior_mn && k_left >= Cfg::BK;
+    if (full) {
+      if constexpr (ALIGNED) {
+        copy_a.template copy<true>(base, Cfg::BM, Cfg::BK, p.a, Cfg::BK, tid);
+        copy_b.template copy<true>(base + TileA::BYTES, rows_b, cols_b, p.b, b_next, tid);
+      }
     } else {
-      copy_b.copy(base + TileA::BYTES, k_left, p.n - n0, p.b, b_next, tid);
+      copy_a.template copy<false>(base, p.m - m0, k_left, p.a, Cfg::BK, tid);
+      copy_b.template copy<false>(base + TileA::BYTES, rows_b, cols_b, p.b, b_next, tid);
     }
     k_left -= Cfg::BK;
   };
 
   // -- shared -> registers: ldmatrix.x4, fragments double-buffered across k steps -------------------
-  uint32_t a_off[MI];
+  // Step-0 offsets of this lane's fragments: the first one's only, where the map is affine.
+  constexpr int A_OFFS = Cfg::A_AFFINE ? 1 : MI, B_OFFS = Cfg::B_AFFINE ? 1 : NI / 2;
+  uint32_t a_off[A_OFFS];
 #pragma unroll
-  for (int mi = 0; mi < MI; ++mi) a_off[mi] = Cfg::frag_a_offset(warp_m, lane, mi);
-  uint32_t b_off[NI / 2];
+  for (int mi = 0; mi < A_OFFS; ++mi) a_off[mi] = Cfg::frag_a_offset(warp_m, lane, mi);
+  uint32_t b_off[B_OFFS];
 #pragma unroll
-  for (int q = 0; q < NI / 2; ++q) b_off[q] = TileA::BYTES + Cfg::frag_b_offset(warp_n, lane, q);
+  for (int q = 0; q < B_OFFS; ++q) b_off[q] = TileA::BYTES + Cfg::frag_b_offset(warp_n, lane, q);
 
   uint32_t fa[2][MI][4];
   uint32_t fb[2][NI][2];
   auto load_frags = [&](int buf, int stage, int kk) {
     const uint32_t base = smem0 + stage * Cfg::STAGE_BYTES;
+    const uint32_t a_k = Cfg::a_step(base + a_off[0], kk);  // used where A_AFFINE
+    const uint32_t b_k = Cfg::b_step(base + b_off[0], kk);  // used where B_AFFINE
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) ldmatrix_x4(fa[buf][mi], Cfg::a_step(base + a_off[mi], kk));
+    for (int mi = 0; mi < MI; ++mi) {
+      if constexpr (Cfg::A_AFFINE) {
+        ldmatrix_x4(fa[buf][mi], a_k + mi * Cfg::A_FRAG_STRIDE);
+      } else {
+        ldmatrix_x4(fa[buf][mi], Cfg::a_step(base + a_off[mi], kk));
+      }
+    }
 #pragma unroll
     for (int q = 0; q < NI / 2; ++q) {
       uint32_t r[4];
-      if constexpr (Cfg::B_COL) {
+      if constexpr (Cfg::B_AFFINE) {
+        ldmatrix_x4(r, b_k + q * Cfg::B_FRAG_STRIDE);
+      } else if constexpr (Cfg::B_COL) {
         ldmatrix_x4(r, Cfg::b_step(base + b_off[q], kk));
       } else {
         ldmatrix_x4_trans(r, Cfg::b_step(base + b_off[q], kk));
