@@ -12,7 +12,11 @@
 // Every tuning choice is a template parameter of `Config` (block tile, warp tile, stages, shared-memory
 // layout, raster group, mma shape, accumulator, epilogue, B's storage order). A translation unit
 // instantiates one Config (gemmcompare/implementations/mma_sync.py renders it), and the launcher picks
-// one of two kernels of it at run time:
+// one of three kernels of it at run time:
+//   WHOLE          : ALIGNED, and the block tile divides M, N and K (C rows 8-byte aligned): no tile has
+//                    an edge, so copies and stores carry no bounds at all (4096-cubed takes this one).
+//                    A run-time branch between bounded and unbounded copies inside one kernel was
+//                    if-converted by the compiler into both paths, predicated, in every iteration.
 //   ALIGNED = true : A and B 16-byte aligned, lda, ldb, K (and N for row-major B) multiples of 8
 //                    halves -> every 16-byte chunk of a tile row is aligned and wholly inside or wholly
 //                    outside the matrix; cp.async copies it (16 bytes) or zero-fills it (0 bytes read),
@@ -344,9 +348,8 @@ struct TileCopy {
 
   // Copy one tile to shared memory at smem_tile: rows_valid / cols_valid say how much of it lies in the
   // matrix (may be <= 0), the rest is zero-filled; `safe` is any valid global address (for zero-byte
-  // copies). Then step `src` by `next` elements, to the next k tile. FULL (aligned kernel only): the
-  // caller knows the whole tile lies inside the matrix, so no chunk is bounded or redirected: a copy
-  // is one address add and one cp.async, which is all a 4096-cubed problem ever takes.
+  // copies). Then step `src` by `next` elements, to the next k tile. FULL (the WHOLE kernel): the tile
+  // lies inside the matrix, so no chunk is bounded or redirected: one address add and one cp.async.
   template <bool FULL>
   __device__ __forceinline__ void copy(uint32_t smem_tile, int rows_valid, int cols_valid, const __half* safe,
                                        int64_t next, int tid) {
@@ -390,8 +393,9 @@ struct TileCopy {
 // ------------------------------------------------------------------------------------------------
 // The kernel. Tag only names the instantiation: its identifier appears in the mangled kernel name,
 // which is how ptxas's per-kernel report is attributed to one configuration.
-template <class Cfg, bool ALIGNED, class Tag>
+template <class Cfg, bool ALIGNED, bool WHOLE, class Tag>
 __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
+  static_assert(!WHOLE || ALIGNED, "whole tiles are copied with the aligned kernel's 16-byte chunks");
   using TileA = typename Cfg::TileA;
   using TileB = typename Cfg::TileB;
   constexpr int MI = Cfg::MI, NI = Cfg::NI, KS = Cfg::KS, STAGES = Cfg::STAGES;
@@ -418,23 +422,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
                                                 p.ldb, tid);
   const int64_t b_next = Cfg::B_COL ? Cfg::BK : Cfg::BK * p.ldb;
   int k_left = p.k;  // K minus the first k of the next tile to copy
-  // A block whose A rows and B columns lie wholly inside the matrices copies every k tile but a ragged
-  // last one without bounds (every tile of a 4096-cubed problem).
-  const bool interior_mn = p.m - m0 >= Cfg::BM && p.n - n0 >= Cfg::BN;
   auto load_stage = [&](int stage) {
     const uint32_t base = smem0 + stage * Cfg::STAGE_BYTES;
     const int rows_b = Cfg::B_COL ? p.n - n0 : k_left, cols_b = Cfg::B_COL ? k_left : p.n - n0;
-    bool full = false;
-    if constexpr (ALIGNED) full = interior_mn && k_left >= Cfg::BK;
-    if (full) {
-      if constexpr (ALIGNED) {
-        copy_a.template copy<true>(base, Cfg::BM, Cfg::BK, p.a, Cfg::BK, tid);
-        copy_b.template copy<true>(base + TileA::BYTES, rows_b, cols_b, p.b, b_next, tid);
-      }
-    } else {
-      copy_a.template copy<false>(base, p.m - m0, k_left, p.a, Cfg::BK, tid);
-      copy_b.template copy<false>(base + TileA::BYTES, rows_b, cols_b, p.b, b_next, tid);
-    }
+    copy_a.template copy<WHOLE>(base, p.m - m0, k_left, p.a, Cfg::BK, tid);
+    copy_b.template copy<WHOLE>(base + TileA::BYTES, rows_b, cols_b, p.b, b_next, tid);
     k_left -= Cfg::BK;
   };
 
@@ -583,7 +575,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
   // one 32-byte sector. A tile wholly inside C (and C rows 8-byte aligned) takes the unguarded path: one
   // row pointer per (mi, half_row) and compile-time column offsets, so its 64 stores need no compares,
   // no branches and no 64-bit address arithmetic each. Edge tiles mask every column on M and N.
-  const bool interior = p.c_vec2 && m0 + Cfg::BM <= p.m && n0 + Cfg::BN <= p.n;
+  const bool interior = WHOLE || (p.c_vec2 && m0 + Cfg::BM <= p.m && n0 + Cfg::BN <= p.n);
   auto value = [&](int mi, int ni, int half_row, float bias0, float bias1, float& v0, float& v1) {
     if constexpr (Cfg::ACC_F16) {
       const __half2 h2 = *reinterpret_cast<const __half2*>(&acc[mi][ni][half_row]);
@@ -712,7 +704,10 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
   const bool aligned = reinterpret_cast<uintptr_t>(args->a) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(args->b) % 16 == 0 && args->lda % 8 == 0 &&
                        args->ldb % 8 == 0 && k % 8 == 0 && (Cfg::B_COL || n % 8 == 0);
-  void (*kernel)(const Params) = aligned ? gemm_kernel<Cfg, true, Tag> : gemm_kernel<Cfg, false, Tag>;
+  const bool whole = aligned && p.c_vec2 && k > 0 && m % Cfg::BM == 0 && n % Cfg::BN == 0 && k % Cfg::BK == 0;
+  void (*kernel)(const Params) = whole     ? gemm_kernel<Cfg, true, true, Tag>
+                                 : aligned ? gemm_kernel<Cfg, true, false, Tag>
+                                           : gemm_kernel<Cfg, false, false, Tag>;
   GC_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
   kernel<<<static_cast<unsigned>(tiles_m * tiles_n), Cfg::THREADS, Cfg::SMEM_BYTES, args->stream>>>(p);
   return gc_check_launch(err, err_len, name);
