@@ -76,3 +76,21 @@ def test_compile_error_is_a_build_error_naming_the_users_file_and_line(tmp_path)
     (result,) = built.values()
     assert isinstance(result, BuildFailure)
     assert f"{bad}(4)" in result.message and "error" in result.message
+
+
+def test_output_piped_into_a_closed_reader_ends_quietly():
+    """`gemmcompare cutlass list | head -1` when the reader has already left: no traceback, exit 141
+    (SIGPIPE's). The read end is closed before the command starts, so its first write fails."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "gemmcompare.cli", "cutlass", "list"],
+                              stdout=write_end, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(write_end)
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode()
+    assert proc.returncode == 141
