@@ -215,6 +215,8 @@ def _list_resources(args) -> int:
         if r:
             print(f"{impl.name[:48]:<48} {req.arch:<8} {r['registers']:>5} {r['smem_bytes']:>8} "
                   f"{r['spill_stores']:>5}/{r['spill_loads']:<6}")
+            for warning in r.get("perf_warnings", ()):
+                print(f"{'':<48} ptxas performance loss: {warning}")
     return 0
 
 

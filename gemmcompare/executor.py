@@ -129,6 +129,8 @@ class ProblemExecutor:
                 row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
                 row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
                 row.stack_bytes = res.get("stack_bytes")
+                for warning in res.get("perf_warnings", ()):  # e.g. a serialized wgmma pipeline
+                    row.notes = (row.notes + "; " if row.notes else "") + f"ptxas performance loss ({warning})"
                 dynamic = impl.dynamic_smem_bytes()
                 if dynamic:  # ptxas sees only static shared memory
                     row.smem_bytes = (row.smem_bytes or 0) + dynamic

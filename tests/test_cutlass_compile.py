@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from gemmcompare.build import toolchain
+from gemmcompare.build.ptxas import parse_ptxas
 from gemmcompare.cutlass import render
 from gemmcompare.cutlass.catalog import lookup
 from gemmcompare.cutlass.families import family
@@ -117,3 +118,12 @@ def test_kernel_tus_share_no_symbols_across_extensions(compiled):
     shared = [line.split()[-1] for line in ours if line.split()[5] == "DEFAULT" and line.split()[4] != "LOCAL"]
     assert ours, "the TU should define GemmUniversalBase's statics"
     assert not shared, f"visible to other extensions: {shared[:3]}"
+
+
+@pytest.mark.parametrize("name, arch", CASES)
+def test_kernel_tu_keeps_its_wgmma_pipeline(compiled, name, arch):
+    """No "Potential Performance Loss" from ptxas: in a build without NDEBUG, CUTLASS's device assert in
+    the SM90 mainloop is a call between wgmma instructions and ptxas serializes the pipeline (C7510)."""
+    output, _ = _report(compiled, name, kernel=True)
+    assert "Potential Performance Loss" not in output, output[-3000:]
+    assert not any(k["perf_warnings"] for k in parse_ptxas(output))

@@ -1,4 +1,7 @@
-"""Parses `ptxas -v` reports (registers, shared memory, stack, spills per kernel and arch)."""
+"""Parses `ptxas -v` reports (registers, shared memory, stack, spills per kernel and arch), and the
+"Potential Performance Loss" notes ptxas prints for a kernel whose wgmma pipeline it had to serialize
+(C7510 and kin): a kernel can be correct and still lose a large part of its speed to one, so the rows
+carry them."""
 
 from __future__ import annotations
 
@@ -10,11 +13,13 @@ _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:.*?(\d+) bytes smem)?")
+_PERF_LOSS = re.compile(r"\((C\d+)\) Potential Performance Loss: (.*?)(?: in the function '([^']+)')?\.?\s*$")
 
 
 def parse_ptxas(log: str) -> list[dict]:
     """One dict per compiled entry function: function, demangled, arch, registers, smem_bytes (static),
-    stack_bytes, spill_stores, spill_loads."""
+    stack_bytes, spill_stores, spill_loads, perf_warnings ("C7510: wgmma.mma_async instructions are
+    serialized due to ...", one per distinct note)."""
     kernels: dict[tuple[str, str], dict] = {}
     current = None
     props_for = None
@@ -23,7 +28,17 @@ def parse_ptxas(log: str) -> list[dict]:
         if m:
             current = (m.group(1), m.group(2))
             kernels.setdefault(current, {"function": m.group(1), "arch": m.group(2), "registers": None,
-                                         "smem_bytes": 0, "stack_bytes": 0, "spill_stores": 0, "spill_loads": 0})
+                                         "smem_bytes": 0, "stack_bytes": 0, "spill_stores": 0, "spill_loads": 0,
+                                         "perf_warnings": []})
+            continue
+        m = _PERF_LOSS.search(line)
+        if m:
+            code, text, function = m.groups()
+            for key, rec in kernels.items():  # the note names its function; without a name, the current one
+                if (key[0] == function) if function else (key == current):
+                    note = f"{code}: {text}"
+                    if note not in rec["perf_warnings"]:
+                        rec["perf_warnings"].append(note)
             continue
         m = _PROPS.search(line)
         if m:
@@ -59,7 +74,8 @@ def demangle(names: list[str]) -> list[str]:
 
 def summarize_for(resources: list[dict], pattern: str) -> dict:
     """The resources of the kernels whose (mangled or demangled) name matches pattern: the worst case
-    over them (max registers, smem, stack, spills). Empty when nothing matches."""
+    over them (max registers, smem, stack, spills; every distinct performance note). Empty when nothing
+    matches."""
     rx = re.compile(pattern) if pattern else None
     hits = [r for r in resources if rx is None or rx.search(r["function"]) or rx.search(r.get("demangled", ""))]
     if not hits:
@@ -70,5 +86,6 @@ def summarize_for(resources: list[dict], pattern: str) -> dict:
         "stack_bytes": max(r["stack_bytes"] for r in hits),
         "spill_stores": max(r["spill_stores"] for r in hits),
         "spill_loads": max(r["spill_loads"] for r in hits),
+        "perf_warnings": sorted({w for r in hits for w in r.get("perf_warnings", ())}),
         "kernels": [r.get("demangled") or r["function"] for r in hits],
     }

@@ -118,11 +118,19 @@ def gencode_flags(arch: str) -> list[str]:
 HOST_VISIBILITY = "-Xcompiler=-fvisibility=hidden"
 
 
+# Kernel TUs are release builds, as CUTLASS's own CMake (Release) and profiler build them. Without
+# NDEBUG, CUTLASS 3.x keeps device-side assert()s; the one in the SM90 mainloop (k_tile_count >= 1) is a
+# call to __assertfail between wgmma instructions, and ptxas then serializes the whole wgmma pipeline
+# ("C7510 Potential Performance Loss", see ptxas.py). The hand-written kernels have no asserts.
+RELEASE_DEFINE = "-DNDEBUG"
+
+
 def kernel_cuda_flags(arch: str, extra: tuple[str, ...] = ()) -> list[str]:
-    """nvcc flags for kernel TUs: optimisation, standard, arch, half undefines, ptxas report, hidden
-    host symbols (see HOST_VISIBILITY)."""
+    """nvcc flags for kernel TUs: optimisation, release build (see RELEASE_DEFINE), standard, arch, half
+    undefines, ptxas report, hidden host symbols (see HOST_VISIBILITY)."""
     return [
         "-O3",
+        RELEASE_DEFINE,
         KERNEL_STD,
         "--expt-relaxed-constexpr",
         "-lineinfo",

@@ -1,0 +1,44 @@
+"""The ptxas report parser on recorded nvcc 13.0 output (no compiler needed)."""
+
+from __future__ import annotations
+
+from gemmcompare.build.ptxas import parse_ptxas, summarize_for
+
+KERNEL = "_ZN7cutlass13device_kernelI4GemmEEvNT_6ParamsE"
+OTHER = "_Z12other_kernelv"
+
+# Shortened from a CUTLASS SM90 kernel TU compiled without -DNDEBUG (the wgmma pipeline serialized).
+LOG = f"""\
+ptxas info    : 40 bytes gmem
+ptxas info    : Compiling entry function '{OTHER}' for 'sm_90a'
+ptxas info    : Function properties for {OTHER}
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 0 barriers
+ptxas info    : Compiling entry function '{KERNEL}' for 'sm_90a'
+ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to wgmma pipeline crossing function boundary at a function call in the function '{KERNEL}'
+ptxas info    : Function properties for {KERNEL}
+    8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 168 registers, used 2 barriers
+"""
+
+
+def test_performance_loss_notes_go_to_the_kernel_they_name():
+    kernels = {k["function"]: k for k in parse_ptxas(LOG)}
+    assert kernels[KERNEL]["perf_warnings"] == [
+        "C7510: wgmma.mma_async instructions are serialized due to wgmma pipeline crossing function boundary "
+        "at a function call"
+    ]
+    assert kernels[KERNEL]["registers"] == 168 and kernels[KERNEL]["stack_bytes"] == 8
+    assert kernels[OTHER]["perf_warnings"] == []
+
+
+def test_summary_carries_the_notes_of_the_matching_kernels_only():
+    resources = parse_ptxas(LOG)
+    assert summarize_for(resources, "device_kernel")["perf_warnings"][0].startswith("C7510: wgmma")
+    assert summarize_for(resources, "other_kernel")["perf_warnings"] == []
+
+
+def test_a_note_without_a_function_name_belongs_to_the_kernel_being_compiled():
+    log = LOG.replace(f" in the function '{KERNEL}'", "")
+    kernels = {k["function"]: k for k in parse_ptxas(log)}
+    assert len(kernels[KERNEL]["perf_warnings"]) == 1 and not kernels[OTHER]["perf_warnings"]
