@@ -7,15 +7,16 @@ from gemmcompare.build.ptxas import parse_ptxas, summarize_for
 KERNEL = "_ZN7cutlass13device_kernelI4GemmEEvNT_6ParamsE"
 OTHER = "_Z12other_kernelv"
 
-# Shortened from a CUTLASS SM90 kernel TU compiled without -DNDEBUG (the wgmma pipeline serialized).
+# Shortened from a CUTLASS SM90 kernel TU compiled without -DNDEBUG (the wgmma pipeline serialized);
+# ptxas prints the note before any entry's report, naming its function.
 LOG = f"""\
+ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to wgmma pipeline crossing function boundary at a function call in the function '{KERNEL}'
 ptxas info    : 40 bytes gmem
 ptxas info    : Compiling entry function '{OTHER}' for 'sm_90a'
 ptxas info    : Function properties for {OTHER}
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Used 32 registers, used 0 barriers
 ptxas info    : Compiling entry function '{KERNEL}' for 'sm_90a'
-ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to wgmma pipeline crossing function boundary at a function call in the function '{KERNEL}'
 ptxas info    : Function properties for {KERNEL}
     8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Used 168 registers, used 2 barriers
@@ -38,7 +39,21 @@ def test_summary_carries_the_notes_of_the_matching_kernels_only():
     assert summarize_for(resources, "other_kernel")["perf_warnings"] == []
 
 
-def test_a_note_without_a_function_name_belongs_to_the_kernel_being_compiled():
-    log = LOG.replace(f" in the function '{KERNEL}'", "")
+def test_a_note_without_a_function_name_belongs_to_the_next_entry():
+    note = LOG.splitlines()[0].replace(f" in the function '{KERNEL}'", "")
+    log = LOG.replace(LOG.splitlines()[0] + "\n", "").replace(
+        f"ptxas info    : Compiling entry function '{KERNEL}'", note + f"\nptxas info    : Compiling entry function '{KERNEL}'")
     kernels = {k["function"]: k for k in parse_ptxas(log)}
     assert len(kernels[KERNEL]["perf_warnings"]) == 1 and not kernels[OTHER]["perf_warnings"]
+
+
+def test_the_real_report_of_a_kernel_built_without_ndebug():
+    """ptxas's own output for the SM90 kernel TU without -DNDEBUG, as the JIT build log holds it."""
+    real = (f"ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due "
+            f"to wgmma pipeline crossing function boundary at a function call in the function '{KERNEL}'\n"
+            f"ptxas info    : 4103 bytes gmem\nptxas info    : Compiling entry function '{KERNEL}' for 'sm_90a'\n"
+            f"ptxas info    : Function properties for {KERNEL}\n"
+            f"    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+            f"ptxas info    : Used 168 registers, used 2 barriers\nptxas info    : Compile time = 141.348 ms\n")
+    (kernel,) = parse_ptxas(real)
+    assert kernel["registers"] == 168 and kernel["perf_warnings"][0].startswith("C7510: wgmma.mma_async")

@@ -21,24 +21,21 @@ def parse_ptxas(log: str) -> list[dict]:
     stack_bytes, spill_stores, spill_loads, perf_warnings ("C7510: wgmma.mma_async instructions are
     serialized due to ...", one per distinct note)."""
     kernels: dict[tuple[str, str], dict] = {}
+    notes: list[tuple[str | None, tuple[str, str] | None, str]] = []  # (named function, entry then, note)
     current = None
     props_for = None
     for line in log.splitlines():
+        m = _PERF_LOSS.search(line)
+        if m:  # ptxas prints these before the entry's "Compiling entry function" line
+            code, text, function = m.groups()
+            notes.append((function, current, f"{code}: {text}"))
+            continue
         m = _ENTRY.search(line)
         if m:
             current = (m.group(1), m.group(2))
             kernels.setdefault(current, {"function": m.group(1), "arch": m.group(2), "registers": None,
                                          "smem_bytes": 0, "stack_bytes": 0, "spill_stores": 0, "spill_loads": 0,
                                          "perf_warnings": []})
-            continue
-        m = _PERF_LOSS.search(line)
-        if m:
-            code, text, function = m.groups()
-            for key, rec in kernels.items():  # the note names its function; without a name, the current one
-                if (key[0] == function) if function else (key == current):
-                    note = f"{code}: {text}"
-                    if note not in rec["perf_warnings"]:
-                        rec["perf_warnings"].append(note)
             continue
         m = _PROPS.search(line)
         if m:
@@ -54,6 +51,16 @@ def parse_ptxas(log: str) -> list[dict]:
         if m and current:
             kernels[current]["registers"] = int(m.group(1))
             kernels[current]["smem_bytes"] = int(m.group(2) or 0)
+    entries = list(kernels)
+    for function, then, note in notes:
+        if function:  # every arch's entry of the function it names
+            targets = [key for key in entries if key[0] == function]
+        else:  # unnamed: the entry compiled next after it was printed
+            after = entries.index(then) + 1 if then in entries else 0
+            targets = entries[after:after + 1]
+        for key in targets:
+            if note not in kernels[key]["perf_warnings"]:
+                kernels[key]["perf_warnings"].append(note)
     out = list(kernels.values())
     for rec, name in zip(out, demangle([r["function"] for r in out])):
         rec["demangled"] = name
