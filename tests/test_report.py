@@ -323,3 +323,18 @@ def test_cli_report_from_store_and_errors(tmp_path, capsys):
     assert cli(["report", tmp_path / "missing.json", "--store", tmp_path / "none.db"]) == 2
     err = capsys.readouterr().err
     assert "missing.json" in err and not (tmp_path / "none.db").exists()  # no store created as a side effect
+
+
+def test_short_procedural_names_keep_the_tokens_that_tell_them_apart():
+    sm90 = "cutlass.cutlass3x_sm90_tensorop_f16_f32_f32_128x256x64_{}_coop_epitma_stauto_persistent_tn_align8_{}"
+    names = [sm90.format("2x1x1", "rasterH_swz1"), sm90.format("1x1x1", "rasterN_swz8"),
+             "cutlass.cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn_swz8",
+             "cutlass.cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_tn_swz8",
+             "cutlass.cutlass2x_sm80_tensorop_f16_f32_f32_128x256x32_64x64x32_16x8x16_3st_swz8_tn_align8", BASELINE]
+    short = short_names(names, width=40)
+    assert short[names[0]] == "cutlass3x_sm90…2x1x1_rasterH_swz1"
+    assert short[names[1]] == "cutlass3x_sm90…1x1x1_rasterN_swz8"
+    assert short[names[2]] == "cute_sm80…128x256x32_w2x4_4st"
+    assert short[names[3]] == "cute_sm80…128x128x32_w2x2_3st"
+    assert short[names[4]] == "cutlass.cutlass2x_sm80_ten…wz8_tn_align8"  # alone of its kind: cut as before
+    assert short[BASELINE] == BASELINE and len(set(short.values())) == len(names)

@@ -174,6 +174,33 @@ def _ellipsize(text: str, width: int) -> str:
 _SELF_EXPLANATORY = ("config", "name")  # keys whose values read fine alone in a legend
 
 
+def _short_procedural_names(names: list[str], width: int) -> dict[str, str]:
+    """Labels for procedural names (no [params]: 'cutlass.cutlass3x_sm90_tensorop_f16_..._rasterN_swz8'), whose
+    distinguishing parts sit in the middle where cutting would drop them. Names of one kind (the same text up
+    to the second '_' after the last '.') keep their kind, without the registry prefix, and only the
+    '_'-tokens that differ between them: 'cutlass3x_sm90…2x1x1_rasterH_swz1'. A name alone of its kind is
+    left as it is."""
+    def split(n: str) -> tuple[str, list[str]]:
+        prefix, dot, rest = n.rpartition(".")
+        tokens = rest.split("_")
+        return prefix + dot + "_".join(tokens[:2]), tokens[2:]
+
+    kinds: dict[str, list[str]] = {}
+    for n in names:
+        kinds.setdefault(split(n)[0], []).append(n)
+    out: dict[str, str] = {}
+    for kind, members in kinds.items():
+        if len(members) < 2:
+            continue
+        tails = [split(n)[1] for n in members]
+        shared = {i for i in range(min(map(len, tails))) if len({t[i] for t in tails}) == 1}
+        for n, tail in zip(members, tails):
+            kept = [t for i, t in enumerate(tail) if i not in shared]
+            if kept:
+                out[n] = _ellipsize(f"{kind.rpartition('.')[2]}…{'_'.join(kept)}", width)
+    return out
+
+
 def short_names(names: Iterable[str], width: int = 40) -> dict[str, str]:
     """Legend labels for a set of implementation names: parameters shared by every name of the same family
     are dropped (they say nothing in this legend), what is left is cut to `width` characters. Names stay unique:
@@ -196,6 +223,7 @@ def short_names(names: Iterable[str], width: int = 40) -> dict[str, str]:
             text = ",".join(f"{k}={v}" if k and k not in _SELF_EXPLANATORY else v for k, v in kept)
             uncut[n] = head + (f"[{text}]" if kept else "")
             out[n] = _ellipsize(uncut[n], width)
+    out.update(_short_procedural_names([n for n in names if not parsed[n][1]], width))
     for fallback in (uncut, {n: n for n in names}):  # resolve collisions: first uncut, then full names
         seen: dict[str, list[str]] = {}
         for n, label in out.items():
