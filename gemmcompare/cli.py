@@ -146,6 +146,7 @@ def cmd_build(args) -> int:
 
     exp = _spec(args.spec)
     outcome = build_for(exp, probe_device(), _run_options(args))
+    filters = {impl.name: getattr(impl, "kernel_filter", "") for impl in exp.implementations}
     failed = 0
     for name, result in outcome.by_impl.items():
         if isinstance(result, BuildFailure):
@@ -154,6 +155,8 @@ def cmd_build(args) -> int:
         else:
             how = "cached" if result.cache_hit else f"built in {result.build_seconds:.1f} s"
             print(f"ok          {name} [{result.plan.arch}, {how}] {result.plan.module_name}")
+            for warning in result.resources_for(filters.get(name, "")).get("perf_warnings", ()):
+                print(f"            ptxas performance loss: {warning}")
     print(f"{len(outcome.by_impl) - failed} built, {failed} failed (target sm_{outcome.target_cc})")
     return 1 if failed else 0
 

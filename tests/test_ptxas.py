@@ -57,3 +57,30 @@ def test_the_real_report_of_a_kernel_built_without_ndebug():
             f"ptxas info    : Used 168 registers, used 2 barriers\nptxas info    : Compile time = 141.348 ms\n")
     (kernel,) = parse_ptxas(real)
     assert kernel["registers"] == 168 and kernel["perf_warnings"][0].startswith("C7510: wgmma.mma_async")
+
+
+def test_gemmcompare_build_prints_the_notes_of_each_implementations_kernels(monkeypatch, capsys, tmp_path):
+    """`gemmcompare build SPEC` shows a kernel's performance-loss note under its `ok` line (the build
+    itself is stubbed: the notes come from the resources a real build parses)."""
+    from types import SimpleNamespace
+
+    from gemmcompare import cli, runner
+    from gemmcompare.build.extension import LoadedExtension
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: notes\nproblems: [{m: 256, n: 256, k: 256}]\ncontracts: [f16_f32acc_tn]\n"
+                    "implementations:\n  - cutlass: {config: sm90_coop_128x256x64_c1x1}\n")
+    plan = SimpleNamespace(arch="sm_90a", module_name="gc_cutlass_test")
+
+    def fake_build_for(exp, device, opts):
+        (impl,) = exp.implementations
+        ext = LoadedExtension(None, plan, parse_ptxas(LOG.replace(KERNEL, "_ZN7cutlass13device_kernelI"
+                                                                       "N4gemm6kernel13GemmUniversalEEEvv")),
+                              12.0, False, tmp_path)
+        return runner.BuildOutcome(by_impl={impl.name: ext}, target_cc=90)
+
+    monkeypatch.setattr(runner, "build_for", fake_build_for)
+    assert cli.main(["build", str(spec), "--arch", "sm_90a", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "ok          cutlass.cutlass3x_sm90" in out
+    assert "ptxas performance loss: C7510: wgmma.mma_async instructions are serialized" in out
