@@ -185,14 +185,15 @@ def _short_procedural_names(names: list[str], width: int) -> dict[str, str]:
         tokens = rest.split("_")
         return prefix + dot + "_".join(tokens[:2]), tokens[2:]
 
+    parts = {n: split(n) for n in names}
     kinds: dict[str, list[str]] = {}
-    for n in names:
-        kinds.setdefault(split(n)[0], []).append(n)
+    for n, (kind, _) in parts.items():
+        kinds.setdefault(kind, []).append(n)
     out: dict[str, str] = {}
     for kind, members in kinds.items():
         if len(members) < 2:
             continue
-        tails = [split(n)[1] for n in members]
+        tails = [parts[n][1] for n in members]
         shared = {i for i in range(min(map(len, tails))) if len({t[i] for t in tails}) == 1}
         for n, tail in zip(members, tails):
             kept = [t for i, t in enumerate(tail) if i not in shared]
