@@ -38,7 +38,6 @@ and the interval combines the medians' CIs of the row and of its baseline. Raw t
 
 from __future__ import annotations
 
-import html as _html
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,9 +50,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from .report.data import gpu_name, normalise_rows, problem_sort_key, run_label, short_names, timing_summary
-from .report.html import page
 from .report.plots import save_figure
-from .report.tables import markdown_table
+from .report.writers import write_table_page
 
 MIN_SAMPLES = 5
 CONFIDENCE = 0.95
@@ -450,31 +448,12 @@ def plot_ratios(comp: Comparison, out_dir: Path, max_rows: int = 60) -> tuple[li
 
 def write_comparison(comp: Comparison, out_dir: str | Path) -> list[Path]:
     """compare.csv (full precision), compare.md, compare.html (plot embedded) and compare_ratios.png/.svg."""
-    from .report.html import embed_png
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    csv = out / "compare.csv"
-    comp.table.to_csv(csv, index=False, float_format="%.17g")
-    plot_files, caption = plot_ratios(comp, out)
-    disp = display_comparison(comp.table)
-    title = f"gemmcompare compare: {comp.base_label} → {comp.cand_label}"
-    summary = comp.summary_text(max_lines=0)
-    md = [f"# {title}\n", "```", summary, "```\n"]
-    if plot_files:
-        md.append(f"![ratios]({plot_files[0].name})\n" + (f"\n_{caption}_\n" if caption else ""))
-    md.append(markdown_table(disp) + "\n")
-    md.append(RULE_TEXT.format(t=100 * comp.threshold))
-    (out / "compare.md").write_text("\n".join(md) + "\n")
-    rows_html = disp.to_html(index=False, border=0, classes="results")
-    for v in VERDICT_ORDER:  # colour the verdict cells
-        rows_html = rows_html.replace(f"<td>{v}</td>", f"<td class='verdict-{v}'>{v}</td>")
-    body = [f"<pre>{_html.escape(summary)}</pre>"]
-    if plot_files:
-        body.append(f"<figure>{embed_png(plot_files[0])}<figcaption>{_html.escape(caption)}</figcaption></figure>")
-    body += [rows_html, f"<h2>The rule</h2><pre>{_html.escape(RULE_TEXT.format(t=100 * comp.threshold))}</pre>"]
-    (out / "compare.html").write_text(page(title, "\n".join(body)))
-    return [csv, out / "compare.md", out / "compare.html"] + plot_files
+    plot_files, caption = plot_ratios(comp, Path(out_dir))
+    return write_table_page(
+        out_dir, "compare", f"gemmcompare compare: {comp.base_label} → {comp.cand_label}", comp.table,
+        display_comparison(comp.table), plot_files=plot_files, caption=caption,
+        preamble=comp.summary_text(max_lines=0), rule=RULE_TEXT.format(t=100 * comp.threshold),
+        cell_class=lambda text: f"verdict-{text}" if text in VERDICT_ORDER else None)
 
 
 RULE_TEXT = """Rule (threshold {t:g}%): r = candidate time / base time (ratio of medians; across GPUs,

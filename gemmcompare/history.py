@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import difflib
-import html
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +18,8 @@ from matplotlib.figure import Figure
 
 from .errors import GemmCompareError
 from .report.data import normalise_rows, problem_sort_key
-from .report.html import embed_png, page
 from .report.plots import save_figure
-from .report.tables import markdown_table
+from .report.writers import write_table_page
 
 MAX_SERIES = 8
 
@@ -169,18 +167,6 @@ def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
 
 def write_history(h: History, out_dir: str | Path) -> list[Path]:
     """history.csv (full precision), history.md, history.html and history.png/.svg."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    csv = out / "history.csv"
-    h.table.to_csv(csv, index=False, float_format="%.17g")
-    files, caption = plot_history(h, out)
-    disp = display_history(h.table)
-    title = f"gemmcompare history: {h.implementation}"
-    notes = "\n".join(f"- {n}" for n in h.notes)
-    md = [f"# {title}\n", f"![history]({files[0].name})\n" if files else "", f"_{caption}_\n" if caption else "",
-          markdown_table(disp) + "\n", notes]
-    (out / "history.md").write_text("\n".join(m for m in md if m) + "\n")
-    body = ([f"<figure>{embed_png(files[0])}<figcaption>{html.escape(caption)}</figcaption></figure>"] if files else [])
-    body += [disp.to_html(index=False, border=0), "".join(f"<p class='note'>{html.escape(n)}</p>" for n in h.notes)]
-    (out / "history.html").write_text(page(title, "\n".join(body)))
-    return [csv, out / "history.md", out / "history.html"] + files
+    files, caption = plot_history(h, Path(out_dir))
+    return write_table_page(out_dir, "history", f"gemmcompare history: {h.implementation}", h.table,
+                            display_history(h.table), plot_files=files, caption=caption, notes=list(h.notes))

@@ -63,3 +63,22 @@ def environment(device: DeviceInfo | None, driver: str | None = None) -> dict[st
     }
     rec.update(git_state())
     return rec
+
+
+# -- reading receipts (of any version: keys moved over time) ------------------------------------------
+
+def receipt_value(receipt: dict | None, *paths: str) -> Any:
+    """The first present value among dotted key paths ('gpu.name', 'device.name', 'gpu')."""
+    for path in paths:
+        node: Any = receipt or {}
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node not in (None, "", {}):
+            return node
+    return None
+
+
+def gpu_name(receipt: dict | None, default: str = "") -> str:
+    """The GPU a receipt was measured on, whichever way the receipt spells it."""
+    value = receipt_value(receipt, "gpu.name", "device.name", "gpu_name", "device_name", "gpu", "device")
+    return str(value) if isinstance(value, (str, int, float)) else default

@@ -83,6 +83,11 @@ class Result:
     started_at: str = ""
     finished_at: str = ""
 
+    def add_note(self, note: str) -> None:
+        """Append a note ('; ' between notes); a note the row already carries is not repeated."""
+        if note and note not in self.notes.split("; "):
+            self.notes = f"{self.notes}; {note}" if self.notes else note
+
     def to_record(self) -> dict[str, Any]:
         """A flat dict: scalars as they are, lists and dicts as JSON text (for SQLite and CSV)."""
         rec = asdict(self)

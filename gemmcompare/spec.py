@@ -17,15 +17,15 @@ from typing import Any
 import yaml
 
 from .contracts.correctness import FIXTURES, CorrectnessSettings
-from .contracts.precision import BUILTIN_CONTRACTS, Epilogue, Math, Order, PrecisionContract
+from .contracts.precision import BUILTIN_CONTRACTS, LAYOUTS, Epilogue, Math, Order, PrecisionContract
 from .contracts.timing import L2_POLICIES, TimingSettings
 from .dtypes import DType
 from .errors import SpecError
-from .implementations import FAMILIES, FIXED, instantiate
-from .implementations.base import FamilyParam, Implementation
+from .implementations import PARAMETRIZED, FIXED, instantiate
+from .implementations.base import Param, Implementation
 from .problems import GemmProblem, expand_sweep, pow2_values, range_values
+from .report.kinds import PLOT_NAMES as PLOTS
 
-PLOTS = ("throughput_vs_size", "percent_of_baseline", "roofline", "error_vs_k", "heatmap", "architectures")
 MAX_DIM = 2**31 - 1  # a dimension beyond this cannot be indexed by any kernel we build
 
 
@@ -474,7 +474,7 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
     epilogue = enum_value(Epilogue, item, "epilogue", ip, "none")
     c_order = enum_value(Order, item, "c_order", ip, "row")
     layout = item.get("layout", "tn")
-    if layout not in ("tn", "tt", "nn", "nt"):
+    if layout not in LAYOUTS:
         ck.error(ip + ("layout",), f"layout must be tn, tt, nn or nt (t = row-major, n = column-major, A then B), got {layout!r}")
         layout = "tn"
     alpha, beta = item.get("alpha", 1.0), item.get("beta", 0.0)
@@ -483,8 +483,8 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
             ck.error(ip + (key,), f"{key} must be a number, got {v!r}")
     if len(ck.issues) > before:
         return None
-    orders = {"t": Order.ROW, "n": Order.COL}
-    return PrecisionContract(name, a, b, c, acc, math, orders[layout[0]], orders[layout[1]], c_order,
+    order_a, order_b = LAYOUTS[layout]
+    return PrecisionContract(name, a, b, c, acc, math, order_a, order_b, c_order,
                              float(alpha), float(beta), epilogue)
 
 
@@ -510,7 +510,7 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
     if not isinstance(raw, list) or not raw:
         ck.error(path, "implementations must be a non-empty list")
         return []
-    known = sorted(FIXED) + sorted(FAMILIES)
+    known = sorted(FIXED) + sorted(PARAMETRIZED)
     out: list[Implementation] = []
     seen: set[str] = set()
     for i, item in enumerate(raw):
@@ -518,8 +518,8 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
         if isinstance(item, str):
             if item in FIXED:
                 impls = [FIXED[item]()]
-            elif item in FAMILIES:
-                impls = [instantiate(FAMILIES[item], {})]
+            elif item in PARAMETRIZED:
+                impls = [instantiate(PARAMETRIZED[item], {})]
             else:
                 ck.error(ip, f"unknown implementation {item!r}", nearest(item, known))
                 continue
@@ -527,8 +527,8 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
             key, params = next(iter(item.items()))
             if key in FIXED and not params:
                 impls = [FIXED[key]()]
-            elif key in FAMILIES:
-                impls = _expand_family(ck, FAMILIES[key], params, ip + (key,), base_dir)
+            elif key in PARAMETRIZED:
+                impls = _expand_family(ck, PARAMETRIZED[key], params, ip + (key,), base_dir)
             elif key in FIXED:
                 ck.error(ip + (key,), f"{key!r} takes no parameters")
                 continue
@@ -571,7 +571,7 @@ def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> l
     return impls
 
 
-def _param_values(ck: _Checker, p: FamilyParam, raw, pp: tuple, base_dir: Path) -> list | None:
+def _param_values(ck: _Checker, p: Param, raw, pp: tuple, base_dir: Path) -> list | None:
     """The list of values a parameter takes (one value, or several for a sweep)."""
 
     def one(v, vp):

@@ -8,7 +8,7 @@ import pytest
 from gemmcompare.build import toolchain
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.errors import ToolchainError
-from gemmcompare.executor import estimate_bytes
+from gemmcompare.run.executor import estimate_bytes
 from gemmcompare.implementations import FIXED
 from gemmcompare.implementations.base import Constraints, Skip
 from gemmcompare.problems import GemmProblem
@@ -88,7 +88,7 @@ def test_output_piped_into_a_closed_reader_ends_quietly():
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([sys.executable, "-m", "gemmcompare.cli", "cutlass", "list"],
+        proc = subprocess.run([sys.executable, "-m", "gemmcompare", "cutlass", "list"],
                               stdout=write_end, stderr=subprocess.PIPE, timeout=120)
     finally:
         os.close(write_end)

@@ -244,7 +244,7 @@ def test_cli_history(tmp_path, capsys):
 
 
 def test_threshold_from_the_candidate_receipt():
-    from gemmcompare.report_cli import _receipt_threshold, _threshold
+    from gemmcompare.cli.report import _receipt_threshold, _threshold
     assert _receipt_threshold({"compare_threshold": 0.05}) == 0.05
     assert _receipt_threshold({"report": {"threshold": "0.1"}}) == 0.1
     assert _receipt_threshold({}) is None and _receipt_threshold({"compare_threshold": 7}) is None

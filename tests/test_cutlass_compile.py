@@ -21,7 +21,7 @@ from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas
 from gemmcompare.cutlass import render
 from gemmcompare.cutlass.catalog import lookup
-from gemmcompare.cutlass.families import family
+from gemmcompare.cutlass.kernel_templates import kernel_template
 from gemmcompare.errors import ToolchainError
 
 pytestmark = pytest.mark.compile
@@ -85,7 +85,7 @@ def test_kernel_tu_compiles_without_spills(compiled, name, arch):
     assert spills and not any(spills), f"ptxas reports spills: {spills}"
     functions = re.findall(r"Compiling entry function '(\w+)' for '(\w+)'", output)
     assert functions and all(target == arch for _, target in functions)
-    pattern = re.compile(family(lookup(name).config.FAMILY).kernel_filter)
+    pattern = re.compile(kernel_template(lookup(name).config.TEMPLATE).kernel_filter)
     assert all(pattern.search(fn) for fn, _ in functions), "kernel_filter must match every kernel of the TU"
 
 

@@ -15,11 +15,12 @@ import pytest
 
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.cutlass import render, tags
+from gemmcompare.paths import CUTLASS_TEMPLATES_DIR
 from gemmcompare.cutlass.catalog import CatalogError, catalog, load_catalog, load_file, lookup
 from gemmcompare.cli import main as cli_main
 from gemmcompare.cutlass.config import ConfigError, CuteSm80Config, Sm80Config, Sm90Config
-from gemmcompare.cutlass.families import FAMILIES
-from gemmcompare.implementations import FAMILIES as REGISTERED, instantiate
+from gemmcompare.cutlass.kernel_templates import TEMPLATES
+from gemmcompare.implementations import PARAMETRIZED as REGISTERED, instantiate
 from gemmcompare.implementations.base import Ok, Skip
 from gemmcompare.implementations.cutlass import CutlassKernel
 from gemmcompare.implementations.registry import UnbuildableImplementation
@@ -92,9 +93,9 @@ def _signatures(text: str, symbol: str) -> list[str]:
     return sorted(out)
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_entry_declares_the_kernel_as_the_kernel_defines_it(family):
-    config = next(e.config for e in catalog().values() if e.config.FAMILY == family)
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_entry_declares_the_kernel_as_the_kernel_defines_it(template):
+    config = next(e.config for e in catalog().values() if e.config.TEMPLATE == template)
     kernel, entry = render.render(config)
     symbol = render.kernel_symbol(config)
     declared, defined = _signatures(entry.text, symbol), _signatures(kernel.text, symbol)
@@ -129,16 +130,16 @@ def test_render_is_pure():
 
 
 def test_every_family_has_templates_and_tags():
-    for name, fam in FAMILIES.items():
-        assert fam.config.FAMILY == name
-        assert (render.TEMPLATE_DIR / fam.kernel_template).exists() and (render.TEMPLATE_DIR / fam.entry_template).exists()
+    for name, fam in TEMPLATES.items():
+        assert fam.config.TEMPLATE == name
+        assert (CUTLASS_TEMPLATES_DIR / fam.kernel_template).exists() and (CUTLASS_TEMPLATES_DIR / fam.entry_template).exists()
         assert name in tags.TF32_ELEMENT
 
 
 def test_family_name_prefixes_are_unique():
-    prefixes = [fam.config.NAME_PREFIX for fam in FAMILIES.values()]
+    prefixes = [fam.config.NAME_PREFIX for fam in TEMPLATES.values()]
     assert len(set(prefixes)) == len(prefixes)
-    for fam in FAMILIES.values():
+    for fam in TEMPLATES.values():
         assert fam.config.from_fields({}).kernel_name.startswith(fam.config.NAME_PREFIX + "_")
 
 
@@ -160,7 +161,7 @@ def test_rendered_values_spell_the_configuration():
 
 
 def test_defaults_resolve_every_field():
-    for fam in FAMILIES.values():
+    for fam in TEMPLATES.values():
         cls = fam.config
         config = cls.from_fields({})
         assert all(getattr(config, f.name) is not None for f in cls.FIELDS)
@@ -186,7 +187,7 @@ INVALID = [
     (Sm90Config, {"cluster": [4, 4]}, "cluster 4x4"),
     (Sm90Config, {"cluster": [3, 1]}, "cluster 3x1"),
     (Sm90Config, {"schedule": "tma_ws", "tile": [128, 128, 64], "epilogue": "tma"}, "nosmem epilogue only"),
-    (Sm90Config, {"dtype": "f32"}, "not available in family sm90"),
+    (Sm90Config, {"dtype": "f32"}, "not available in kernel template sm90"),
     (Sm90Config, {"dtype": "tf32", "layout": "tt", "tile": [128, 128, 32]}, "transposed epilogue"),
     (Sm90Config, {"alignment": 4}, "16-byte aligned rows"),
     (Sm90Config, {"splits": 2}, "arguments of the stream_k scheduler"),
@@ -212,7 +213,7 @@ INVALID = [
     (Sm80Config, {"acc": "f16"}, "acc f16 needs dtype f16 and out f16"),
     (Sm90Config, {"dtype": "bf16", "out": "f16"}, "writes bf16 or f32"),
     (CuteSm80Config, {"dtype": "tf32", "out": "f16"}, "writes f32 only"),
-    (Sm90Config, {"warp": [64, 64, 32]}, "not a field of family sm90"),
+    (Sm90Config, {"warp": [64, 64, 32]}, "not a field of kernel template sm90"),
     (Sm90Config, {"tile": [128, 128]}, "list of 3 positive integers"),
     (Sm80Config, {"stages": 3.5}, "stages: expected one of"),
     (Sm80Config, {"slices": 0}, "positive integer"),
@@ -247,7 +248,7 @@ def test_pad_multiples_follow_layouts_and_alignment():
 def test_catalog_loads_and_names_are_unique():
     entries = catalog()
     assert len(entries) >= 20
-    assert {e.config.FAMILY for e in entries.values()} == set(FAMILIES)
+    assert {e.config.TEMPLATE for e in entries.values()} == set(TEMPLATES)
     assert len({e.config.procedural_name for e in entries.values()}) == len(entries)
     assert lookup(entries["sm80_128x256x32_3st"].config.procedural_name).name == "sm80_128x256x32_3st"
     assert all(e.line > 0 for e in entries.values())
@@ -255,7 +256,7 @@ def test_catalog_loads_and_names_are_unique():
 
 def test_catalog_reports_every_problem_with_file_and_line(tmp_path):
     (tmp_path / "a.yaml").write_text(
-        "family: sm90\n"
+        "template: sm90\n"
         "defaults: {dtype: f16}\n"
         "configs:\n"
         "  good: {tile: [128, 256, 64]}\n"
@@ -263,13 +264,13 @@ def test_catalog_reports_every_problem_with_file_and_line(tmp_path):
         "    tile: [128, 256, 64]\n"
         "    schedule: pingpong\n"
         "  twin: {tile: [128, 256, 64], cluster: [1, 1]}\n")
-    (tmp_path / "b.yaml").write_text("family: sm70\nconfigs: {}\n")
+    (tmp_path / "b.yaml").write_text("template: sm70\nconfigs: {}\n")
     with pytest.raises(CatalogError) as info:
         load_catalog(tmp_path)
     text = str(info.value)
     assert "a.yaml:5: configs.bad_pingpong: a 128x256 accumulator tile" in text
     assert "a.yaml:8: configs.twin: the same configuration as good" in text
-    assert "b.yaml: family: unknown family 'sm70'" in text
+    assert "b.yaml: template: unknown kernel template 'sm70'" in text
 
 
 def test_catalog_file_defaults_apply(tmp_path):
@@ -289,7 +290,7 @@ def test_named_configuration_is_an_implementation():
     impl = instantiate(REGISTERED["cutlass"], {"config": "sm90_coop_128x256x64_c1x1"})
     assert isinstance(impl, CutlassKernel)
     assert impl.name == f"cutlass.{impl.config.procedural_name}"
-    assert impl.params == {"family": "sm90", **impl.config.as_fields()}  # receipts and report sweep axes
+    assert impl.params == {"template": "sm90", **impl.config.as_fields()}  # receipts and report sweep axes
     assert (impl.min_cc, impl.arch_specific, impl.target_arch(90)) == (90, True, "sm_90a")
     assert impl.uses_cutlass and impl.has_workspace
     assert impl.entry_symbol == f"gc_cutlass_{impl.config.procedural_name}"
@@ -325,7 +326,7 @@ def test_spec_fields_override_a_named_configuration():
 
 
 def test_family_fields_without_a_name():
-    impl = instantiate(REGISTERED["cutlass"], {"family": "sm90", "tile": [128, 128, 64], "cluster": [2, 1],
+    impl = instantiate(REGISTERED["cutlass"], {"template": "sm90", "tile": [128, 128, 64], "cluster": [2, 1],
                                                "schedule": "pingpong"})
     assert impl.config == Sm90Config.from_fields({"tile": [128, 128, 64], "cluster": [2, 1], "schedule": "pingpong"})
     cute = instantiate(REGISTERED["cute"], {"tile": [128, 256, 32], "warps": [2, 4], "stages": 4})
@@ -336,9 +337,9 @@ def test_family_fields_without_a_name():
 
 
 @pytest.mark.parametrize("params, reason", [
-    ({"family": "sm90", "tile": [128, 256, 64], "schedule": "pingpong"}, "256 registers per thread"),
-    ({"config": "sm90_coop_128x256x64_c1x1", "warp": [64, 64, 32]}, "not a field of family sm90"),
-    ({"config": "sm80_128x256x32_3st", "family": "sm90"}, "is family sm80, not sm90"),
+    ({"template": "sm90", "tile": [128, 256, 64], "schedule": "pingpong"}, "256 registers per thread"),
+    ({"config": "sm90_coop_128x256x64_c1x1", "warp": [64, 64, 32]}, "not a field of kernel template sm90"),
+    ({"config": "sm80_128x256x32_3st", "family": "sm90"}, "is kernel template sm80, not sm90"),
     ({"config": "no_such_config"}, "no configuration named"),
     ({"dtype": "f16"}, "name a configuration"),
 ])
@@ -355,7 +356,7 @@ def test_registered_params_declare_kinds_for_the_spec_expander():
     assert params["cluster"].kind == "shape" and params["cluster"].length == 2
     assert params["schedule"].kind == "choice" and "pingpong" in params["schedule"].choices
     assert "sm90_coop_128x256x64_c1x1" in params["config"].choices
-    assert set(params["family"].choices) == set(FAMILIES)
+    assert set(params["template"].choices) == set(params["family"].choices) == set(TEMPLATES)
     cute = {p.name for p in REGISTERED["cute"].params}
     assert cute == {"config"} | {f.name for f in CuteSm80Config.FIELDS}
     assert all(p.default is None for p in REGISTERED["cutlass"].params)
@@ -388,7 +389,7 @@ def test_enumerate_arch_89_keeps_to_its_shared_memory_budget():
 def test_cli_list_and_enumerate(tmp_path, capsys):
     assert cli_main(["cutlass", "list"]) == 0
     assert "sm90_coop_128x256x64_c1x1" in capsys.readouterr().out
-    assert cli_main(["cutlass", "list", "--fields", "--family", "cute_sm80"]) == 0
+    assert cli_main(["cutlass", "list", "--fields", "--template", "cute_sm80"]) == 0
     assert "warps" in capsys.readouterr().out
     out = tmp_path / "e.yaml"
     assert cli_main(["cutlass", "enumerate", "--arch", "90", "--dtype", "f16", "--kernels", "default", "--out", str(out)]) == 0

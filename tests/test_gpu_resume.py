@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmcompare.cli import narrow
-from gemmcompare.runner import Runner, RunOptions
+from gemmcompare.plan import narrow
+from gemmcompare.run.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
 from gemmcompare.store import Store
 
@@ -46,7 +46,7 @@ def test_resume_runs_only_the_missing_rows(tmp_path):
 def test_ctrl_c_keeps_finished_rows_and_marks_the_run(tmp_path):
     spec = tmp_path / "resume.yaml"
     spec.write_text(SPEC.replace("[256, 512, 1024, 2048]", "[256, 512, 1024, 2048, 4096, 8192]"))
-    cmd = [sys.executable, "-m", "gemmcompare.cli", "run", str(spec), "--store", str(tmp_path / "g.db"),
+    cmd = [sys.executable, "-m", "gemmcompare", "run", str(spec), "--store", str(tmp_path / "g.db"),
            "--runs-dir", str(tmp_path / "runs"), "--no-progress", "--no-report"]
     proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1])
     store_path = tmp_path / "g.db"

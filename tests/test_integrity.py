@@ -4,9 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from gemmcompare.cli import main, narrow
+from gemmcompare.cli import main
+from gemmcompare.plan import narrow
 from gemmcompare.errors import GemmCompareError
-from gemmcompare.integrity_cli import ncu_launch_times, parse_sanitizer, parse_stall_csv
+from gemmcompare.profilers.ncu import ncu_launch_times, parse_stall_csv
+from gemmcompare.profilers.sanitizer import parse_sanitizer
 from gemmcompare.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +123,7 @@ def test_every_ncu_run_leaves_the_clocks_alone(monkeypatch):
     nothing here may change the GPU's clocks), and read the CSV ncu wrote to its log file."""
     import types
 
-    from gemmcompare import integrity_cli
+    from gemmcompare.profilers import ncu
 
     seen = []
 
@@ -136,10 +138,9 @@ def test_every_ncu_run_leaves_the_clocks_alone(monkeypatch):
                                            for i, v in enumerate([100.0, 101.0])))
         return types.SimpleNamespace(stdout='{"event_median_ms": 0.1}\n', stderr="", returncode=0)
 
-    monkeypatch.setattr(integrity_cli.subprocess, "run", fake_run)
-    args = types.SimpleNamespace(spec="s.yaml", timeout=10, launches=2)
-    timing = integrity_cli._timing_profile("ncu", args, "impl", "8x8x8", "f16_f32acc_tn")
-    (kernel,) = integrity_cli._stall_profile("ncu", args, "impl", "8x8x8", "f16_f32acc_tn")
+    monkeypatch.setattr(ncu.subprocess, "run", fake_run)
+    timing = ncu.timing_profile("ncu", "s.yaml", "impl", "8x8x8", "f16_f32acc_tn", 2, 10)
+    (kernel,) = ncu.stall_profile("ncu", "s.yaml", "impl", "8x8x8", "f16_f32acc_tn", 10)
     assert timing["ncu_ms"] == pytest.approx([0.1, 0.101]) and timing["event_over_ncu"] == pytest.approx(0.1 / 0.1005)
     assert kernel["registers"] == 96
     for cmd in seen:

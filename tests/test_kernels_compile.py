@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from gemmcompare import paths
 from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas, summarize_for
 from gemmcompare.errors import ToolchainError
-from gemmcompare.implementations import FAMILIES, instantiate
+from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.lab import RUNGS, WARP_TILES
 
 pytestmark = pytest.mark.compile
@@ -51,12 +52,12 @@ MMA_SET = {
 def _lab_impls():
     out = {r.variant: r.make() for r in RUNGS}
     for wt in WARP_TILES:
-        out[f"wmma_staged_{wt[0]}x{wt[1]}"] = instantiate(FAMILIES["lab.wmma_staged"], {"warp_tile": wt})
+        out[f"wmma_staged_{wt[0]}x{wt[1]}"] = instantiate(PARAMETRIZED["lab.wmma_staged"], {"warp_tile": wt})
     return out
 
 
 def _mma_impls():
-    return {name: instantiate(FAMILIES["mma_sync"], params) for name, params in MMA_SET.items()}
+    return {name: instantiate(PARAMETRIZED["mma_sync"], params) for name, params in MMA_SET.items()}
 
 
 @dataclass
@@ -170,10 +171,10 @@ def test_no_kernel_filter_claims_another_implementations_kernels(compiled):
 def test_mma_sync_index_math_on_the_host(tmp_path):
     """The kernel's own address code against emulated cp.async / ldmatrix / mma.sync, bit for bit."""
     nvcc = _nvcc_or_skip()
-    src = toolchain.EXTENSIONS_DIR / "mma_sync" / "host_check.cu"
+    src = paths.EXTENSIONS_DIR / "mma_sync" / "host_check.cu"
     exe = tmp_path / "host_check"
     flags = [f for f in toolchain.kernel_cuda_flags("sm_80") if f not in ("-O3", "-Xptxas=-v")] + ["-O2"]
-    cmd = [str(nvcc), *flags, str(src), "-o", str(exe), f"-I{toolchain.ABI_INCLUDE_DIR}", f"-I{toolchain.EXTENSIONS_DIR}"]
+    cmd = [str(nvcc), *flags, str(src), "-o", str(exe), f"-I{paths.ABI_INCLUDE_DIR}", f"-I{paths.EXTENSIONS_DIR}"]
     build = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout + build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)

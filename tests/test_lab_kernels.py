@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gemmcompare.build.toolchain import EXTENSIONS_DIR
+from gemmcompare.paths import EXTENSIONS_DIR
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
-from gemmcompare.implementations import FAMILIES, FIXED, instantiate
+from gemmcompare.implementations import PARAMETRIZED, FIXED, instantiate
 from gemmcompare.implementations.lab import WARP_TILES, render_wmma_staged
 from gemmcompare.implementations.mma_sync import MmaSyncConfig, config_from_params, derive_warp_tile
 from gemmcompare.implementations.registry import InvalidConfig, UnbuildableImplementation
@@ -30,11 +30,11 @@ WMMA = LAB_FIXED[5:]
 
 
 def mma(**params):
-    return instantiate(FAMILIES["mma_sync"], params)
+    return instantiate(PARAMETRIZED["mma_sync"], params)
 
 
 def staged(wt=(32, 64)):
-    return instantiate(FAMILIES["lab.wmma_staged"], {"warp_tile": wt})
+    return instantiate(PARAMETRIZED["lab.wmma_staged"], {"warp_tile": wt})
 
 
 # -- names and registration ------------------------------------------------------------------------
@@ -50,7 +50,7 @@ def test_every_rung_is_registered_with_its_source():
         assert impl.entry_symbol == "gc_" + name.replace(".", "_")
         assert f'extern "C" int {impl.entry_symbol}(' in src.read()
         assert re.search(impl.kernel_filter, src.read()), "the kernel filter names the source's __global__"
-    assert "lab.wmma_staged" in FAMILIES and "mma_sync" in FAMILIES
+    assert "lab.wmma_staged" in PARAMETRIZED and "mma_sync" in PARAMETRIZED
 
 
 def test_lab_sources_are_unique_and_share_one_build_group():

@@ -64,7 +64,9 @@ def test_gemmcompare_build_prints_the_notes_of_each_implementations_kernels(monk
     itself is stubbed: the notes come from the resources a real build parses)."""
     from types import SimpleNamespace
 
-    from gemmcompare import cli, runner
+    from gemmcompare import cli
+    from gemmcompare.build.experiment import ExperimentBuilds
+    from gemmcompare.run import parent
     from gemmcompare.build.extension import LoadedExtension
 
     spec = tmp_path / "spec.yaml"
@@ -77,9 +79,9 @@ def test_gemmcompare_build_prints_the_notes_of_each_implementations_kernels(monk
         ext = LoadedExtension(None, plan, parse_ptxas(LOG.replace(KERNEL, "_ZN7cutlass13device_kernelI"
                                                                        "N4gemm6kernel13GemmUniversalEEEvv")),
                               12.0, False, tmp_path)
-        return runner.BuildOutcome(by_impl={impl.name: ext}, target_cc=90)
+        return ExperimentBuilds(by_impl={impl.name: ext}, target_cc=90)
 
-    monkeypatch.setattr(runner, "build_for", fake_build_for)
+    monkeypatch.setattr(parent, "build_for", fake_build_for)
     assert cli.main(["build", str(spec), "--arch", "sm_90a", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "ok          cutlass.cutlass3x_sm90" in out

@@ -303,9 +303,9 @@ def test_report_of_the_committed_h200_quickstart(tmp_path):
 def cli(argv):
     import argparse
 
-    from gemmcompare.report_cli import add_report_commands
+    from gemmcompare.cli import report
     parser = argparse.ArgumentParser(prog="gemmcompare")
-    add_report_commands(parser.add_subparsers(dest="command", required=True))
+    report.register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args([str(a) for a in argv])
     return args.func(args)
 

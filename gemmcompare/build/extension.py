@@ -32,12 +32,12 @@ from typing import Any, Callable
 
 from .. import __version__
 from ..errors import BuildError
+from ..paths import ABI_HEADER, ABI_INCLUDE_DIR
 from . import toolchain
 from .binding import EntryPoint, render_binding
 from .ptxas import parse_ptxas, summarize_for
 from .request import BuildRequest, KernelSource
 
-ABI_HEADER = toolchain.ABI_INCLUDE_DIR / "gemmcompare" / "gemm_abi.h"
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -65,7 +65,7 @@ class ExtensionPlan:
 
     @property
     def all_include_dirs(self) -> list[str]:
-        dirs = [str(toolchain.ABI_INCLUDE_DIR), *self.include_dirs, *toolchain.library_include_dirs()]
+        dirs = [str(ABI_INCLUDE_DIR), *self.include_dirs, *toolchain.library_include_dirs()]
         if self.uses_cutlass:
             dirs += toolchain.cutlass_include_dirs()
         return dirs
@@ -104,7 +104,7 @@ class ExtensionPlan:
         """The local headers the sources include, followed recursively through `#include "..."`
         (resolved against the including file's folder, the ABI include folder and the include dirs).
         Angle-bracket includes (CUDA, CUTLASS) are covered by the nvcc and CUTLASS versions."""
-        search = [toolchain.ABI_INCLUDE_DIR, *map(Path, self.include_dirs)]
+        search = [ABI_INCLUDE_DIR, *map(Path, self.include_dirs)]
         found: set[Path] = set()
         todo = [(s.read(), Path(s.path).resolve().parent if s.path is not None else None) for s in self.sources]
         while todo:
@@ -186,6 +186,18 @@ class LoadedExtension:
         return summarize_for(self.resources, pattern)
 
 
+@dataclass(frozen=True)
+class BuildAttempt:
+    """What one build process reports back: a finished folder in the cache, or the compiler's log."""
+
+    ok: bool
+    seconds: float
+    folder: str = ""
+    cached: bool = False  # another process finished the same build first
+    error: str = ""
+    log: str = ""
+
+
 @dataclass
 class BuildFailure:
     plan: ExtensionPlan
@@ -223,8 +235,8 @@ def _plan_payload(plan: ExtensionPlan) -> dict:
     }
 
 
-def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> dict:
-    """Runs in a worker process: build one extension into the cache. Returns a dict (picklable)."""
+def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> BuildAttempt:
+    """Runs in a build process: build one extension into the cache."""
     cache = Path(cache_dir)
     name = payload["module_name"]
     final = cache / name
@@ -233,7 +245,7 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> dict:
     with open(cache / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per extension across processes
         if (final / "complete").exists():
-            return {"ok": True, "dir": str(final), "seconds": 0.0, "cached": True}
+            return BuildAttempt(True, 0.0, str(final), cached=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=cache))
         src_dir = tmp / "src"
         src_dir.mkdir()
@@ -282,14 +294,14 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> dict:
         seconds = time.time() - t0
         if not ok:
             shutil.rmtree(tmp, ignore_errors=True)
-            return {"ok": False, "error": error, "log": log_text, "seconds": seconds}
+            return BuildAttempt(False, seconds, error=error, log=log_text)
         (tmp / "resources.json").write_text(json.dumps(parse_ptxas(log_text)))
         (tmp / "build_seconds").write_text(str(seconds))
         (tmp / "complete").write_text("")
         if final.exists():
             shutil.rmtree(final)
         os.rename(tmp, final)  # atomic: readers see no folder or a complete one
-        return {"ok": True, "dir": str(final), "seconds": seconds, "cached": False}
+        return BuildAttempt(True, seconds, str(final))
 
 
 def compiler_errors(log: str, limit: int = 40) -> str:
@@ -313,7 +325,7 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
     for plan in plans:
         hit = _cached(cache, plan)
         if hit:
-            results[plan.module_name] = _load(plan, hit, cached=True)
+            results[plan.module_name] = load_extension(plan, hit, cached=True)
             if on_done:
                 on_done(plan, results[plan.module_name])
         else:
@@ -332,15 +344,15 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
             try:
                 out = fut.result()
             except Exception as exc:  # noqa: BLE001 - the worker itself died
-                out = {"ok": False, "error": f"build worker failed: {exc}", "log": "", "seconds": 0.0}
-            if out["ok"]:
+                out = BuildAttempt(False, 0.0, error=f"build process failed: {exc}")
+            if out.ok:
                 try:
-                    results[plan.module_name] = _load(plan, Path(out["dir"]), cached=out.get("cached", False))
+                    results[plan.module_name] = load_extension(plan, Path(out.folder), cached=out.cached)
                 except Exception as exc:  # noqa: BLE001 - e.g. an undefined symbol at import
-                    results[plan.module_name] = BuildFailure(plan, f"built but failed to load: {exc}", "", out["seconds"])
+                    results[plan.module_name] = BuildFailure(plan, f"built but failed to load: {exc}", "", out.seconds)
             else:
-                msg = compiler_errors(out["log"]) or out["error"]
-                results[plan.module_name] = BuildFailure(plan, msg, out["log"], out["seconds"])
+                msg = compiler_errors(out.log) or out.error
+                results[plan.module_name] = BuildFailure(plan, msg, out.log, out.seconds)
             if on_done:
                 on_done(plan, results[plan.module_name])
             bar.set_postfix_str(plan.group[:30])
@@ -349,7 +361,8 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
     return results
 
 
-def _load(plan: ExtensionPlan, folder: Path, cached: bool) -> LoadedExtension:
+def load_extension(plan: ExtensionPlan, folder: Path, cached: bool) -> LoadedExtension:
+    """Import a finished build (from the cache folder the builder left it in)."""
     so = folder / f"{plan.module_name}.so"
     module = sys.modules.get(plan.module_name) or _load_module(plan.module_name, so)
     resources = json.loads((folder / "resources.json").read_text()) if (folder / "resources.json").exists() else []

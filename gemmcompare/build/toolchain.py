@@ -16,22 +16,8 @@ from pathlib import Path
 
 from ..device import parse_arch
 from ..errors import ToolchainError
+from ..paths import ABI_INCLUDE_DIR
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _data_dir(name: str) -> Path:
-    """extensions/ and cutlass_configs/ sit beside the package in a checkout (and an editable install);
-    a regular install carries them as package data under gemmcompare/_data/."""
-    beside = PACKAGE_ROOT / name
-    if beside.is_dir():
-        return beside
-    return Path(__file__).resolve().parents[1] / "_data" / name
-
-
-EXTENSIONS_DIR = _data_dir("extensions")
-CUTLASS_CONFIGS_DIR = _data_dir("cutlass_configs")
-ABI_INCLUDE_DIR = EXTENSIONS_DIR / "include"
 
 # torch's cpp_extension defines these to keep its own half operators apart; CUTLASS and our kernels
 # need CUDA's half/bfloat16 operators, so every CUDA TU undoes them (later flags win).

@@ -108,7 +108,8 @@ class PrecisionContract:
         }
 
 
-_LAYOUTS = {
+# Layout letters, A then B: t = row-major, n = column-major. The one table (CUTLASS configurations use it too).
+LAYOUTS: dict[str, tuple[Order, Order]] = {
     "tn": (Order.ROW, Order.COL),
     "tt": (Order.ROW, Order.ROW),
     "nn": (Order.COL, Order.COL),
@@ -120,7 +121,7 @@ def _builtin_contracts() -> dict[str, PrecisionContract]:
     table: dict[str, PrecisionContract] = {}
 
     def add(name, a, c, acc, math=Math.STRICT):
-        for letters, (oa, ob) in _LAYOUTS.items():
+        for letters, (oa, ob) in LAYOUTS.items():
             full = f"{name}_{letters}"
             table[full] = PrecisionContract(full, a, a, c, acc, math, oa, ob, Order.ROW)
 

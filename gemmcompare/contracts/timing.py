@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 L2_POLICIES = ("flush", "rotate", "warm")
+# Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
+# flushed instead (and its row says so).
+MAX_ROTATION_COPIES = 255
 
 EXCLUDED = "allocation, host-device transfers, dtype conversion, padding and cropping, reference computation"
 
@@ -131,19 +134,42 @@ class Measurement:
         return summarize(self.samples_ms)
 
 
-class Timer:
-    """Interleaved event timing of several launchers on one problem."""
+# -- the L2 policy's sizes (the timer, the executor and the profiler driver all use these) ----------------
 
-    def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6):
+
+def flush_bytes(l2_bytes: int) -> int:
+    """Size of the buffer written before each sample to evict L2: twice L2, at least 64 MiB."""
+    return max(2 * l2_bytes, 64 << 20)
+
+
+def new_flush_buffer(l2_bytes: int):
+    """The flush buffer, on the current device (filled with a fill kernel before each sample)."""
+    import torch
+
+    return torch.empty(flush_bytes(l2_bytes) // 4, dtype=torch.int32, device="cuda")
+
+
+def rotation_copies(problem_bytes: int, l2_bytes: int) -> int | None:
+    """Extra input copies the rotate policy needs so that all copies together cover 2x L2; None when
+    that would take more than MAX_ROTATION_COPIES (the problem is then flushed instead)."""
+    count = max(0, math.ceil(2 * l2_bytes / max(1, problem_bytes)) - 1)
+    return None if count > MAX_ROTATION_COPIES else count
+
+
+class Timer:
+    """Interleaved event timing of several launchers on one problem. `on_batch(name)` is called after
+    each batch of samples (the executor reads telemetry there)."""
+
+    def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6,
+                 on_batch: Callable[[str], None] | None = None):
         import torch
 
         self.torch = torch
         self.s = settings
+        self.on_batch = on_batch
         self.flush_buffer = None
         if settings.l2 in ("flush", "rotate"):  # rotate falls back to flushing for tiny problems
-            # 2x L2 (at least 64 MiB), written with a fill kernel before each sample
-            nbytes = max(2 * l2_bytes, 64 << 20)
-            self.flush_buffer = torch.empty(nbytes // 4, dtype=torch.int32, device="cuda")
+            self.flush_buffer = new_flush_buffer(l2_bytes)
         self.cycles_per_ms = sleep_cycles_per_ms  # upper bound of the SM clock (2 GHz): sleeps at least as long
         self.sleep_ms = 1.0
 
@@ -200,6 +226,8 @@ class Timer:
         m.sleep_ms = max(m.sleep_ms, self.sleep_ms)
         if not starved:
             m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
+        if self.on_batch is not None:
+            self.on_batch(launcher.name)
 
     def measure(self, launchers: Sequence[Launcher], stage: Callable[[str, str], None] | None = None
                 ) -> dict[str, Measurement]:

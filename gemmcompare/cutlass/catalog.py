@@ -1,8 +1,8 @@
-"""The named configurations: cutlass_configs/*.yaml, one file per family.
+"""The named configurations: cutlass_configs/*.yaml, one file per kernel template.
 
 File format (every key but `configs` optional):
 
-    family: sm90                  # a family of families.FAMILIES: what the entries are
+    template: sm90                # a kernel template of kernel_templates.TEMPLATES: what the entries are
     defaults: {dtype: f16, ...}   # fields every entry of the file gets unless it sets them
     configs:
       sm90_coop_128x256x64_c1x1:  # the name a spec uses: cutlass: {config: sm90_coop_128x256x64_c1x1}
@@ -23,8 +23,8 @@ import yaml
 
 from ..errors import GemmCompareError
 from .config import ConfigError, GemmConfig
-from .families import family
-from .render import CONFIG_DIR
+from .kernel_templates import kernel_template
+from ..paths import CUTLASS_CONFIGS_DIR
 
 
 class CatalogError(GemmCompareError):
@@ -70,14 +70,14 @@ def load_file(path: Path) -> tuple[list[CatalogEntry], list[str]]:
     except yaml.YAMLError as exc:
         return [], [f"{path}: not valid YAML: {exc}"]
     if not isinstance(data, dict):
-        return [], [f"{path}: expected a mapping with `family` and `configs`"]
-    unknown = sorted(set(data) - {"family", "defaults", "configs"})
+        return [], [f"{path}: expected a mapping with `template` and `configs`"]
+    unknown = sorted(set(data) - {"template", "family", "defaults", "configs"})
     if unknown:
-        problems.append(f"{path}: unknown top-level key(s) {', '.join(unknown)} (expected family, defaults, configs)")
-    try:
-        cls = family(data.get("family")).config
+        problems.append(f"{path}: unknown top-level key(s) {', '.join(unknown)} (expected template, defaults, configs)")
+    try:  # `family` is the key's older name
+        cls = kernel_template(data.get("template", data.get("family"))).config
     except ConfigError as exc:
-        return [], [f"{path}: family: {exc}"]
+        return [], [f"{path}: template: {exc}"]
     defaults = data.get("defaults") or {}
     configs = data.get("configs") or {}
     if not isinstance(defaults, dict) or not isinstance(configs, dict):
@@ -102,7 +102,7 @@ def load_file(path: Path) -> tuple[list[CatalogEntry], list[str]]:
     return entries, problems
 
 
-def load_catalog(directory: Path = CONFIG_DIR) -> dict[str, CatalogEntry]:
+def load_catalog(directory: Path = CUTLASS_CONFIGS_DIR) -> dict[str, CatalogEntry]:
     """Every named configuration under `directory`, keyed by name; raises CatalogError on any problem."""
     entries: dict[str, CatalogEntry] = {}
     by_procedural: dict[str, CatalogEntry] = {}
@@ -130,7 +130,7 @@ def load_catalog(directory: Path = CONFIG_DIR) -> dict[str, CatalogEntry]:
 @functools.lru_cache(maxsize=None)
 def catalog() -> dict[str, CatalogEntry]:
     """The repository's catalog (cutlass_configs/), loaded once."""
-    return load_catalog(CONFIG_DIR)
+    return load_catalog(CUTLASS_CONFIGS_DIR)
 
 
 def lookup(name: str) -> CatalogEntry:

@@ -1,6 +1,6 @@
-"""CUTLASS/CuTe configurations: one frozen dataclass per family, fields one to one with template parameters.
+"""CUTLASS/CuTe configurations: one frozen dataclass per kernel template, fields one to one with template parameters.
 
-A configuration is built with `<Family>Config.from_fields({...})`: unknown fields and ill-typed values are
+A configuration is built with `<Kernel template>Config.from_fields({...})`: unknown fields and ill-typed values are
 rejected, fields left out get their (possibly dtype-dependent) defaults, and `validate()` rejects
 combinations that cannot work (shared memory does not fit, tile not divisible by the MMA atom, schedule
 not valid for the tile...) with the reason, before anything is compiled. The result is fully resolved:
@@ -65,7 +65,7 @@ class Field:
 
 STAGE_CHOICES = ("auto",) + tuple(range(2, 17))
 
-# Fields every family has: what the kernel computes (the contract it can honour).
+# Fields every kernel template has: what the kernel computes (the contract it can honour).
 DTYPE = Field("dtype", "choice", ("f16", "bf16", "tf32", "f32"),
               help="A/B element type; tf32 = FP32 in memory, TF32 tensor-core math; f32 = strict FP32")
 OUT = Field("out", "choice", ("f16", "bf16", "f32"), help="element type of C")
@@ -93,12 +93,12 @@ def _lcm(*values: int) -> int:
 
 
 class GemmConfig:
-    """Behaviour shared by every family's dataclass (which declares FAMILY, FIELDS and its fields)."""
+    """Behaviour shared by every kernel template's dataclass (which declares TEMPLATE, FIELDS and its fields)."""
 
-    FAMILY: ClassVar[str]
+    TEMPLATE: ClassVar[str]
     FIELDS: ClassVar[tuple[Field, ...]]
     DESCRIPTION: ClassVar[str]
-    NAME_PREFIX: ClassVar[str]  # first word of its procedural names; unique per family
+    NAME_PREFIX: ClassVar[str]  # first word of its procedural names; unique per kernel template
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
@@ -108,7 +108,7 @@ class GemmConfig:
         unknown = sorted(set(fields) - set(known))
         if unknown:
             raise ConfigError(
-                f"{', '.join(unknown)}: not a field of family {cls.FAMILY} (its fields: {', '.join(known)})")
+                f"{', '.join(unknown)}: not a field of kernel template {cls.TEMPLATE} (its fields: {', '.join(known)})")
         values = {name: known[name].parse(v) for name, v in fields.items() if v is not None}
         config = cls(**cls._defaults(values))
         config.validate()
@@ -118,6 +118,12 @@ class GemmConfig:
     def _defaults(cls, values: dict[str, Any]) -> dict[str, Any]:
         """Fill the fields left out; defaults may depend on fields given (e.g. the MMA shape on dtype)."""
         raise NotImplementedError
+
+    @staticmethod
+    def _contract_defaults(v: dict[str, Any]) -> dict[str, Any]:
+        """What every kernel template computes unless told otherwise: FP16 in, FP32 out and accumulate, tn."""
+        return {"dtype": v.get("dtype", "f16"), "out": v.get("out", "f32"), "acc": v.get("acc", "f32"),
+                "layout": v.get("layout", "tn")}
 
     def replace(self, **fields):
         return type(self).from_fields({**self.as_fields(), **fields})
@@ -168,13 +174,29 @@ class GemmConfig:
 
     def _check_types(self, dtypes: tuple[str, ...]) -> None:
         if self.dtype not in dtypes:
-            raise ConfigError(f"dtype {self.dtype} is not available in family {self.FAMILY} (takes {', '.join(dtypes)})")
+            raise ConfigError(f"dtype {self.dtype} is not available in kernel template {self.TEMPLATE} (takes {', '.join(dtypes)})")
         if self.acc == "f16" and (self.dtype != "f16" or self.out != "f16"):
             raise ConfigError("acc f16 needs dtype f16 and out f16")
         if self.dtype in ("tf32", "f32") and self.out != "f32":
             raise ConfigError(f"dtype {self.dtype} writes f32 only, not out {self.out}")
         if self.dtype in ("f16", "bf16") and self.out not in (self.dtype, "f32"):
             raise ConfigError(f"dtype {self.dtype} writes {self.dtype} or f32, not out {self.out}")
+
+    def _mainloop_smem_bytes(self) -> int:
+        """Shared memory of the multistage mainloop: every stage holds an A and a B tile."""
+        m, n, k = self.tile
+        return self.stages * (m + n) * k * self.in_bits // 8
+
+    def _check_cta(self, kernel: str, smem_arch: int) -> None:
+        """Threads per CTA, a fixed stage count, and shared memory within the CTA budget of sm_<smem_arch>."""
+        if self.threads > 1024:
+            raise ConfigError(f"{self.threads} threads per CTA (more than 1024)")
+        if self.stages == "auto":
+            raise ConfigError(f"{kernel} needs a fixed stage count (2 or more), not auto")
+        cap = tags.SMEM_CAPACITY[smem_arch]
+        if self.smem_bytes() > cap:
+            raise ConfigError(f"{self.stages} stages of {_fmt(self.tile)} {self.dtype} tiles need {self.smem_bytes():,} "
+                              f"bytes of shared memory; sm_{smem_arch} allows {cap:,} per CTA")
 
     def _check_accumulators(self, rows: int, cols: int, threads: int) -> None:
         regs = rows * cols * self.acc_bits // 32 // threads
@@ -222,12 +244,23 @@ class GemmConfig:
         return f"{self.DESCRIPTION}: {self.dtype} in, {self.out} out, {self.acc} accumulate, layout {self.layout}"
 
 
+@dataclass(frozen=True)
+class TiledGemmConfig(GemmConfig):
+    """The fields every kernel template has, first in every configuration: what it computes and its CTA tile."""
+
+    dtype: str
+    out: str
+    acc: str
+    layout: str
+    tile: tuple[int, int, int]
+
+
 # -- CUTLASS 2.x, device::GemmUniversal (SM80; runs on SM80 and later) ------------------------------------
 
 
 @dataclass(frozen=True)
-class Sm80Config(GemmConfig):
-    FAMILY: ClassVar[str] = "sm80"
+class Sm80Config(TiledGemmConfig):
+    TEMPLATE: ClassVar[str] = "sm80"
     DESCRIPTION: ClassVar[str] = "CUTLASS 2.x device::GemmUniversal (SM80 multistage)"
     NAME_PREFIX: ClassVar[str] = "cutlass2x"
     FIELDS: ClassVar[tuple[Field, ...]] = (
@@ -243,11 +276,6 @@ class Sm80Config(GemmConfig):
         Field("arch", "choice", (80, 86, 89, 90), help="lowest architecture (sets the shared-memory budget)"),
     )
 
-    dtype: str
-    out: str
-    acc: str
-    layout: str
-    tile: tuple[int, int, int]
     warp: tuple[int, int, int]
     instruction: tuple[int, int, int]
     stages: Any
@@ -265,14 +293,12 @@ class Sm80Config(GemmConfig):
 
     @classmethod
     def _defaults(cls, v):
-        dtype = v.get("dtype", "f16")
+        contract = cls._contract_defaults(v)
+        dtype = contract["dtype"]
         simt = dtype == "f32"
         tile = v.get("tile", (128, 128, 8) if simt else (128, 256, 32))
         return {
-            "dtype": dtype,
-            "out": v.get("out", "f32"),
-            "acc": v.get("acc", "f32"),
-            "layout": v.get("layout", "tn"),
+            **contract,
             "tile": tile,
             "warp": v.get("warp", (32, 64, tile[2]) if simt else (64, 64, tile[2])),
             "instruction": v.get("instruction", cls.INSTRUCTIONS[dtype][0]),
@@ -312,8 +338,7 @@ class Sm80Config(GemmConfig):
         return max(1, min(128 // self.acc_bits, self.c_alignment))
 
     def smem_bytes(self) -> int:
-        m, n, k = self.tile
-        return self.stages * (m + n) * k * self.in_bits // 8
+        return self._mainloop_smem_bytes()
 
     def vector_elements(self):
         return (self.alignment, self.alignment, self.c_alignment)
@@ -335,15 +360,8 @@ class Sm80Config(GemmConfig):
         for name, w, i in zip("MNK", self.warp, self.instruction):
             if w % i:
                 raise ConfigError(f"warp {_fmt(self.warp)} is not divisible by instruction {_fmt(self.instruction)} along {name}")
-        if self.threads > 1024:
-            raise ConfigError(f"{self.threads} threads per CTA (more than 1024)")
         self._check_accumulators(self.warp[0], self.warp[1], 32)
-        if self.stages == "auto":
-            raise ConfigError("CUTLASS 2 needs a fixed stage count (2 or more), not auto")
-        cap = tags.SMEM_CAPACITY[self.arch]
-        if self.smem_bytes() > cap:
-            raise ConfigError(f"{self.stages} stages of {_fmt(self.tile)} {self.dtype} tiles need {self.smem_bytes():,} "
-                              f"bytes of shared memory; sm_{self.arch} allows {cap:,} per CTA")
+        self._check_cta("CUTLASS 2", self.arch)
         access_bits = self.alignment * self.in_bits
         if self.opclass == "simt":
             if self.alignment != 1:
@@ -373,8 +391,8 @@ class Sm80Config(GemmConfig):
 
 
 @dataclass(frozen=True)
-class Sm90Config(GemmConfig):
-    FAMILY: ClassVar[str] = "sm90"
+class Sm90Config(TiledGemmConfig):
+    TEMPLATE: ClassVar[str] = "sm90"
     DESCRIPTION: ClassVar[str] = "CUTLASS 3.x CollectiveBuilder (SM90 TMA + wgmma)"
     NAME_PREFIX: ClassVar[str] = "cutlass3x"
     FIELDS: ClassVar[tuple[Field, ...]] = (
@@ -393,11 +411,6 @@ class Sm90Config(GemmConfig):
         ALIGNMENT,
     )
 
-    dtype: str
-    out: str
-    acc: str
-    layout: str
-    tile: tuple[int, int, int]
     cluster: tuple[int, int]
     schedule: str
     epilogue: str
@@ -418,12 +431,10 @@ class Sm90Config(GemmConfig):
 
     @classmethod
     def _defaults(cls, v):
-        dtype = v.get("dtype", "f16")
+        contract = cls._contract_defaults(v)
+        dtype = contract["dtype"]
         return {
-            "dtype": dtype,
-            "out": v.get("out", "f32"),
-            "acc": v.get("acc", "f32"),
-            "layout": v.get("layout", "tn"),
+            **contract,
             "tile": v.get("tile", (128, 128, 32) if dtype == "tf32" else (128, 256, 64)),
             "cluster": v.get("cluster", (1, 1)),
             "schedule": v.get("schedule", "cooperative"),
@@ -540,8 +551,8 @@ class Sm90Config(GemmConfig):
 
 
 @dataclass(frozen=True)
-class CuteSm80Config(GemmConfig):
-    FAMILY: ClassVar[str] = "cute_sm80"
+class CuteSm80Config(TiledGemmConfig):
+    TEMPLATE: ClassVar[str] = "cute_sm80"
     DESCRIPTION: ClassVar[str] = "CuTe kernel (TiledMMA + TiledCopy, cp.async, ldmatrix, mma.sync)"
     NAME_PREFIX: ClassVar[str] = "cute"
     FIELDS: ClassVar[tuple[Field, ...]] = (
@@ -553,11 +564,6 @@ class CuteSm80Config(GemmConfig):
               runtime=True),
     )
 
-    dtype: str
-    out: str
-    acc: str
-    layout: str
-    tile: tuple[int, int, int]
     warps: tuple[int, int]
     atom: tuple[int, int, int]
     stages: Any
@@ -568,15 +574,12 @@ class CuteSm80Config(GemmConfig):
 
     @classmethod
     def _defaults(cls, v):
-        dtype = v.get("dtype", "f16")
+        contract = cls._contract_defaults(v)
         return {
-            "dtype": dtype,
-            "out": v.get("out", "f32"),
-            "acc": v.get("acc", "f32"),
-            "layout": v.get("layout", "tn"),
+            **contract,
             "tile": v.get("tile", (128, 128, 32)),
             "warps": v.get("warps", (2, 2)),
-            "atom": v.get("atom", (16, 8, 8) if dtype == "tf32" else (16, 8, 16)),
+            "atom": v.get("atom", (16, 8, 8) if contract["dtype"] == "tf32" else (16, 8, 16)),
             "stages": v.get("stages", 3),
             "swizzle": v.get("swizzle", 8),
         }
@@ -591,8 +594,7 @@ class CuteSm80Config(GemmConfig):
         return 128 // self.in_bits
 
     def smem_bytes(self) -> int:
-        m, n, k = self.tile
-        return self.stages * (m + n) * k * self.in_bits // 8
+        return self._mainloop_smem_bytes()
 
     def vector_elements(self):
         return (self.vector, self.vector, 1)  # C is written element by element
@@ -614,8 +616,6 @@ class CuteSm80Config(GemmConfig):
             raise ConfigError(f"tile {_fmt(self.tile)} is not divisible by the MMA tile {16 * wm}x{16 * wn} of warps {_fmt(self.warps)}")
         if k % self.atom[2] or k // self.atom[2] < 2:
             raise ConfigError(f"tile K {k} must hold at least two MMA K steps of {self.atom[2]}")
-        if self.threads > 1024:
-            raise ConfigError(f"{self.threads} threads per CTA (more than 1024)")
         row_elems = 1024 // self.in_bits  # elements in one 128-byte shared-memory row
         for operand, order, rows in (("A", self.orders[0], m), ("B", self.orders[1], n)):
             if tags.k_major(operand.lower(), order):
@@ -641,12 +641,7 @@ class CuteSm80Config(GemmConfig):
                     raise ConfigError(f"MN-major {operand}: tile K {k} is not a multiple of the {along_k} K columns "
                                       f"one copy step covers")
         self._check_accumulators(m // wm, n // wn, 32)
-        if self.stages == "auto":
-            raise ConfigError("the CuTe kernel needs a fixed stage count (2 or more), not auto")
-        cap = tags.SMEM_CAPACITY[self.SMEM_ARCH]
-        if self.smem_bytes() > cap:
-            raise ConfigError(f"{self.stages} stages of {_fmt(self.tile)} {self.dtype} tiles need {self.smem_bytes():,} bytes "
-                              f"of shared memory; sm_{self.SMEM_ARCH} allows {cap:,} per CTA")
+        self._check_cta("the CuTe kernel", self.SMEM_ARCH)
 
     @property
     def kernel_name(self):

@@ -3,7 +3,7 @@
 `cutlass_library.generator` is what CUTLASS's CMake build runs to decide which kernels the CUTLASS
 profiler instantiates. We run its GEMM generator functions for one architecture into a Manifest, keep the
 operations gemmcompare can render (dtype, schedules, scheduler and layouts it knows), translate each
-into a configuration of our families, drop duplicates and whatever our validation rejects, and write
+into a configuration of our kernel templates, drop duplicates and whatever our validation rejects, and write
 the rest as YAML a user can edit and drop into cutlass_configs/.
 
 Layouts: the generator emits column-major C; gemmcompare's C is row-major. An entry keeps the
@@ -32,13 +32,13 @@ GENERATORS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-# arch argument -> (our family, the generator's architecture string)
+# arch argument -> (our kernel template, the generator's architecture string)
 ARCHES: dict[int, tuple[str, str]] = {80: ("sm80", "80"), 86: ("sm80", "86"), 89: ("sm80", "89"), 90: ("sm90", "90a")}
 
 
 @dataclass
 class Enumeration:
-    family: str
+    template: str
     arch: int
     configs: list[GemmConfig] = field(default_factory=list)
     generated: int = 0  # operations the generator produced for these functions
@@ -52,14 +52,14 @@ def _generator_operations(arch: int, kernels: str) -> Iterable[Any]:
     from cutlass_library import generator
     from cutlass_library.manifest import Manifest
 
-    family, arch_text = ARCHES[arch]
+    template, arch_text = ARCHES[arch]
     for name in ("cutlass_library.generator", "cutlass_library.manifest"):
         logging.getLogger(name).setLevel(logging.WARNING)
     args = generator.define_parser().parse_args(
         ["--architectures", arch_text, "--operations", "gemm", "--kernels", "all" if kernels == "all" else ""])
     manifest = Manifest(args)
     cuda_version = _cuda_version()
-    for fn in GENERATORS[family]:
+    for fn in GENERATORS[template]:
         getattr(generator, fn)(manifest, cuda_version)
     for per_cc in manifest.operations.values():
         for per_name in per_cc.values():
@@ -161,9 +161,9 @@ def enumerate_configs(arch: int, dtype: str, layout: str = "tn", out: str | None
         raise ConfigError(f"arch {arch}: expected one of {', '.join(map(str, ARCHES))}")
     from cutlass_library import library as L
 
-    family = ARCHES[arch][0]
-    cls = Sm90Config if family == "sm90" else Sm80Config
-    result = Enumeration(family, arch)
+    template = ARCHES[arch][0]
+    cls = Sm90Config if template == "sm90" else Sm80Config
+    result = Enumeration(template, arch)
     seen: set[str] = set()
     for op in _generator_operations(arch, kernels):
         result.generated += 1
@@ -176,7 +176,7 @@ def enumerate_configs(arch: int, dtype: str, layout: str = "tn", out: str | None
         d = L.DataTypeNames.get(op.D.element)
         if out is not None and d != out:
             continue
-        fields = _sm90_fields(op, L) if family == "sm90" else _sm80_fields(op, L, arch)
+        fields = _sm90_fields(op, L) if template == "sm90" else _sm80_fields(op, L, arch)
         if isinstance(fields, str):
             result.skip(fields)
             continue
@@ -210,14 +210,14 @@ def to_yaml(result: Enumeration, command: str) -> str:
         cutlass_version = "unknown"
     lines = [
         f"# Proposed by `{command}`",
-        f"# from cutlass_library {cutlass_version}'s generator ({', '.join(GENERATORS[result.family])}):",
+        f"# from cutlass_library {cutlass_version}'s generator ({', '.join(GENERATORS[result.template])}):",
         f"# {result.generated} generated operations, {len(result.configs)} renderable configurations kept.",
     ]
     for reason, count in sorted(result.skipped.items()):
         lines.append(f"# skipped {count}: {reason}")
     lines += [
         "# Edit freely: rename entries, drop the ones you do not want, then move the file into cutlass_configs/.",
-        f"family: {result.family}",
+        f"template: {result.template}",
         "configs:" if result.configs else "configs: {}",
     ]
     for config in result.configs:

@@ -1,11 +1,11 @@
 """Render a configuration into C++: a pure function from a config to source text.
 
 Templates live in cutlass_configs/templates/; they read like the C++ they produce, with `${name}`
-placeholders filled by string.Template. Each family's row in families.FAMILIES names its two templates:
+placeholders filled by string.Template. Each kernel template's row in kernel templates.TEMPLATES names its two templates:
 
-- `<family>_kernel.cu.tmpl` -> `<kernel_name>_kernel.cu`: every template parameter; the expensive TU.
+- `<kernel template>_kernel.cu.tmpl` -> `<kernel_name>_kernel.cu`: every template parameter; the expensive TU.
   It defines `gc_kernel_<kernel_name>(args, <run-time arguments>, err, err_len)`.
-- `<family>_entry.cu.tmpl` -> `<procedural_name>.cu`: the ABI entry `gc_cutlass_<procedural_name>`
+- `<kernel template>_entry.cu.tmpl` -> `<procedural_name>.cu`: the ABI entry `gc_cutlass_<procedural_name>`
   that calls the kernel with this configuration's run-time arguments. It includes only gemm_abi.h.
 
 Configurations that differ only in run-time arguments render the same kernel TU (same file name, same
@@ -18,14 +18,12 @@ import functools
 import string
 from dataclasses import dataclass
 
-from ..build.toolchain import PACKAGE_ROOT
+from ..paths import CUTLASS_TEMPLATES_DIR
 from ..contracts.precision import Order
 from . import tags
 from .config import GemmConfig
-from .families import family
+from .kernel_templates import kernel_template
 
-CONFIG_DIR = PACKAGE_ROOT / "cutlass_configs"
-TEMPLATE_DIR = CONFIG_DIR / "templates"
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ def entry_filename(config: GemmConfig) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load_template(name: str) -> string.Template:
-    return string.Template((TEMPLATE_DIR / name).read_text())
+    return string.Template((CUTLASS_TEMPLATES_DIR / name).read_text())
 
 
 def _order_name(order: Order) -> str:
@@ -67,7 +65,7 @@ def contract_text(config: GemmConfig) -> str:
 
 
 def common_values(config: GemmConfig) -> dict[str, object]:
-    family = config.FAMILY
+    template = config.TEMPLATE
     order_a, order_b = config.orders
     m, n, k = config.tile
     return {
@@ -76,10 +74,10 @@ def common_values(config: GemmConfig) -> dict[str, object]:
         "kernel_symbol": kernel_symbol(config),
         "entry_symbol": entry_symbol(config),
         "contract_text": contract_text(config),
-        "element_a": tags.element_tag(config.dtype, family),
-        "element_b": tags.element_tag(config.dtype, family),
-        "element_d": tags.element_tag(config.out, family),
-        "element_accumulator": tags.element_tag(config.acc, family),
+        "element_a": tags.element_tag(config.dtype, template),
+        "element_b": tags.element_tag(config.dtype, template),
+        "element_d": tags.element_tag(config.out, template),
+        "element_accumulator": tags.element_tag(config.acc, template),
         "layout_a": tags.LAYOUT_TAG[order_a],
         "layout_b": tags.LAYOUT_TAG[order_b],
         "layout_a_name": _order_name(order_a),
@@ -97,14 +95,14 @@ def common_values(config: GemmConfig) -> dict[str, object]:
 
 
 def values(config: GemmConfig) -> dict[str, object]:
-    """Every placeholder value of a configuration's templates: the common ones and its family's own."""
-    fam = family(config.FAMILY)
+    """Every placeholder value of a configuration's templates: the common ones and its kernel template's own."""
+    fam = kernel_template(config.TEMPLATE)
     return {**common_values(config), **fam.values(config)}
 
 
 def render(config: GemmConfig) -> tuple[RenderedSource, RenderedSource]:
     """(kernel TU, entry TU) of a validated configuration."""
-    fam = family(config.FAMILY)
+    fam = kernel_template(config.TEMPLATE)
     v = values(config)
     return (
         RenderedSource(kernel_filename(config), load_template(fam.kernel_template).substitute(v)),

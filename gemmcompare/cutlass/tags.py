@@ -1,6 +1,6 @@
 """Every configuration value -> its C++ spelling (and short name), in one place.
 
-The renderer never formats a C++ type name inline: it looks it up here. Adding a family means adding
+The renderer never formats a C++ type name inline: it looks it up here. Adding a kernel template means adding
 its rows to these tables and one template under cutlass_configs/templates/.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contracts.precision import Math, Order
+from ..contracts.precision import LAYOUTS, Math, Order  # noqa: F401  (LAYOUTS: the contract's table)
 from ..dtypes import DTYPE_INFO, DType
 
 
@@ -34,7 +34,7 @@ INPUT_TYPES: dict[str, InputType] = {
 OUTPUT_TYPES: dict[str, DType] = {"f16": DType.F16, "bf16": DType.BF16, "f32": DType.F32}
 ACCUMULATOR_TYPES: dict[str, DType] = {"f32": DType.F32, "f16": DType.F16}
 
-# How each family spells a TF32 operand. CUTLASS 2 and 3 take `float` and run TF32 tensor cores on it
+# How each kernel template spells a TF32 operand. CUTLASS 2 and 3 take `float` and run TF32 tensor cores on it
 # (CUTLASS 2 rounds to TF32 in registers; SM90 GMMA reads FP32 bits from shared memory and ignores the
 # low mantissa bits); the CuTe kernel names the MMA value type directly.
 TF32_ELEMENT: dict[str, str] = {
@@ -44,10 +44,10 @@ TF32_ELEMENT: dict[str, str] = {
 }
 
 
-def element_tag(dtype: str, family: str) -> str:
+def element_tag(dtype: str, template: str) -> str:
     """C++ element type of an input/output/accumulator dtype name ('f16', 'bf16', 'tf32', 'f32')."""
     if dtype == "tf32":
-        return TF32_ELEMENT[family]
+        return TF32_ELEMENT[template]
     dt = DType(dtype)
     return DTYPE_INFO[dt].cutlass_tag
 
@@ -68,14 +68,6 @@ ABI_MATH: dict[Math, str] = {Math.STRICT: "GC_MATH_STRICT", Math.TF32: "GC_MATH_
 
 # -- layouts --------------------------------------------------------------------------------------
 
-# Layout letters of the precision contract: for A (m x k) and B (k x n), t = row-major, n = column-major.
-LAYOUTS: dict[str, tuple[Order, Order]] = {
-    "tn": (Order.ROW, Order.COL),
-    "tt": (Order.ROW, Order.ROW),
-    "nn": (Order.COL, Order.COL),
-    "nt": (Order.COL, Order.ROW),
-}
-
 LAYOUT_TAG: dict[Order, str] = {
     Order.ROW: "cutlass::layout::RowMajor",
     Order.COL: "cutlass::layout::ColumnMajor",
@@ -95,7 +87,7 @@ ARCH_TAG: dict[int, str] = {80: "cutlass::arch::Sm80", 90: "cutlass::arch::Sm90"
 SMEM_CAPACITY: dict[int, int] = {80: 166912, 86: 101376, 89: 101376, 90: 232448}
 
 
-# -- CUTLASS 2.x (family sm80) --------------------------------------------------------------------
+# -- CUTLASS 2.x (kernel template sm80) --------------------------------------------------------------------
 
 SM80_OPCLASS: dict[str, str] = {
     "tensorop": "cutlass::arch::OpClassTensorOp",
@@ -112,7 +104,7 @@ def sm80_swizzle(n: int) -> str:
 SM80_SPLIT_K: dict[str, str] = {"none": "kNone", "serial": "kSerial", "parallel": "kParallel"}
 
 
-# -- CUTLASS 3.x (family sm90) --------------------------------------------------------------------
+# -- CUTLASS 3.x (kernel template sm90) --------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -165,7 +157,7 @@ SM90_DECOMPOSITION: dict[str, tuple[int, str]] = {
 }
 
 
-# -- CuTe (family cute_sm80) ----------------------------------------------------------------------
+# -- CuTe (kernel template cute_sm80) ----------------------------------------------------------------------
 
 # (input dtype, accumulator, MMA shape) -> SM80 mma.sync atom
 CUTE_MMA_ATOMS: dict[tuple[str, str, tuple[int, int, int]], str] = {

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import torch
 
 from ..build.request import BuildRequest
-from ..contracts.precision import Epilogue, Math, Order, PrecisionContract
+from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract
 from ..device import DeviceInfo, arch_name
 from ..dtypes import DTYPE_INFO, DType
 from ..problems import INT32_MAX, GemmProblem
@@ -73,6 +73,19 @@ class Operands:
             self._cache[key] = logical.contiguous() if order is Order.ROW else logical.t().contiguous()
         t = self._cache[key]
         return t, t.stride(0)
+
+    def tensors(self) -> list[torch.Tensor | None]:
+        """Every tensor implementations are handed: the logical operands and their laid-out copies."""
+        return [self.a, self.b, self.c0, self.bias, *self._cache.values()]
+
+    def forget_layouts(self) -> None:
+        """Drop the laid-out copies (after the logical operands were restored: they are rebuilt on demand)."""
+        self._cache.clear()
+
+    def clone(self) -> "Operands":
+        """Independent copies of the logical operands (the rotate policy's extra inputs)."""
+        copy = lambda t: None if t is None else t.clone()  # noqa: E731
+        return Operands(self.a.clone(), self.b.clone(), copy(self.c0), copy(self.bias))
 
 
 class Prepared(abc.ABC):
@@ -285,7 +298,7 @@ def layouts(*names: str) -> frozenset[tuple[Order, Order, Order]]:
     out = set()
     for name in names:
         letters, _, ccol = name.partition("_")
-        oa, ob = (Order.ROW if ch == "t" else Order.COL for ch in letters)
+        oa, ob = LAYOUTS[letters]
         out.add((oa, ob, Order.COL if ccol == "ccol" else Order.ROW))
     return frozenset(out)
 
@@ -433,7 +446,7 @@ def _padded_store(logical: torch.Tensor, rows: int, cols: int, order: Order) -> 
 
 
 @dataclass
-class FamilyParam:
+class Param:
     """One parameter of a parametrized family, as a spec may write it.
 
     kind: 'int', 'choice' (one of `choices`), or 'shape' (a list of `length` positive ints, written

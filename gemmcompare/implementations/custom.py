@@ -24,8 +24,8 @@ from pathlib import Path
 from ..build.request import KernelSource
 from ..contracts.precision import BUILTIN_CONTRACTS
 from ..device import parse_arch
-from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, Skip
-from .registry import Family, register_family
+from .base import AbiKernel, Constraints, ContractSupport, Param, Skip
+from .registry import Parametrized, register_parametrized
 
 ABIS = ("capstone", "general")
 
@@ -205,18 +205,18 @@ def _factory(params):
     return CustomKernel(params)
 
 
-register_family(Family(
+register_parametrized(Parametrized(
     name="custom",
     description="a user's .cu file with a documented entry point",
     params=[
-        FamilyParam("name", "str", None, help="identifier; the implementation is custom.<name>"),
-        FamilyParam("sources", "paths", (), help=".cu files, relative to the spec's folder"),
-        FamilyParam("entry", "str", "solve", help="the entry point's name"),
-        FamilyParam("abi", "choice", "capstone", choices=ABIS, help="capstone: solve(a, b, c, m, n, k, stream); general: gemm_abi.h"),
-        FamilyParam("contract", "str", None, help="the precision contract it implements (capstone: f16_f32acc_tn)"),
-        FamilyParam("arch", "str", "sm_80", validate=_check_arch, help="lowest architecture, e.g. sm_80 or sm_90a"),
-        FamilyParam("flags", "list", (), validate=_check_flags, help="extra nvcc flags, one per item"),
-        FamilyParam("constraints", "mapping", (), help="{m_multiple_of, n_multiple_of, k_multiple_of, index_bits}"),
+        Param("name", "str", None, help="identifier; the implementation is custom.<name>"),
+        Param("sources", "paths", (), help=".cu files, relative to the spec's folder"),
+        Param("entry", "str", "solve", help="the entry point's name"),
+        Param("abi", "choice", "capstone", choices=ABIS, help="capstone: solve(a, b, c, m, n, k, stream); general: gemm_abi.h"),
+        Param("contract", "str", None, help="the precision contract it implements (capstone: f16_f32acc_tn)"),
+        Param("arch", "str", "sm_80", validate=_check_arch, help="lowest architecture, e.g. sm_80 or sm_90a"),
+        Param("flags", "list", (), validate=_check_flags, help="extra nvcc flags, one per item"),
+        Param("constraints", "mapping", (), help="{m_multiple_of, n_multiple_of, k_multiple_of, index_bits}"),
     ],
     factory=_factory,
 ))

@@ -1,15 +1,15 @@
 """CUTLASS and CuTe GEMMs: configurations from cutlass_configs/ as implementations.
 
-Two registered families:
+Two parametrized implementations:
 
-- `cutlass`: a named configuration, a family's fields, or both (fields given next to `config` override
+- `cutlass`: a named configuration, a kernel template's fields, or both (fields given next to `config` override
   the named entry's). Any field may be a list: the spec expands the product.
       cutlass: {config: sm90_coop_128x256x64_c1x1}
       cutlass: {config: [sm80_128x256x32_3st, cute_128x256x32_w2x4_4st], dtype: [f16, bf16]}
-      cutlass: {family: sm90, tile: [[128, 128, 64], [128, 256, 64]], cluster: [[1, 1], [2, 1]],
+      cutlass: {template: sm90, tile: [[128, 128, 64], [128, 256, 64]], cluster: [[1, 1], [2, 1]],
                 schedule: [cooperative, pingpong]}
 - `cute`: the CuTe kernel's fields only (`cute: {tile: [128, 256, 32], warps: [2, 4]}` is
-  `cutlass: {family: cute_sm80, tile: [128, 256, 32], warps: [2, 4]}`).
+  `cutlass: {template: cute_sm80, tile: [128, 256, 32], warps: [2, 4]}`).
 
 Every configuration's rows are named `cutlass.<procedural name>`. The dtypes and layouts are fields of
 the configuration: under a contract it was not compiled for, an implementation is a SKIP with the reason.
@@ -22,12 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..build.request import KernelSource
-from ..cutlass import families as cutlass_families
+from ..cutlass import kernel_templates
 from ..cutlass import render
 from ..cutlass.catalog import catalog, lookup
 from ..cutlass.config import ConfigError, CuteSm80Config, Field, GemmConfig
-from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, layouts
-from .registry import Family, InvalidConfig, register_family
+from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
+from .registry import Parametrized, InvalidConfig, register_parametrized
 
 
 class CutlassKernel(AbiKernel):
@@ -39,7 +39,7 @@ class CutlassKernel(AbiKernel):
 
     def __init__(self, config: GemmConfig, catalog_name: str | None = None):
         # params: every field, for the rows' receipts and the reports' sweep axes (see `name`).
-        super().__init__(config.procedural_name, {"family": config.FAMILY, **config.as_fields()})
+        super().__init__(config.procedural_name, {"template": config.TEMPLATE, **config.as_fields()})
         self.config = config
         self.catalog_name = catalog_name
         self.min_cc = config.min_cc
@@ -59,7 +59,7 @@ class CutlassKernel(AbiKernel):
         # builder merges requests of one group into one extension and de-duplicates the kernel file.
         self.build_group = f"cutlass_{config.kernel_name}"
         self.entry_symbol = render.entry_symbol(config)
-        self.kernel_filter = cutlass_families.family(config.FAMILY).kernel_filter
+        self.kernel_filter = kernel_templates.kernel_template(config.TEMPLATE).kernel_filter
 
     def sources(self):
         return tuple(KernelSource(filename=s.filename, text=s.text) for s in render.render(self.config))
@@ -78,18 +78,18 @@ class CutlassKernel(AbiKernel):
 # -- spec parameters ----------------------------------------------------------------------------------
 
 
-def _family_param(field: Field) -> FamilyParam:
-    return FamilyParam(name=field.name, kind=field.kind, default=None, choices=tuple(field.choices),
+def _field_param(field: Field) -> Param:
+    return Param(name=field.name, kind=field.kind, default=None, choices=tuple(field.choices),
                        length=field.length, help=field.help)
 
 
 def _union_fields(classes) -> list[Field]:
-    """Each field name once, in first-seen order. A name several families share gets the union of their
-    choices, and each family's help where they differ (`swizzle` means three things)."""
+    """Each field name once, in first-seen order. A name several kernel templates share gets the union of
+    their choices, and each template's help where they differ (`swizzle` means three things)."""
     seen: dict[str, list[tuple[str, Field]]] = {}
     for cls in classes:
         for f in cls.FIELDS:
-            seen.setdefault(f.name, []).append((cls.FAMILY, f))
+            seen.setdefault(f.name, []).append((cls.TEMPLATE, f))
     merged = []
     for name, uses in seen.items():
         first = uses[0][1]
@@ -100,48 +100,49 @@ def _union_fields(classes) -> list[Field]:
     return merged
 
 
-def _catalog_names(families: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    return tuple(sorted(n for n, e in catalog().items() if families is None or e.config.FAMILY in families))
+def _catalog_names(templates: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    return tuple(sorted(n for n, e in catalog().items() if templates is None or e.config.TEMPLATE in templates))
 
 
-def make_kernel(params: dict[str, Any], pinned_family: str | None = None) -> CutlassKernel:
-    """The factory of both registered families: a catalog entry and/or a family, plus field overrides."""
+def make_kernel(params: dict[str, Any], pinned_template: str | None = None) -> CutlassKernel:
+    """The factory of both: a catalog entry and/or a kernel template, plus field overrides."""
     given = {k: v for k, v in params.items() if v is not None}
     name = given.pop("config", None)
-    family = given.pop("family", None) or pinned_family
+    template = given.pop("template", None) or given.pop("family", None) or pinned_template  # family: older name
     try:
         if name is not None:
             try:
                 entry = lookup(name)
             except KeyError:
                 raise InvalidConfig(f"no configuration named {name!r} in cutlass_configs/") from None
-            if family and family != entry.config.FAMILY:
-                raise InvalidConfig(f"configuration {name} is family {entry.config.FAMILY}, not {family}")
+            if template and template != entry.config.TEMPLATE:
+                raise InvalidConfig(f"configuration {name} is kernel template {entry.config.TEMPLATE}, not {template}")
             config = entry.config.replace(**given) if given else entry.config
             return CutlassKernel(config, entry.name)
-        if family is None:
-            raise InvalidConfig(f"name a configuration (config: NAME) or a family (family: {'|'.join(cutlass_families.FAMILIES)})")
-        return CutlassKernel(cutlass_families.family(family).config.from_fields(given))
+        if template is None:
+            raise InvalidConfig(f"name a configuration (config: NAME) or a kernel template (template: {'|'.join(kernel_templates.TEMPLATES)})")
+        return CutlassKernel(kernel_templates.kernel_template(template).config.from_fields(given))
     except ConfigError as exc:
         raise InvalidConfig(str(exc)) from None
 
 
 def _register() -> None:
     cutlass_params = [
-        FamilyParam("config", "choice", None, _catalog_names(), help="a configuration of cutlass_configs/*.yaml"),
-        FamilyParam("family", "choice", None, tuple(cutlass_families.FAMILIES),
-                    help=" | ".join(cutlass_families.FAMILIES)),
-    ] + [_family_param(f) for f in _union_fields(f.config for f in cutlass_families.FAMILIES.values())]
-    register_family(Family(
+        Param("config", "choice", None, _catalog_names(), help="a configuration of cutlass_configs/*.yaml"),
+        Param("template", "choice", None, tuple(kernel_templates.TEMPLATES),
+              help="kernel template: " + " | ".join(kernel_templates.TEMPLATES)),
+        Param("family", "choice", None, tuple(kernel_templates.TEMPLATES), help="older name of `template`"),
+    ] + [_field_param(f) for f in _union_fields(f.config for f in kernel_templates.TEMPLATES.values())]
+    register_parametrized(Parametrized(
         "cutlass", cutlass_params, lambda params: make_kernel(params),
         description="CUTLASS 2.x (sm80), CUTLASS 3.x (sm90) and CuTe (cute_sm80) GEMMs from cutlass_configs/",
     ))
     cute_params = [
-        FamilyParam("config", "choice", None, _catalog_names(("cute_sm80",)), help="a cute_sm80 configuration"),
-    ] + [_family_param(f) for f in CuteSm80Config.FIELDS]
-    register_family(Family(
-        "cute", cute_params, lambda params: make_kernel(params, pinned_family="cute_sm80"),
-        description="the CuTe kernel of cutlass_configs/templates/cute_sm80_kernel.cu.tmpl (family cute_sm80)",
+        Param("config", "choice", None, _catalog_names(("cute_sm80",)), help="a cute_sm80 configuration"),
+    ] + [_field_param(f) for f in CuteSm80Config.FIELDS]
+    register_parametrized(Parametrized(
+        "cute", cute_params, lambda params: make_kernel(params, pinned_template="cute_sm80"),
+        description="the CuTe kernel of cutlass_configs/templates/cute_sm80_kernel.cu.tmpl (kernel template cute_sm80)",
     ))
 
 

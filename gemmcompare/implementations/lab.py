@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..build.request import KernelSource
-from ..build.toolchain import EXTENSIONS_DIR
+from ..paths import EXTENSIONS_DIR
 from ..dtypes import DType
-from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, layouts
-from .registry import Family, InvalidConfig, register_family, register_fixed
+from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
+from .registry import Parametrized, InvalidConfig, register_parametrized, register_fixed
 
 LAB_DIR = EXTENSIONS_DIR / "lab"
 GRID_Y = 65535  # the lab kernels put M (or N) on gridDim.y
@@ -173,9 +173,9 @@ def _check_warp_tile(v) -> str | None:
     return None
 
 
-register_family(Family(
+register_parametrized(Parametrized(
     "lab.wmma_staged",
-    [FamilyParam("warp_tile", "shape", default=(32, 64), length=2, help="warp tile [WM, WN] of the 128x128 block",
+    [Param("warp_tile", "shape", default=(32, 64), length=2, help="warp tile [WM, WN] of the 128x128 block",
                  validate=_check_warp_tile)],
     make_wmma_staged,
     description="WMMA from padded shared-memory tiles, any m, n, k (no global padding)",

@@ -13,7 +13,7 @@ import warnings
 
 import torch
 
-from ..build import toolchain
+from ..paths import EXTENSIONS_DIR
 from ..build.request import KernelSource
 from ..contracts.precision import Epilogue, Math, Order
 from ..dtypes import DTYPE_INFO, DType
@@ -39,7 +39,7 @@ class CublasGemmEx(AbiKernel):
         super().__init__("cublas")
 
     def sources(self):
-        return (KernelSource("cublas_gemm.cpp", path=toolchain.EXTENSIONS_DIR / "library" / "cublas_gemm.cpp"),)
+        return (KernelSource("cublas_gemm.cpp", path=EXTENSIONS_DIR / "library" / "cublas_gemm.cpp"),)
 
     def supports(self, problem, contract):
         s = super().supports(problem, contract)

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..build.request import KernelSource
-from ..build.toolchain import EXTENSIONS_DIR
+from ..paths import EXTENSIONS_DIR
 from ..dtypes import DType
-from .base import AbiKernel, Constraints, ContractSupport, FamilyParam, layouts
+from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
 from ..contracts.precision import Epilogue
-from .registry import Family, InvalidConfig, register_family
+from .registry import Parametrized, InvalidConfig, register_parametrized
 
 SMEM_LIMIT = 227 * 1024  # bytes of dynamic shared memory one block may opt into on sm_80/sm_90
 REG_BUDGET = 224  # accumulators + double-buffered fragments must leave room below 255 registers
@@ -373,18 +373,18 @@ def _check_block(v) -> str | None:
 
 
 PARAMS = [
-    FamilyParam("block", "shape", default=MmaSyncConfig.block, length=3, help="block tile [BM, BN, BK]",
+    Param("block", "shape", default=MmaSyncConfig.block, length=3, help="block tile [BM, BN, BK]",
                 validate=_check_block),
-    FamilyParam("warps", "int", default=None, help="warps per block (derives the warp tile; default 8)"),
-    FamilyParam("warp_tile", "shape", default=None, length=2, help="warp tile [WM, WN] (derives warps)"),
-    FamilyParam("stages", "int", default=MmaSyncConfig.stages, help="shared-memory pipeline stages, 1..8"),
-    FamilyParam("smem", "choice", default=MmaSyncConfig.smem, choices=SMEM_LAYOUTS, help="shared-memory layout"),
-    FamilyParam("group", "int", default=MmaSyncConfig.group, help="grouped raster: block rows per group (1 = row-major)"),
-    FamilyParam("mma", "choice", default=MmaSyncConfig.mma, choices=MMA_SHAPES, help="mma.sync shape"),
-    FamilyParam("epilogue", "choice", default=MmaSyncConfig.epilogue, choices=EPILOGUES, help="fused epilogue"),
-    FamilyParam("acc", "choice", default=MmaSyncConfig.acc, choices=ACCS,
+    Param("warps", "int", default=None, help="warps per block (derives the warp tile; default 8)"),
+    Param("warp_tile", "shape", default=None, length=2, help="warp tile [WM, WN] (derives warps)"),
+    Param("stages", "int", default=MmaSyncConfig.stages, help="shared-memory pipeline stages, 1..8"),
+    Param("smem", "choice", default=MmaSyncConfig.smem, choices=SMEM_LAYOUTS, help="shared-memory layout"),
+    Param("group", "int", default=MmaSyncConfig.group, help="grouped raster: block rows per group (1 = row-major)"),
+    Param("mma", "choice", default=MmaSyncConfig.mma, choices=MMA_SHAPES, help="mma.sync shape"),
+    Param("epilogue", "choice", default=MmaSyncConfig.epilogue, choices=EPILOGUES, help="fused epilogue"),
+    Param("acc", "choice", default=MmaSyncConfig.acc, choices=ACCS,
                 help="accumulator; f16 is a canary that also claims the f32-accumulate contracts"),
-    FamilyParam("layout", "choice", default="both", choices=LAYOUT_CHOICES,
+    Param("layout", "choice", default="both", choices=LAYOUT_CHOICES,
                 help="B storage order(s) to build: tn (column-major B), tt (row-major B) or both"),
 ]
 
@@ -393,7 +393,7 @@ def make(params: dict[str, Any]) -> MmaSyncKernel:
     return MmaSyncKernel(config_from_params(params))
 
 
-register_family(Family(
+register_parametrized(Parametrized(
     "mma_sync", PARAMS, make,
     description="hand-written mma.sync + ldmatrix + cp.async multistage GEMM (f16 in, f32 out), any m, n, k",
 ))

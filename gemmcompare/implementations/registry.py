@@ -5,7 +5,7 @@ Two kinds of entry:
 - parametrized families, named as a one-key mapping whose value holds parameters, each a single value
   or a list of values to sweep (`mma_sync: {stages: [2, 3, 4], smem: [padded, swizzle]}`).
 
-Family modules register themselves when imported (see implementations/__init__.py).
+Parametrized modules register themselves when imported (see implementations/__init__.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .base import FamilyParam, Implementation, Skip
+from .base import Param, Implementation, Skip
 
 
 class InvalidConfig(ValueError):
@@ -22,30 +22,30 @@ class InvalidConfig(ValueError):
 
 
 @dataclass
-class Family:
+class Parametrized:
     name: str
-    params: list[FamilyParam]
+    params: list[Param]
     factory: Callable[[dict[str, Any]], Implementation]
     description: str = ""
 
-    def param(self, name: str) -> FamilyParam | None:
+    def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
 
 FIXED: dict[str, Callable[[], Implementation]] = {}
-FAMILIES: dict[str, Family] = {}
+PARAMETRIZED: dict[str, Parametrized] = {}
 
 
 def register_fixed(name: str, factory: Callable[[], Implementation]) -> None:
-    if name in FIXED or name in FAMILIES:
+    if name in FIXED or name in PARAMETRIZED:
         raise ValueError(f"implementation {name!r} registered twice")
     FIXED[name] = factory
 
 
-def register_family(family: Family) -> None:
-    if family.name in FIXED or family.name in FAMILIES:
+def register_parametrized(family: Parametrized) -> None:
+    if family.name in FIXED or family.name in PARAMETRIZED:
         raise ValueError(f"family {family.name!r} registered twice")
-    FAMILIES[family.name] = family
+    PARAMETRIZED[family.name] = family
 
 
 class UnbuildableImplementation(Implementation):
@@ -64,7 +64,7 @@ class UnbuildableImplementation(Implementation):
         raise RuntimeError(self.reason)
 
 
-def instantiate(family: Family, params: dict[str, Any]) -> Implementation:
+def instantiate(family: Parametrized, params: dict[str, Any]) -> Implementation:
     """Build one implementation of a family, or an UnbuildableImplementation with the reason."""
     full = {p.name: params.get(p.name, p.default) for p in family.params}
     try:
@@ -74,4 +74,4 @@ def instantiate(family: Family, params: dict[str, Any]) -> Implementation:
 
 
 def all_names() -> list[str]:
-    return sorted(FIXED) + sorted(FAMILIES)
+    return sorted(FIXED) + sorted(PARAMETRIZED)

@@ -1,151 +1,25 @@
-"""Reports of runs: tables (Markdown, CSV, HTML), plots (PNG, SVG) and one self-contained HTML page with the receipt.
+"""Reports of runs: tables (Markdown, CSV, HTML), plots (PNG, SVG) and one self-contained HTML page.
 
     from gemmcompare.report import build_report
     report = build_report((receipt, rows), "runs/<run_id>/report")        # one run
     report = build_report([(r1, rows1), (r2, rows2)], "reports/h100_vs_h200")  # several runs, e.g. two GPUs
-    print(report.text_summary())
 
-Files written under out_dir: report.md, report.html, summary.csv (full precision), and <plot>.png/.svg per plot.
+Modules: build (the report of one or several runs), data (tidy rows, names), tables, plots, html,
+writers (the one CSV / Markdown / HTML table writer), kinds (the plot names, importable without matplotlib).
+The names below load their module on first use, so importing this package stays cheap.
 """
 
 from __future__ import annotations
 
-import html as _html
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Sequence
+import importlib
 
-import pandas as pd
+_LAZY = {"build_report": "build", "Report": "build", "combine_runs": "build", "PLOT_KINDS": "plots",
+         "Plot": "plots", "make_plots": "plots"}
 
-from .data import attach_run, gpu_name, run_label
-from .html import figures_html, page, receipt_html, receipt_markdown
-from .plots import PLOT_KINDS, Plot, make_plots
-from .tables import summary_table, tables_html, tables_markdown, write_csv
-
-__all__ = ["build_report", "Report", "PLOT_KINDS", "Plot", "combine_runs"]
-
-RunData = tuple[dict, pd.DataFrame]
-
-RESULTS_NOTE = ("Full-precision values: summary.csv. Times are medians in milliseconds; TFLOP/s count the logical "
-                "2·M·N·K; % of baseline = baseline median / median × 100 in the same run, contract and problem; "
-                "errors are the max over every fixture, against the rounded-input reference (judges) and the "
-                "original-input reference (orig, reported).")
+__all__ = list(_LAZY)
 
 
-@dataclass
-class Report:
-    out_dir: Path
-    title: str
-    summary: pd.DataFrame  # full precision, the CSV's content
-    plots: list[Plot] = field(default_factory=list)
-    markdown: Path | None = None
-    html: Path | None = None
-    csv: Path | None = None
-
-    def __str__(self) -> str:  # what `print(build_report(...))` should say: where to look
-        return str(self.html or self.out_dir)
-
-    @property
-    def files(self) -> list[Path]:
-        out = [p for p in (self.markdown, self.html, self.csv) if p]
-        for plot in self.plots:
-            out.extend(plot.files)
-        return out
-
-    def text_summary(self) -> str:
-        drawn = sum(1 for p in self.plots if not p.skipped)
-        lines = [f"{self.title}", _status_line(self.summary),
-                 f"{drawn} plot(s) drawn, {len(self.plots) - drawn} skipped"]
-        for p in self.plots:
-            if p.skipped:
-                lines.append(f"  not drawn: {p.title}: {p.skipped}")
-        lines.append(f"report: {self.html}")
-        return "\n".join(lines)
-
-
-def _as_runs(runs: RunData | Sequence[RunData]) -> list[RunData]:
-    if isinstance(runs, tuple) and len(runs) == 2 and isinstance(runs[1], pd.DataFrame):
-        return [runs]
-    return list(runs)
-
-
-def combine_runs(runs: RunData | Sequence[RunData]) -> pd.DataFrame:
-    """Normalised rows of one or several runs, each tagged with its GPU name (`gpu` column)."""
-    frames = [attach_run(df, receipt) for receipt, df in _as_runs(runs)]
-    frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else attach_run(pd.DataFrame(), {})
-
-
-def _default_title(runs: list[RunData], rows: pd.DataFrame) -> str:
-    gpus = [g for g in dict.fromkeys(rows["gpu"])] if len(rows) else []
-    labels = [run_label(r, d) for r, d in runs]
-    return f"gemmcompare report — {', '.join(labels)} on {' and '.join(gpus) or 'unknown GPU'}"
-
-
-def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *, store: Any = None,
-                 title: str | None = None, plots: list[str] | None = None) -> Report:
-    """Write the report of one run, a (receipt, rows) pair, or of several runs (a list of pairs) into out_dir.
-
-    `runs` may also be a run id (or 'latest') of `store` (a Store or the path of one), as the runner's call
-    `build_report(run_id, store=..., out_dir=...)` gives it.
-    `plots`: the plot kinds to draw (default: all of PLOT_KINDS); a kind the data cannot support is skipped
-    with a note in the report."""
-    if isinstance(runs, str):
-        runs = _from_store(runs, store)
-    runs = _as_runs(runs)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    rows = combine_runs(runs)
-    summary = summary_table(rows)
-    title = title or _default_title(runs, rows)
-    figures = make_plots(rows, out, plots) if len(rows) else []
-    report = Report(out, title, summary, figures)
-    report.csv = write_csv(summary, out / "summary.csv")
-
-    # Markdown
-    md = [f"# {title}\n", _status_line(summary) + "\n", "## Plots\n"]
-    for p in figures:
-        if p.skipped:
-            md.append(f"- not drawn: {p.title}: {p.skipped}")
-        else:
-            md.append(f"![{p.title}]({p.png.name})\n\n_{p.title}. {p.caption}_\n")
-    md.append("\n## Results\n")
-    md.append(RESULTS_NOTE + "\n")
-    md.append(tables_markdown(summary, heading="###"))
-    for receipt, _ in runs:
-        md.append(f"\n## Receipt: {run_label(receipt)} ({gpu_name(receipt) or 'unknown GPU'})\n")
-        md.append(receipt_markdown(receipt))
-    report.markdown = out / "report.md"
-    report.markdown.write_text("\n".join(md) + "\n")
-
-    # HTML
-    body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Plots</h2>", figures_html(figures),
-            "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
-            tables_html(summary)]
-    for receipt, _ in runs:
-        body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "
-                    f"({_html.escape(gpu_name(receipt) or 'unknown GPU')})</h2>")
-        body.append(receipt_html(receipt))
-    report.html = out / "report.html"
-    report.html.write_text(page(title, "\n".join(body)))
-    return report
-
-
-def _from_store(run_id: str, store: Any) -> RunData:
-    from ..report_cli import DEFAULT_STORE, load_source
-    from ..store import Store
-
-    if isinstance(store, Store):
-        run = store.find_run(run_id)
-        if run is None:
-            raise ValueError(f"no run '{run_id}' in {store.path}")
-        receipt = dict(run["receipt"] or {}, run_id=run["run_id"])
-        return receipt, store.results(run["run_id"])
-    return load_source(run_id, store or DEFAULT_STORE).pair
-
-
-def _status_line(summary: pd.DataFrame) -> str:
-    counts = summary["status"].value_counts()
-    parts = ", ".join(f"{counts[s]} {s}" for s in counts.index)
-    return f"{len(summary)} result rows: {parts or 'none'}."
-
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from ..receipt import gpu_name, receipt_value  # noqa: F401  (re-exported for report modules)
 from ..results import COLUMNS, JSON_COLUMNS
 
 NUMERIC_COLUMNS = [
@@ -29,7 +30,7 @@ _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_fla
 THROTTLED_MOSTLY = 0.5  # a row whose samples were mostly taken while throttled is marked in reports
 
 
-def _missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
     """None or NaN: a value a row does not have."""
     return value is None or (isinstance(value, float) and math.isnan(value))
 
@@ -40,13 +41,13 @@ def _decode(value: Any, default: type) -> Any:
             value = json.loads(value)
         except ValueError:
             return default()
-    return default() if _missing(value) else value
+    return default() if is_missing(value) else value
 
 
 def _as_bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes")
-    return False if _missing(value) else bool(value)
+    return False if is_missing(value) else bool(value)
 
 
 def normalise_rows(df: pd.DataFrame | None) -> pd.DataFrame:
@@ -61,37 +62,16 @@ def normalise_rows(df: pd.DataFrame | None) -> pd.DataFrame:
         df[col] = [_decode(v, _JSON_DEFAULTS[col]) for v in df[col]]
     df["is_baseline"] = [_as_bool(v) for v in df["is_baseline"]]
     for col in ("problem", "contract", "implementation", "family", "status", "reason", "notes", "run_id"):
-        values = ["" if _missing(v) else str(v) for v in df[col]]
+        values = ["" if is_missing(v) else str(v) for v in df[col]]
         df[col] = pd.Series([v.upper() for v in values] if col == "status" else values, index=df.index, dtype=object)
     return df.reset_index(drop=True)
 
 
 # -- receipts --------------------------------------------------------------------------------------------
 
-def _lookup(receipt: dict | None, *paths: str) -> Any:
-    """The first present value among dotted key paths ('gpu.name', 'device.name', 'gpu')."""
-    for path in paths:
-        node: Any = receipt or {}
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
-        if node not in (None, "", {}):
-            return node
-    return None
-
-
-def gpu_name(receipt: dict | None, default: str = "") -> str:
-    """The GPU a receipt was measured on, whichever way the receipt spells it."""
-    value = _lookup(receipt, "gpu.name", "device.name", "gpu_name", "device_name", "gpu", "device")
-    return str(value) if isinstance(value, (str, int, float)) else default
-
-
-def receipt_value(receipt: dict | None, *paths: str) -> Any:
-    return _lookup(receipt, *paths)
-
-
 def timing_summary(receipt: dict | None, rows: pd.DataFrame | None = None) -> dict:
     """The timing settings (method, L2 policy, ...) from the receipt, else from the first row that has them."""
-    value = _lookup(receipt, "timing", "timing_settings")
+    value = receipt_value(receipt, "timing", "timing_settings")
     if isinstance(value, dict) and value:
         return value
     if rows is not None and "timing" in rows:
@@ -103,7 +83,7 @@ def timing_summary(receipt: dict | None, rows: pd.DataFrame | None = None) -> di
 
 def run_label(receipt: dict | None, rows: pd.DataFrame | None = None, fallback: str = "run") -> str:
     """A short name for a run in titles: its id (from the receipt or the rows) or the fallback."""
-    value = _lookup(receipt, "run_id", "run.id", "run.run_id")
+    value = receipt_value(receipt, "run_id", "run.id", "run.run_id")
     if value:
         return str(value)
     if rows is not None and len(rows) and "run_id" in rows:

@@ -74,29 +74,28 @@ def receipt_sections(receipt: dict | None) -> list[tuple[str, list[tuple[str, An
     return [(t, groups[t]) for t in order if groups.get(t)]
 
 
+def _receipt_items(receipt: dict | None):
+    """(section title, [(key, text, is_block)]) for each section of the receipt, values as display text."""
+    for title, items in receipt_sections(receipt):
+        yield title, [(str(key), text, "\n" in text) for key, value in items for text in [_text(value, key)]]
+
+
 def receipt_markdown(receipt: dict | None) -> str:
     out = []
-    for title, items in receipt_sections(receipt):
+    for title, items in _receipt_items(receipt):
         out.append(f"**{title}**\n")
-        for key, value in items:
-            text = _text(value, key)
-            if "\n" in text:
-                out.append(f"- {key}:\n\n```\n{text}\n```")
-            else:
-                out.append(f"- {key}: {text}")
+        out += [f"- {key}:\n\n```\n{text}\n```" if block else f"- {key}: {text}" for key, text, block in items]
         out.append("")
     return "\n".join(out) if out else "_no receipt recorded_\n"
 
 
 def receipt_html(receipt: dict | None) -> str:
     out = []
-    for title, items in receipt_sections(receipt):
-        out.append(f"<h3>{html.escape(title)}</h3><table class='kv'>")
-        for key, value in items:
-            text = _text(value, key)
-            cell = f"<pre>{html.escape(text)}</pre>" if "\n" in text else html.escape(text)
-            out.append(f"<tr><td>{html.escape(str(key))}</td><td>{cell}</td></tr>")
-        out.append("</table>")
+    for title, items in _receipt_items(receipt):
+        rows = "".join(f"<tr><td>{html.escape(key)}</td><td>"
+                       f"{f'<pre>{html.escape(text)}</pre>' if block else html.escape(text)}</td></tr>"
+                       for key, text, block in items)
+        out.append(f"<h3>{html.escape(title)}</h3><table class='kv'>{rows}</table>")
     return "\n".join(out) if out else "<p><em>no receipt recorded</em></p>"
 
 

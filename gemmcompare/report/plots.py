@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from .. import peaks as _peaks
+from .kinds import PLOT_NAMES
 from ..contracts.precision import BUILTIN_CONTRACTS
 from .data import short_names, sorted_problems
 
@@ -583,6 +584,7 @@ PLOT_KINDS: dict[str, Callable[[pd.DataFrame, Path], list[Plot]]] = {
     "heatmap": plot_sweep_heatmap,
     "architectures": plot_architectures,
 }
+assert tuple(PLOT_KINDS) == PLOT_NAMES, "report/kinds.py names every plot kind, in this order"
 
 
 def make_plots(rows: pd.DataFrame, out_dir: Path, kinds: list[str] | None = None) -> list[Plot]:

@@ -14,13 +14,14 @@ from typing import Callable
 
 import pandas as pd
 
-from .data import THROTTLED_MOSTLY, _missing, normalise_rows, problem_sort_key
+from .data import THROTTLED_MOSTLY, is_missing, normalise_rows, problem_sort_key
+from .writers import html_table, markdown_table
 
 _Fmt = Callable[[float], str]
 
 
 def _num(v) -> bool:
-    return not _missing(v)
+    return not is_missing(v)
 
 
 def _sig(v: float) -> str:
@@ -137,30 +138,11 @@ def display_table(summary: pd.DataFrame, *, drop_constant: tuple[str, ...] = ("g
         elif fmt is not None:
             values = [fmt(v) if _num(v) else "" for v in values]
         else:
-            values = ["" if _missing(v) else str(v) for v in values]
+            values = ["" if is_missing(v) else str(v) for v in values]
         if col not in ("implementation", "status") and all(v == "" for v in values):
             continue  # a column with nothing in it (e.g. no resources for library rows) says nothing
         out[header] = values
     return out
-
-
-def markdown_table(display: pd.DataFrame) -> str:
-    """A GitHub Markdown table (no dependency on tabulate); text columns left, numbers right aligned."""
-    headers = list(display.columns)
-    rows = [[str(v).replace("|", "\\|").replace("\n", " ") for v in r] for r in display.itertuples(index=False)]
-    numeric = [h not in ("GPU", "implementation", "status", "remark", "spills st/ld") for h in headers]
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-
-    def line(cells):
-        return "| " + " | ".join(c.rjust(w) if num else c.ljust(w)
-                                 for c, w, num in zip(cells, widths, numeric)) + " |"
-
-    sep = "|" + "|".join(("-" * (w + 1) + ":") if num else ("-" * (w + 2)) for w, num in zip(widths, numeric)) + "|"
-    return "\n".join([line(headers), sep] + [line(r) for r in rows])
-
-
-def html_table(display: pd.DataFrame) -> str:
-    return display.to_html(index=False, escape=True, border=0, classes="results")
 
 
 def _groups(summary: pd.DataFrame):
@@ -191,9 +173,3 @@ def tables_html(summary: pd.DataFrame) -> str:
         out.append(f"<h4>{_html.escape(problem)}</h4>")
         out.append(html_table(display_table(rows)))
     return "\n".join(out)
-
-
-def write_csv(summary: pd.DataFrame, path: Path) -> Path:
-    """Full precision: floats written with repr-exact digits."""
-    summary.to_csv(path, index=False, float_format="%.17g")
-    return path

@@ -1,19 +1,15 @@
-"""`gemmcompare cutlass list` and `gemmcompare cutlass enumerate`.
-
-The main CLI calls `add_cutlass_commands(subparsers)`; each command stores its handler in `func`
-(`args.func(args)` returns the exit code).
-"""
+"""`cutlass list` (the named configurations of cutlass_configs/) and `cutlass enumerate` (proposals from
+CUTLASS's own kernel generator)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from .families import FAMILIES
+from ..cutlass.kernel_templates import TEMPLATES
 
 
-def add_cutlass_commands(subparsers) -> argparse.ArgumentParser:
+def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "cutlass", help="CUTLASS/CuTe configurations: list them, or propose new ones from CUTLASS's generator",
         description="CUTLASS/CuTe configurations of cutlass_configs/ (see docs/cutlass.md).")
@@ -21,8 +17,8 @@ def add_cutlass_commands(subparsers) -> argparse.ArgumentParser:
     commands.required = True
 
     ls = commands.add_parser("list", help="the named configurations and their procedural names")
-    ls.add_argument("--family", choices=list(FAMILIES), help="only this family")
-    ls.add_argument("--fields", action="store_true", help="list each family's fields instead")
+    ls.add_argument("--template", choices=list(TEMPLATES), help="only this kernel template")
+    ls.add_argument("--fields", action="store_true", help="list each kernel template's fields instead")
     ls.set_defaults(func=cmd_list)
 
     en = commands.add_parser(
@@ -31,7 +27,7 @@ def add_cutlass_commands(subparsers) -> argparse.ArgumentParser:
                     "profiler would instantiate), keeps what gemmcompare can render and writes it as an "
                     "editable cutlass_configs/ file.")
     en.add_argument("--arch", type=int, required=True, choices=[80, 86, 89, 90],
-                    help="80/86/89: CUTLASS 2.x family sm80; 90: CUTLASS 3.x family sm90")
+                    help="80/86/89: CUTLASS 2.x kernel template sm80; 90: CUTLASS 3.x kernel template sm90")
     en.add_argument("--dtype", required=True, choices=["f16", "bf16", "tf32", "f32"], help="input type")
     en.add_argument("--layout", default="tn", choices=["tn", "tt", "nn", "nt", "all"], help="A/B layout (default tn)")
     en.add_argument("--out-dtype", choices=["f16", "bf16", "f32"], help="keep only this output type")
@@ -39,13 +35,12 @@ def add_cutlass_commands(subparsers) -> argparse.ArgumentParser:
                     help="all: every kernel the generator can emit; default: CUTLASS's default build set")
     en.add_argument("--out", type=Path, help="write the YAML here (default: standard output)")
     en.set_defaults(func=cmd_enumerate)
-    return parser
 
 
 def cmd_list(args) -> int:
     if args.fields:
-        for name, fam in FAMILIES.items():
-            if args.family and name != args.family:
+        for name, fam in TEMPLATES.items():
+            if args.template and name != args.template:
                 continue
             cls = fam.config
             print(f"{name}: {cls.DESCRIPTION}")
@@ -56,12 +51,12 @@ def cmd_list(args) -> int:
                 print(f"  {f.name:<14} {kind}{when}\n  {'':<14} {f.help}")
             print()
         return 0
-    from .catalog import catalog
+    from ..cutlass.catalog import catalog
 
-    rows = [(e.name, e.config.FAMILY, f"{e.config.dtype}->{e.config.out} acc {e.config.acc} {e.config.layout}",
+    rows = [(e.name, e.config.TEMPLATE, f"{e.config.dtype}->{e.config.out} acc {e.config.acc} {e.config.layout}",
              e.config.procedural_name) for e in catalog().values()
-            if not args.family or e.config.FAMILY == args.family]
-    headers = ("NAME", "FAMILY", "CONTRACT", "PROCEDURAL NAME")
+            if not args.template or e.config.TEMPLATE == args.template]
+    headers = ("NAME", "TEMPLATE", "CONTRACT", "PROCEDURAL NAME")
     widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(3)]
     for row in [headers] + rows:
         print("  ".join(str(v).ljust(w) for v, w in zip(row[:3], widths)) + "  " + row[3])
@@ -70,7 +65,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_enumerate(args) -> int:
-    from .enumerate import enumerate_configs, to_yaml
+    from ..cutlass.enumerate import enumerate_configs, to_yaml
 
     result = enumerate_configs(args.arch, args.dtype, args.layout, args.out_dtype, args.kernels)
     command = " ".join(["gemmcompare cutlass enumerate", f"--arch {args.arch}", f"--dtype {args.dtype}",

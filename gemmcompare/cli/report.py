@@ -1,7 +1,4 @@
-"""The `report`, `compare` and `history` subcommands. The main CLI registers them with
-
-    from gemmcompare.report_cli import add_report_commands
-    add_report_commands(subparsers)          # each sets args.func(args) -> exit code
+"""`report`, `compare` and `history`: reading runs back as tables, plots and verdicts.
 
 A RUN is a run id in the store, a unique prefix of one, or 'latest'; or a run folder, a results.json or a
 results.csv (committed baselines under experiments/results/<gpu>/). Exit codes: report and history 0;
@@ -13,91 +10,15 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
+from ..errors import GemmCompareError
+from ..receipt import receipt_value
+from ..report.kinds import PLOT_NAMES
+from ..store.lookup import DEFAULT_STORE, SourceError, load_source
+from .options import add_store
 
-from .errors import GemmCompareError
-from .report.data import gpu_name, receipt_value
-
-DEFAULT_STORE = "gemmcompare.db"
-DEFAULT_THRESHOLD = 0.03
-
-
-class SourceError(GemmCompareError):
-    """A run id, run folder or results file that cannot be found or read."""
-
-    exit_code = 2
-
-
-@dataclass
-class Source:
-    receipt: dict
-    rows: pd.DataFrame
-    label: str  # run id or file name, for titles
-    home: Path | None  # where its report goes by default
-    store_run: dict | None = None
-
-    @property
-    def pair(self) -> tuple[dict, pd.DataFrame]:
-        return self.receipt, self.rows
-
-
-def _looks_like_path(text: str) -> bool:
-    return "/" in text or "\\" in text or text.endswith((".json", ".csv")) or text.startswith(".")
-
-
-def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> Source:
-    """A run from a path (run folder, results.json, results.csv) or from the store (id, prefix, 'latest')."""
-    path = Path(text)
-    if path.exists():
-        from .store import load_result_file
-
-        try:
-            receipt, rows = load_result_file(path)
-        except (OSError, ValueError, KeyError) as exc:  # JSONDecodeError is a ValueError
-            raise SourceError(f"{text}: cannot read results ({exc})") from None
-        receipt = dict(receipt or {})
-        named = path if path.is_dir() or path.stem != "results" else path.parent  # results.csv: its folder's name
-        label = str(receipt.get("run_id") or named.name)
-        if path.is_dir():
-            home = path / "report"
-        else:
-            home = path.parent / ("report" if path.stem == "results" else f"{path.stem}_report")
-        return Source(receipt, rows, label, home)
-    if _looks_like_path(text):
-        raise SourceError(f"{text}: no such run folder or results file")
-    store_file = Path(store_path)
-    if not store_file.exists():
-        raise SourceError(f"'{text}' is not a file or folder, and there is no store at {store_file} to look it up in "
-                          f"(--store names another)")
-    from .store import Store
-
-    store = Store(store_file)
-    try:
-        run = store.find_run(text)
-        if run is None:
-            ids = list(store.runs()["run_id"])
-            matches = [i for i in ids if i.startswith(text)]
-            if len(matches) > 1:
-                raise SourceError(f"run id prefix '{text}' is ambiguous in {store_file}: "
-                                  + ", ".join(matches[:10]) + (" ..." if len(matches) > 10 else ""))
-            if not ids:
-                raise SourceError(f"no run '{text}': the store {store_file} holds no runs")
-            recent = ", ".join(ids[-5:])
-            raise SourceError(f"no run '{text}' in {store_file} (latest runs: {recent})")
-        rows = store.results(run["run_id"])
-    finally:
-        store.close()
-    receipt = dict(run.get("receipt") or {})
-    receipt.setdefault("run_id", run["run_id"])
-    if not gpu_name(receipt) and run.get("gpu"):
-        receipt["gpu"] = run["gpu"]
-    run_dir = Path(run["run_dir"]) if run.get("run_dir") else None
-    home = run_dir / "report" if run_dir and run_dir.is_dir() else Path("reports") / run["run_id"]
-    return Source(receipt, rows, run["run_id"], home, run)
-
+DEFAULT_THRESHOLD = 0.03  # `compare`: the smallest relative change that counts, unless the spec sets one
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "run"
@@ -129,8 +50,11 @@ def _fail(command: str, exc: Exception) -> int:
 # -- handlers -------------------------------------------------------------------------------------------------
 
 def cmd_report(args) -> int:
-    from .report import build_report
+    from ..report import build_report
 
+    unknown = [k for k in args.plots or () if k not in PLOT_NAMES]
+    if unknown:
+        return _fail("report", SourceError(f"--plots: unknown plot kind(s) {unknown}; expected some of {list(PLOT_NAMES)}"))
     try:
         src = load_source(args.run, args.store)
         out = Path(args.out) if args.out else src.home
@@ -142,7 +66,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .compare import compare, write_comparison
+    from ..compare import compare, write_comparison
 
     runs = list(args.runs)
     if args.baseline:
@@ -165,8 +89,8 @@ def cmd_compare(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from .history import history, write_history
-    from .store import Store
+    from ..history import history, write_history
+    from ..store import Store
 
     store_file = Path(args.store)
     if not store_file.exists():
@@ -187,21 +111,18 @@ def cmd_history(args) -> int:
 
 # -- registration -------------------------------------------------------------------------------------------
 
-def add_report_commands(subparsers) -> None:
-    """Register `report`, `compare` and `history` on an argparse subparsers object."""
-    from .report import PLOT_KINDS
-
+def register(subparsers) -> None:
     run_help = ("run id, unique id prefix or 'latest' in the store; or a run folder, results.json or results.csv")
-    store_help = f"SQLite store to read runs from (default {DEFAULT_STORE})"
+    store_help = "SQLite store to read runs from"
 
     p = subparsers.add_parser("report", help="tables, plots and an HTML page of a run",
                               description="Write the report of a run: report.md, report.html (self-contained), "
                                           "summary.csv and the plots as PNG and SVG.")
     p.add_argument("run", metavar="RUN", help=run_help)
-    p.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    add_store(p, store_help)
     p.add_argument("--out", metavar="DIR", help="output folder (default: the run folder's report/, else reports/RUN)")
-    p.add_argument("--plots", nargs="+", choices=list(PLOT_KINDS), metavar="KIND",
-                   help=f"plots to draw (default all: {', '.join(PLOT_KINDS)})")
+    p.add_argument("--plots", nargs="+", metavar="KIND",
+                   help="plots to draw (default all: " + ", ".join(PLOT_NAMES) + ")")
     p.set_defaults(func=cmd_report)
 
     c = subparsers.add_parser(
@@ -219,7 +140,7 @@ def add_report_commands(subparsers) -> None:
     c.add_argument("--threshold", type=_threshold, default=None, metavar="T",
                    help=f"smallest change that counts, as a fraction or percent (default: the candidate spec's "
                         f"setting when its receipt has one, else {DEFAULT_THRESHOLD:g})")
-    c.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    add_store(c, store_help)
     c.add_argument("--out", metavar="DIR", help="output folder (default reports/compare_BASE_vs_CAND)")
     c.set_defaults(func=cmd_compare)
 
@@ -229,6 +150,6 @@ def add_report_commands(subparsers) -> None:
     h.add_argument("implementation", metavar="IMPL", help="implementation name (or a unique part of it)")
     h.add_argument("--problem", metavar="MxNxK", help="only this problem")
     h.add_argument("--contract", metavar="C", help="only this contract")
-    h.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    add_store(h, store_help)
     h.add_argument("--out", metavar="DIR", help="output folder (default reports/history_IMPL)")
     h.set_defaults(func=cmd_history)

@@ -1,4 +1,4 @@
-"""The result store: SQLite (embedded, no server), append-only, plus a folder per run.
+"""The SQLite store (embedded, no server): a runs table and an append-only results table.
 
 Rows are written as they are produced and committed at once, so a crash loses nothing already measured
 and `run --resume RUN` can skip what is done. Reading goes through pandas.
@@ -6,16 +6,15 @@ and `run --resume RUN` can skip what is done. Reading goes through pandas.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
-from .results import COLUMNS, JSON_COLUMNS, Result, decode_record
+from ..results import COLUMNS, JSON_COLUMNS, Result
 
 _SQL_TYPES = {int: "INTEGER", float: "REAL", bool: "INTEGER", str: "TEXT"}
 
@@ -126,69 +125,3 @@ class Store:
         """(problem, contract, implementation) of the rows a run already has, for --resume."""
         cur = self.conn.execute("SELECT problem, contract, implementation FROM results WHERE run_id = ?", (run_id,))
         return {tuple(r) for r in cur.fetchall()}
-
-
-class RunFolder:
-    """runs/<run_id>/: results.csv and results.json (rows with their receipts), rewritten as rows arrive."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.csv_path = self.path / "results.csv"
-        self.json_path = self.path / "results.json"
-        self.records: list[dict[str, Any]] = []
-        self.receipt: dict[str, Any] = {}
-        if self.json_path.exists():  # resuming: keep what the folder already holds, encoded as add() keeps it
-            data = json.loads(self.json_path.read_text())
-            self.receipt = data.get("receipt", {})
-            for rec in data.get("results", []):
-                self.records.append({k: (json.dumps(v) if k in JSON_COLUMNS and not isinstance(v, str) else v)
-                                     for k, v in rec.items()})
-
-    def write_receipt(self, receipt: dict[str, Any]) -> None:
-        self.receipt = receipt
-        _atomic_write(self.path / "receipt.json", json.dumps(receipt, indent=2, default=str))
-        self._flush()
-
-    def add(self, result: Result) -> None:
-        self.records.append(result.to_record())
-        self._flush()
-
-    def _flush(self) -> None:
-        decoded = [decode_record(r) for r in self.records]
-        _atomic_write(self.json_path, json.dumps({"receipt": self.receipt, "results": decoded}, indent=1, default=str))
-        tmp = self.csv_path.with_suffix(".csv.tmp")
-        with open(tmp, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-            writer.writeheader()
-            writer.writerows({c: r.get(c) for c in COLUMNS} for r in self.records)
-        os.replace(tmp, self.csv_path)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFrame]:
-    """(receipt, rows) from a run folder, a results.json or a results.csv (committed baselines)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "results.json" if (p / "results.json").exists() else p / "results.csv"
-    if p.suffix == ".json":
-        data = json.loads(p.read_text())
-        return data.get("receipt", {}), pd.DataFrame(data.get("results", []))
-    if p.suffix == ".csv":
-        df = pd.read_csv(p)
-        for col in JSON_COLUMNS:
-            if col in df:
-                df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
-        receipt_path = p.parent / "receipt.json"
-        receipt = json.loads(receipt_path.read_text()) if receipt_path.exists() else {}
-        return receipt, df
-    raise FileNotFoundError(f"{path}: not a run folder, results.json or results.csv")
-
-
-def rows_from(iterable: Iterable[Result]) -> pd.DataFrame:
-    return pd.DataFrame([r.to_record() for r in iterable])

@@ -1,11 +1,11 @@
-"""The families: one table row per family, everything gemmcompare knows about it.
+"""The kernel templates: one table row per kernel template, everything gemmcompare knows about it.
 
-A row names the family's configuration dataclass (its fields and rules, config.py), its two templates
-(cutlass_configs/templates/), the function that fills the family's own placeholders (the common ones are
+A row names the kernel template's configuration dataclass (its fields and rules, config.py), its two templates
+(cutlass_configs/templates/), the function that fills the kernel template's own placeholders (the common ones are
 in render.common_values), and the pattern of its kernels' names in the ptxas report.
 
-Adding a family = its templates + one row here (+ a dataclass in config.py if its fields are new; a
-family with the fields of an existing one subclasses it and changes FAMILY and NAME_PREFIX). See docs/cutlass.md.
+Adding a template = its templates + one row here (+ a dataclass in config.py if its fields are new; a
+kernel template with the fields of an existing one subclasses it and changes TEMPLATE and NAME_PREFIX). See docs/cutlass.md.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from . import tags
 from .config import ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config
 
 
-# -- each family's own placeholder values (C++ spellings come from tags.py) ---------------------------------
+# -- each kernel template's own placeholder values (C++ spellings come from tags.py) ---------------------------------
 
 
 def _sm80_values(c: Sm80Config) -> dict[str, object]:
@@ -74,28 +74,28 @@ def _cute_values(c: CuteSm80Config) -> dict[str, object]:
 
 
 @dataclass(frozen=True)
-class Family:
+class KernelTemplate:
     config: type[GemmConfig]  # its fields, defaults and rules
     kernel_template: str  # -> <kernel_name>_kernel.cu: every template parameter (the expensive TU)
     entry_template: str  # -> <procedural_name>.cu: the ABI entry with the run-time arguments
-    values: Callable[[GemmConfig], dict[str, object]]  # the family's own placeholders
+    values: Callable[[GemmConfig], dict[str, object]]  # the kernel template's own placeholders
     kernel_filter: str  # regex matching its kernels' (mangled) names in the ptxas report
 
     @property
     def name(self) -> str:
-        return self.config.FAMILY
+        return self.config.TEMPLATE
 
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family(Sm80Config, "sm80_kernel.cu.tmpl", "sm80_entry.cu.tmpl", _sm80_values, r"Kernel2|ReduceSplitK"),
-    Family(Sm90Config, "sm90_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_values, r"device_kernel"),
-    Family(CuteSm80Config, "cute_sm80_kernel.cu.tmpl", "cute_sm80_entry.cu.tmpl", _cute_values,
+TEMPLATES: dict[str, KernelTemplate] = {f.name: f for f in (
+    KernelTemplate(Sm80Config, "sm80_kernel.cu.tmpl", "sm80_entry.cu.tmpl", _sm80_values, r"Kernel2|ReduceSplitK"),
+    KernelTemplate(Sm90Config, "sm90_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_values, r"device_kernel"),
+    KernelTemplate(CuteSm80Config, "cute_sm80_kernel.cu.tmpl", "cute_sm80_entry.cu.tmpl", _cute_values,
            r"cute_sm80_gemm_kernel"),
 )}
 
 
-def family(name: str) -> Family:
+def kernel_template(name: str) -> KernelTemplate:
     try:
-        return FAMILIES[name]
+        return TEMPLATES[name]
     except KeyError:
-        raise ConfigError(f"unknown family {name!r} (families: {', '.join(FAMILIES)})") from None
+        raise ConfigError(f"unknown kernel template {name!r} (kernel templates: {', '.join(TEMPLATES)})") from None

@@ -1,0 +1,55 @@
+"""Building what an experiment needs: every implementation with at least one runnable row, merged into
+as few extensions as possible, built in parallel (cached). A failed build is kept per implementation,
+where it becomes a BUILD_ERROR row; the rest go on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Union
+
+from ..device import DeviceInfo, parse_arch
+from .extension import BuildFailure, LoadedExtension, build_extensions, plan_extensions
+
+DEFAULT_ARCH_CC = 90  # what to compile for when there is neither a device nor --arch (the H200 we measure on)
+
+
+@dataclass
+class ExperimentBuilds:
+    by_impl: dict[str, Union[LoadedExtension, BuildFailure]] = field(default_factory=dict)
+    target_cc: int = DEFAULT_ARCH_CC
+
+    @property
+    def failures(self) -> dict[str, BuildFailure]:
+        return {name: b for name, b in self.by_impl.items() if isinstance(b, BuildFailure)}
+
+
+def target_cc(device: DeviceInfo | None, arch: str | None) -> int:
+    if device is not None:
+        return device.cc_int
+    return parse_arch(arch)[0] if arch else DEFAULT_ARCH_CC
+
+
+def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None, cache_dir: Path | None = None,
+                     jobs: int | None = None, progress: bool = True) -> ExperimentBuilds:
+    """Build every implementation of `exp` that has a row it can run on `device` (or on --arch)."""
+    outcome = ExperimentBuilds(target_cc=target_cc(device, arch))
+    wanted = []
+    for impl in exp.implementations:
+        if not impl.supports_device(device):
+            continue
+        if not any(impl.supports(p.problem, c) for p in exp.problems for c in exp.contracts):
+            continue
+        if device is None and impl.min_cc > outcome.target_cc:
+            continue
+        req = impl.build_request(impl.target_arch(outcome.target_cc))
+        if req is not None:
+            wanted.append((impl, req))
+    if not wanted:
+        return outcome
+    plans = plan_extensions([r for _, r in wanted])
+    module_of = {p.merge_key: p.module_name for p in plans}
+    built = build_extensions(plans, cache_dir=cache_dir, jobs=jobs, progress=progress)
+    for impl, req in wanted:
+        outcome.by_impl[impl.name] = built[module_of[req.merge_key]]
+    return outcome

@@ -1,0 +1,61 @@
+"""The `gemmcompare` command line: one module per command group, each with a `register(subparsers)`.
+
+  run.py         validate, run, build
+  listing.py     list, env
+  report.py      report, compare, history
+  sanitize.py    sanitize (compute-sanitizer)
+  profile.py     profile (Nsight Compute)
+  new_kernel.py  new-kernel
+  cutlass.py     cutlass list, cutlass enumerate
+  options.py     the flags several commands share (not a command group)
+
+Command modules import heavy libraries (torch, pandas, matplotlib) inside their handlers only, so that
+`--help` and the quick commands answer at once; no command module imports another.
+
+Exit codes: 0 success; 1 a failure (build errors, regressions, failed rows); 2 invalid spec, arguments or
+input file; 3 no CUDA device; 130 interrupted; 141 the reader of the output went away.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..errors import GemmCompareError, SpecError
+from . import cutlass, listing, new_kernel, profile, report, run, sanitize
+
+COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gemmcompare", description="Compare GEMM kernels honestly.",
+                                     epilog=__doc__.split("Exit codes:")[1].join(["Exit codes:", ""]),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for group in COMMAND_GROUPS:
+        group.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecError as exc:
+        print("invalid spec:", file=sys.stderr)
+        for issue in exc.problems:
+            print(f"  {issue}", file=sys.stderr)
+        return exc.exit_code
+    except GemmCompareError as exc:
+        print(f"gemmcompare: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("gemmcompare: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`gemmcompare cutlass list | head`): stop quietly, as
+        # Unix tools do. Point stdout at /dev/null so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -1,0 +1,85 @@
+"""`profile SPEC`: Nsight Compute's gpu__time_duration of each row next to the harness's event timing and
+triton's do_bench; with --stalls, the kernel's name, registers, occupancy, tensor-pipe use and warp stall
+reasons."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .options import add_build_options, add_narrowing, load_spec
+
+
+def cmd_profile(args) -> int:
+    from ..plan import make_plan, narrow
+    from ..profilers.ncu import stall_profile, timing_profile
+    from ..profilers.tools import find_tool
+
+    ncu = find_tool("ncu")
+    exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
+    out_rows = []
+    for cell in make_plan(exp).cells:
+        if not cell.support:
+            continue
+        row = (args.spec, cell.implementation.name, cell.entry.problem.label, cell.contract.name)
+        rec = {"problem": row[2], "contract": row[3], "implementation": row[1]}
+        if not args.stalls_only:
+            rec.update(timing_profile(ncu, *row, args.launches, args.timeout))
+        if args.stalls or args.stalls_only:
+            rec["stalls"] = stall_profile(ncu, *row, args.timeout)
+        out_rows.append(rec)
+    if not args.stalls_only:
+        print_timings(out_rows)
+    if args.stalls or args.stalls_only:
+        print_stalls(out_rows)
+    if args.json:
+        Path(args.json).write_text(json.dumps(out_rows, indent=1))
+    timed = args.stalls_only or all(r.get("ncu_median_ms") for r in out_rows)
+    profiled = not (args.stalls or args.stalls_only) or all("error" not in k for r in out_rows for k in r["stalls"])
+    return 0 if timed and profiled else 1
+
+
+def print_timings(rows: list[dict]) -> None:
+    print(f"{'problem':<16} {'implementation':<44} {'events ms':>10} {'ncu ms':>10} {'do_bench':>10} {'ev/ncu':>7} {'db/ev':>7}")
+    for r in rows:
+        ev = f"{r['event_median_ms']:.5f}" if r.get("event_median_ms") else "-"
+        nc = f"{r['ncu_median_ms']:.5f}" if r.get("ncu_median_ms") else "-"
+        db = f"{r['do_bench_median_ms']:.5f}" if r.get("do_bench_median_ms") else "-"
+        ratio = f"{r['event_over_ncu']:.4f}" if r.get("event_over_ncu") else (r.get("error") or "")[:40]
+        dbr = (f"{r['do_bench_median_ms'] / r['event_median_ms']:.4f}"
+               if r.get("do_bench_median_ms") and r.get("event_median_ms") else "-")
+        print(f"{r['problem']:<16} {r['implementation'][:44]:<44} {ev:>10} {nc:>10} {db:>10} {ratio:>7} {dbr:>7}")
+
+
+def print_stalls(rows: list[dict]) -> None:
+    print()
+    print("stalls: warps stalled per issued instruction, largest first (ncu WarpStateStats)")
+    for r in rows:
+        for k in r.get("stalls") or []:
+            if "error" in k:
+                print(f"{r['problem']:<16} {r['implementation'][:44]:<44} ncu: {k['error'][:80]}")
+                continue
+            top = ", ".join(f"{name} {v:.2f}" for name, v in list(k["stalls"].items())[:5])
+
+            def show(field, fmt):  # a metric this ncu version did not report shows as '-'
+                return format(k[field], fmt) if field in k else "-"
+
+            print(f"{r['problem']:<16} {r['implementation'][:44]:<44} regs {show('registers', '.0f')} "
+                  f"occ {show('achieved_occupancy_pct', '.1f')}% tensor {show('tensor_pipe_pct', '.1f')}% "
+                  f"issue {show('issue_active_pct', '.1f')}% | {top}")
+            print(f"{'':<16} kernel: {k['kernel'][:140]}")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("profile", help="ncu's gpu__time_duration next to the harness's event timing")
+    p.add_argument("spec")
+    add_narrowing(p)
+    p.add_argument("--launches", type=int, default=5, help="profiled launches per row")
+    p.add_argument("--stalls", action="store_true",
+                   help="also profile one launch per row with ncu's stall sections: kernel name, registers, "
+                        "occupancy, tensor-pipe use, warp stall reasons")
+    p.add_argument("--stalls-only", action="store_true", help="only the stall profile (no timing comparison)")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds per ncu run")
+    p.add_argument("--json", default=None, help="also write the table as JSON here")
+    add_build_options(p)
+    p.set_defaults(func=cmd_profile)

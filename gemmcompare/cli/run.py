@@ -1,0 +1,120 @@
+"""`validate`, `run` and `build`: a spec checked, measured, or only built."""
+
+from __future__ import annotations
+
+import sys
+
+from .options import add_build_options, add_narrowing, add_run_storage, load_spec, run_options
+
+
+def cmd_validate(args) -> int:
+    from ..errors import SpecError
+    from ..plan import make_plan
+
+    bad = 0
+    for path in args.specs:
+        try:
+            exp = load_spec(path)
+        except SpecError as exc:
+            bad += 1
+            print(f"INVALID {path}:", file=sys.stderr)
+            for issue in exc.problems:
+                print(f"  {issue}", file=sys.stderr)
+            continue
+        plan = make_plan(exp)
+        skips = plan.skips()
+        print(f"valid   {path}: '{exp.name}': {len(exp.problems)} problems x {len(exp.contracts)} contracts x "
+              f"{len(exp.implementations)} implementations = {plan.row_count} rows, {sum(skips.values())} will be SKIP")
+        if args.verbose:
+            for key, count in sorted(skips.items()):
+                print(f"    skip x{count}: {key}")
+    return 2 if bad else 0
+
+
+def cmd_run(args) -> int:
+    from ..plan import narrow
+    from ..run.parent import Runner
+
+    exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only)
+    outcome = Runner(exp, run_options(args)).run()
+    rows = outcome.rows
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.status.value] = counts.get(r.status.value, 0) + 1
+    print(f"run {outcome.run_id} ({outcome.status}): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    print(f"  store: {args.store}   folder: {outcome.run_dir}")
+    print_rows(rows)
+    if not args.no_report:
+        _report(outcome, args.store, exp.report.plots)
+    if outcome.status != "complete":
+        return 130 if outcome.status == "interrupted" else 1
+    return 1 if any(r.status.value in ("FAIL", "CRASH", "TIMEOUT", "BUILD_ERROR") for r in rows) else 0
+
+
+def _report(outcome, store, plots) -> None:
+    from ..report import build_report
+
+    try:
+        out = build_report(outcome.run_id, store=store, out_dir=outcome.run_dir / "report", plots=list(plots))
+        print(f"  report: {out}")
+    except Exception as exc:  # noqa: BLE001 - a report failure must not hide the results
+        print(f"  report failed: {exc}", file=sys.stderr)
+
+
+def print_rows(rows) -> None:
+    if not rows:
+        return
+    print(f"  {'problem':<16} {'contract':<22} {'implementation':<48} {'status':<11} {'median ms':>10} {'TFLOP/s':>9} {'% base':>7}")
+    for r in rows:
+        med = f"{r.median_ms:.4f}" if r.median_ms else ""
+        tf = f"{r.tflops:.1f}" if r.tflops else ""
+        pct = f"{r.pct_of_baseline:.1f}" if r.pct_of_baseline else ""
+        print(f"  {r.problem:<16} {r.contract:<22} {r.implementation[:48]:<48} {r.status.value:<11} {med:>10} {tf:>9} {pct:>7}")
+        if r.reason and r.status.value != "PASS":
+            print(f"      {r.reason[:300]}")
+
+
+def cmd_build(args) -> int:
+    from ..build.extension import BuildFailure
+    from ..device import probe_device
+    from ..run.parent import build_for
+
+    exp = load_spec(args.spec)
+    outcome = build_for(exp, probe_device(), run_options(args))
+    filters = {impl.name: impl.kernel_filter for impl in exp.implementations}
+    failed = 0
+    for name, result in outcome.by_impl.items():
+        if isinstance(result, BuildFailure):
+            failed += 1
+            print(f"BUILD_ERROR {name} ({result.seconds:.1f} s):\n{result.message}\n")
+        else:
+            how = "cached" if result.cache_hit else f"built in {result.build_seconds:.1f} s"
+            print(f"ok          {name} [{result.plan.arch}, {how}] {result.plan.module_name}")
+            for warning in result.resources_for(filters.get(name, "")).get("perf_warnings", ()):
+                print(f"            ptxas performance loss: {warning}")
+    print(f"{len(outcome.by_impl) - failed} built, {failed} failed (target sm_{outcome.target_cc})")
+    return 1 if failed else 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("validate", help="check experiment specs without running anything")
+    p.add_argument("specs", nargs="+")
+    p.add_argument("-v", "--verbose", action="store_true", help="list the rows that will be SKIP and why")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("run", help="build, check and time a spec; store the rows; write a report")
+    p.add_argument("spec")
+    add_run_storage(p)
+    add_build_options(p)
+    add_narrowing(p)
+    p.add_argument("--resume", default=None, metavar="RUN", help="continue run RUN, skipping rows it has")
+    p.add_argument("--no-report", action="store_true")
+    p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
+    p.add_argument("--in-process", action="store_true",
+                   help="measure in this process (debugging); by default a worker process is replaced after a crash or hang")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("build", help="build a spec's extensions and show compiler errors")
+    p.add_argument("spec")
+    add_build_options(p)
+    p.set_defaults(func=cmd_build)

@@ -1,0 +1,31 @@
+"""The text files a run and its reports leave behind, written one way: atomically, numbers at full precision.
+
+A reader (another process, a crash) sees the old file or the new one, never half of one; a float is
+written with the 17 significant digits that give it back exactly, so no figure is rounded on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+FULL_PRECISION = "%.17g"
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
+def write_csv(table: pd.DataFrame, path: Path) -> Path:
+    """A table as CSV, floats at full precision, replaced atomically."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    table.to_csv(tmp, index=False, float_format=FULL_PRECISION)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,134 @@
+"""The plan of a run: an experiment expanded into cells, one per (problem, contract, implementation),
+each either runnable or a SKIP with the reason, in the order a run measures them.
+
+The unit of measuring is a *group*: one problem under one contract with the implementations that run it
+(inputs and references are made once per group, and its implementations are timed interleaved). Rows
+are keyed by (problem label, contract name, implementation name) everywhere: the store, --resume,
+compare.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from .contracts.precision import PrecisionContract
+from .errors import GemmCompareError
+from .implementations.base import Implementation, Skip, Support
+from .problems import GemmProblem
+from .spec import Experiment, ProblemEntry
+
+RowKey = tuple[str, str, str]  # (problem label, contract name, implementation name)
+
+
+@dataclass(frozen=True)
+class Cell:
+    problem_index: int
+    entry: ProblemEntry
+    contract: PrecisionContract
+    implementation: Implementation
+    support: Support  # Ok, or Skip(reason): known before anything is built (the device may add more)
+
+    @property
+    def key(self) -> RowKey:
+        return (self.entry.label, self.contract.name, self.implementation.name)
+
+
+@dataclass(frozen=True)
+class Group:
+    """One problem under one contract: what a measuring worker does in one job."""
+
+    problem_index: int
+    entry: ProblemEntry
+    contract: PrecisionContract
+    implementations: tuple[Implementation, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    experiment: Experiment
+    cells: tuple[Cell, ...]
+
+    @property
+    def row_count(self) -> int:
+        return len(self.cells)
+
+    def skips(self) -> dict[str, int]:
+        """'implementation under contract: reason' -> how many rows will be SKIP for it."""
+        counts: dict[str, int] = {}
+        for cell in self.cells:
+            if isinstance(cell.support, Skip):
+                key = f"{cell.implementation.name} under {cell.contract.name}: {cell.support.reason}"
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def groups(self, done: set[RowKey] = frozenset()) -> Iterator[Group]:
+        """The groups still to measure, in order, leaving out rows already `done` (--resume)."""
+        current: list[Cell] = []
+        for cell in self.cells:
+            if current and (cell.problem_index, cell.contract.name) != (current[0].problem_index, current[0].contract.name):
+                yield from _group(current, done)
+                current = []
+            current.append(cell)
+        if current:
+            yield from _group(current, done)
+
+
+def _group(cells: list[Cell], done: set[RowKey]) -> Iterator[Group]:
+    todo = tuple(c.implementation for c in cells if c.key not in done)
+    if todo:
+        first = cells[0]
+        yield Group(first.problem_index, first.entry, first.contract, todo)
+
+
+def make_plan(exp: Experiment) -> Plan:
+    cells = []
+    for index, entry in enumerate(exp.problems):
+        for contract in exp.contracts:
+            for impl in exp.implementations:
+                cells.append(Cell(index, entry, contract, impl, impl.supports(entry.problem, contract)))
+    return Plan(exp, tuple(cells))
+
+
+# -- narrowing an experiment (quick checks, sanitizers, profilers) ---------------------------------------
+
+_SHAPE = re.compile(r"\s*(\d+)x(\d+)x(\d+)\s*")
+
+
+def parse_shapes(text: str) -> tuple[ProblemEntry, ...]:
+    """'MxNxK[,MxNxK...]' -> problem entries (each shape once)."""
+    entries: list[ProblemEntry] = []
+    for part in text.split(","):
+        m = _SHAPE.fullmatch(part)
+        if not m or min(map(int, m.groups())) < 1:
+            raise GemmCompareError(f"--shapes: {part!r} is not MxNxK with positive integers")
+        entry = ProblemEntry(GemmProblem(*map(int, m.groups())))
+        if entry.label not in {e.label for e in entries}:
+            entries.append(entry)
+    return tuple(entries)
+
+
+def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False, only: str | None = None) -> Experiment:
+    """The experiment with other problem shapes, without timing, or with fewer implementations. A
+    narrowed experiment gets its own spec hash, so --resume cannot mix it with the full one."""
+    if shapes:
+        exp = dataclasses.replace(exp, problems=parse_shapes(shapes))
+    if check_only:
+        exp = dataclasses.replace(exp, problems=tuple(dataclasses.replace(e, time=False) for e in exp.problems))
+    if shapes or check_only or only:
+        tag = f"{exp.spec_hash}|shapes={shapes}|check_only={check_only}|only={only}"
+        exp = dataclasses.replace(exp, spec_hash=hashlib.sha256(tag.encode()).hexdigest())
+    if only:
+        try:
+            rx = re.compile(only)
+        except re.error as exc:
+            raise GemmCompareError(f"--only {only!r} is not a regular expression: {exc}") from None
+        kept = tuple(i for i in exp.implementations if rx.search(i.name))
+        if not kept:
+            raise GemmCompareError(f"--only {only!r} matches none of {[i.name for i in exp.implementations]}")
+        exp = dataclasses.replace(exp, implementations=kept,
+                                  baseline=exp.baseline if exp.baseline in {i.name for i in kept} else None)
+    return exp

@@ -1,0 +1,379 @@
+"""Measuring one problem under one contract: inputs once, references once, every implementation checked,
+then all of them timed interleaved. Rows go out through a callback as soon as each is final.
+
+Runs inside the measuring worker process (worker.py), on a dedicated non-blocking stream the harness owns:
+work an implementation enqueues anywhere else is not ordered with the harness's events, and is caught.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..build.extension import BuildFailure, LoadedExtension
+from ..contracts import correctness as corr
+from ..contracts.precision import Math, PrecisionContract
+from ..contracts.timing import MAX_ROTATION_COPIES, Launcher, rotation_copies, wait_stream
+from ..device import DeviceInfo
+from ..dtypes import DTYPE_INFO, DType
+from ..errors import GemmCompareError
+from ..implementations.base import Implementation, Prepared
+from ..problems import GemmProblem
+from ..results import Result, Status
+from ..spec import Experiment, ProblemEntry
+from .inputs import Draw, draw_inputs, same_bits
+
+# A row is flagged when more than this share of its telemetry samples saw a power or thermal cap.
+THROTTLED_MAJORITY = 0.5
+# Faster than this multiple of the device's datasheet peak is not a measurement but a defect (work done
+# elsewhere, or not done at all).
+IMPLAUSIBLE_PEAK_FACTOR = 1.05
+# Length of the sleep kernel queued ahead of the poison before a checking launch (see _check_one).
+OTHER_STREAM_GUARD_MS = 5.0
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class ContextLost(GemmCompareError):
+    """A kernel left the CUDA context unusable (illegal address, trap, hang): the process must go."""
+
+    def __init__(self, message: str, implementation: str = "", status: Status = Status.CRASH):
+        super().__init__(message)
+        self.implementation, self.status = implementation, status
+
+
+def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: PrecisionContract,
+             impl_name: str, family: str, params: dict) -> Result:
+    p = entry.problem
+    return Result(
+        run_id=run_id, problem=p.label, m=p.m, n=p.n, k=p.k, batch=p.batch, contract=contract.name,
+        implementation=impl_name, family=family, params=dict(params), status=Status.SKIP,
+        is_baseline=impl_name == exp.baseline, flops=p.flops, started_at=now(),
+        unique_bytes=p.unique_bytes(DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.b].itemsize,
+                                    DTYPE_INFO[contract.c].itemsize),
+        tolerance=corr.describe_tolerance(exp.correctness, contract, p.k),
+    )
+
+
+def row_problem(row: Result) -> GemmProblem:
+    return GemmProblem(row.m, row.n, row.k, row.batch)
+
+
+def estimate_bytes(p: GemmProblem, contract: PrecisionContract, n_impls: int) -> int:
+    """Device memory one (problem, contract) needs: FP32 originals, rounded inputs and their layouts, two
+    FP64 references and the magnitude term, an output per implementation, the checker's row chunks."""
+    mk, kn, mn = p.m * p.k, p.k * p.n, p.m * p.n
+    ia, ic = DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.c].itemsize
+    return 4 * (mk + kn) + ia * (mk + kn) * 3 + 8 * 3 * mn + n_impls * mn * ic + 8 * 4 * 2048 * p.n
+
+
+def peak_tflops(device: DeviceInfo, contract: PrecisionContract) -> float | None:
+    try:
+        from ..peaks import peak_for
+
+        found = peak_for(device.name, contract.as_dict())
+    except Exception:  # noqa: BLE001 - no peak known: no % of peak
+        return None
+    return found[0] if found else None
+
+
+@dataclass
+class _Timed:
+    """One implementation being timed: its row, its prepared launch and rotation copies, its launcher."""
+
+    impl: Implementation
+    row: Result
+    prepared: Prepared
+    copies: list
+    launcher: Launcher
+
+
+class ProblemExecutor:
+    def __init__(self, exp: Experiment, run_id: str, device: DeviceInfo, builds: dict[str, Any], telemetry,
+                 emit: Callable[[Result], None], stage: Callable[[str, str], None] = lambda impl, what: None):
+        self.exp, self.run_id, self.device, self.builds = exp, run_id, device, builds
+        self.telemetry, self.emit, self.stage = telemetry, emit, stage
+
+    # -- one problem under one contract ------------------------------------------------------------
+    def run(self, entry: ProblemEntry, contract: PrecisionContract, impls: list[Implementation]) -> None:
+        import torch
+
+        exp, p = self.exp, entry.problem
+        need = estimate_bytes(p, contract, len(impls))
+        free = torch.cuda.mem_get_info(self.device.index)[0]
+        runnable: list[tuple[Implementation, Result, LoadedExtension | None]] = []
+        too_big = (f"needs about {need / 2**30:.1f} GiB of device memory, {free / 2**30:.1f} GiB free"
+                   if need > 0.9 * free else "")
+        for impl in impls:
+            row = base_row(self.run_id, exp, entry, contract, impl.name, impl.family, impl.params)
+            if self._admit(impl, row, p, contract, too_big):
+                runnable.append((impl, row, self.builds.get(impl.name)))
+        if not runnable:
+            return
+
+        fixtures = tuple(entry.fixtures or exp.correctness.fixtures)
+        if contract.a is DType.F32 and contract.math is Math.STRICT and corr.STRICT_F32_FIXTURE not in fixtures:
+            fixtures += (corr.STRICT_F32_FIXTURE,)  # no silent TF32 under a strict contract, at any K
+        alive = list(runnable)
+        for fixture in fixtures:
+            draw = self._draw(fixture, p, contract)
+            still = []
+            for impl, row, ext in alive:
+                prepared = self._check_one(impl, row, ext, draw, contract, p.k, fixture)
+                if prepared is not None:
+                    still.append((impl, row, ext))
+                del prepared
+            alive = still
+            del draw
+        if not alive:
+            return
+        if not entry.time:
+            for impl, row, _ in alive:
+                row.status = Status.PASS
+                row.add_note("correctness only (time: false)")
+                self.emit(row)
+            return
+        self._time(alive, fixtures, contract, p)
+
+    def _admit(self, impl: Implementation, row: Result, p: GemmProblem, contract: PrecisionContract,
+               too_big: str) -> bool:
+        """Whether the implementation runs here (else its SKIP or BUILD_ERROR row is emitted); copies the
+        build's resources (ptxas registers, shared memory, spills, performance notes) onto the row."""
+        s = impl.check(p, contract, self.device)
+        if not s or too_big:
+            row.reason = s.reason if not s else too_big
+            self.emit(row)
+            return False
+        ext = self.builds.get(impl.name)
+        if isinstance(ext, BuildFailure):
+            row.status, row.reason, row.build_seconds = Status.BUILD_ERROR, ext.message, ext.seconds
+            self.emit(row)
+            return False
+        if ext is not None:
+            res = ext.resources_for(impl.kernel_filter)
+            row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
+            row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
+            row.stack_bytes = res.get("stack_bytes")
+            for warning in res.get("perf_warnings", ()):  # e.g. a serialized wgmma pipeline
+                row.add_note(f"ptxas performance loss ({warning})")
+            dynamic = impl.dynamic_smem_bytes()
+            if dynamic:  # ptxas sees only static shared memory
+                row.smem_bytes = (row.smem_bytes or 0) + dynamic
+            row.arch, row.build_flags, row.build_seconds = ext.plan.arch, ext.plan.cuda_flags_full(), ext.build_seconds
+        return True
+
+    def _draw(self, fixture: str, p: GemmProblem, contract: PrecisionContract) -> Draw:
+        seed = self.exp.correctness.seed if self.exp.correctness.seed is not None else corr.fresh_seed()
+        return draw_inputs(fixture, p, contract, seed)
+
+    def _check_one(self, impl, row, ext, draw, contract, k, fixture) -> Prepared | None:
+        """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row."""
+        import torch
+
+        self.stage(impl.name, f"check {fixture}")
+        try:
+            prepared = impl.prepare(row_problem(row), contract, draw.operands, ext)
+            inputs_before = draw.fingerprint()
+            if prepared.executed_flops:
+                row.executed_flops = prepared.executed_flops
+            row.add_note(prepared.notes)
+            # One unchecked launch first: the first launch of a kernel loads its module (CUDA's lazy
+            # loading), which waits for the device to be idle and would hide the test below.
+            prepared.launch()
+            wait_stream(self.exp.timing.row_timeout_s, impl.name)
+            torch.cuda.synchronize()
+            # A sleep ahead of the poison: work the implementation enqueues on any other stream is not
+            # held back by it, runs before the poison lands, and leaves NaN where the result should be.
+            torch.cuda._sleep(int(OTHER_STREAM_GUARD_MS * 2.0e6))
+            prepared.poison()
+            prepared.launch()
+            wait_stream(self.exp.timing.row_timeout_s, impl.name)
+            # What the harness's stream holds now, against what the whole device holds once idle: a
+            # difference means work was done outside the stream the harness gave it.
+            snapshot = prepared.output().clone()
+            torch.cuda.synchronize()
+        except TimeoutError as exc:
+            raise ContextLost(str(exc), impl.name, Status.TIMEOUT) from exc
+        except Exception as exc:  # noqa: BLE001 - the implementation's failure is its row
+            self._crash(row, exc, "launch")
+            return None
+        out = prepared.output()
+        if draw.fingerprint() != inputs_before:
+            draw.restore()  # the next implementations must see the inputs the references were made from
+            row.status = Status.FAIL
+            row.reason = f"{fixture}: the implementation wrote into its input matrices"
+            self.emit(row)
+            return None
+        if not same_bits(snapshot, out):
+            row.status = Status.FAIL
+            row.reason = (f"{fixture}: the output changed after the harness's stream had finished: the "
+                          f"implementation does (part of) its work on another stream")
+            self.emit(row)
+            return None
+        check = corr.check_output(out, draw.refs, contract, self.exp.correctness, k, fixture, draw.seed)
+        row.checks.append(check.as_dict())
+        _merge_errors(row, check)
+        if not check.passed:
+            row.status = Status.FAIL
+            row.reason = f"{fixture} (seed {draw.seed}): {check.message}"
+            self.emit(row)
+            return None
+        return prepared
+
+    def _crash(self, row: Result, exc: BaseException, stage: str) -> None:
+        import torch
+
+        row.status, row.reason = Status.CRASH, f"{stage}: {exc}".strip()
+        try:
+            torch.cuda.synchronize()
+        except Exception as sticky:  # noqa: BLE001 - the context is gone: the worker must be replaced
+            raise ContextLost(f"{stage}: {sticky}", row.implementation) from exc
+        self.emit(row)
+
+    # -- timing ------------------------------------------------------------------------------------
+    def _time(self, alive, fixtures, contract: PrecisionContract, p: GemmProblem) -> None:
+        """Time every implementation that passed, interleaved, on a fresh draw of the timing fixture
+        (new seed, new poisoned output buffers: a kernel that replays a cached result cannot pass)."""
+        from ..contracts.timing import Timer
+
+        timing_fixture = next((f for f in fixtures if f in ("uniform", "normal")), fixtures[0])
+        draw = self._draw(timing_fixture, p, contract)
+        ready = [t for t in (self._timed(impl, row, ext, draw, contract) for impl, row, ext in alive) if t is not None]
+        tele: dict[str, list] = {t.impl.name: [self.telemetry.sample()] for t in ready}
+        timer = Timer(self.exp.timing, self.device.l2_bytes,
+                      on_batch=lambda name: tele[name].append(self.telemetry.sample()))
+        measurements = timer.measure([t.launcher for t in ready], stage=self.stage)
+        for t in ready:  # a hang or CUDA error: blame the implementation that caused it
+            m = measurements[t.impl.name]
+            if m.fatal:
+                status = Status.TIMEOUT if isinstance(m.error, TimeoutError) else Status.CRASH
+                raise ContextLost(f"timing: {m.error}", t.impl.name, status)
+        peak = peak_tflops(self.device, contract)
+        finished: dict[str, Result] = {}
+        for t in ready:
+            m = measurements[t.impl.name]
+            t.row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
+                            "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
+                            "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed}
+            if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
+                finished[t.impl.name] = t.row
+        self._derive(finished, contract, peak)
+        for t in ready:
+            if t.impl.name in finished:
+                self.emit(t.row)
+
+    def _timed(self, impl, row, ext, draw: Draw, contract) -> "_Timed | None":
+        """Prepare one implementation for timing (and its rotation copies); None after a CRASH row."""
+        from ..contracts.timing import Launcher
+
+        self.stage(impl.name, "prepare timing")
+        try:
+            prepared = impl.prepare(row_problem(row), contract, draw.operands, ext)
+            prepared.poison()
+        except Exception as exc:  # noqa: BLE001
+            self._crash(row, exc, "prepare for timing")
+            return None
+        copies, flush_instead = [], False
+        if self.exp.timing.l2 == "rotate":
+            copies, flush_instead = self._rotation_copies(impl, row, ext, draw.operands, contract)
+        if flush_instead:
+            row.add_note(f"rotate would need more than {MAX_ROTATION_COPIES} input copies of this problem to "
+                         f"cover 2x L2: L2 was flushed before each sample instead")
+        resets = [c.reset_output for c in (prepared, *copies)] if contract.beta != 0.0 else None
+        launcher = Launcher(impl.name, prepared.launch, [c.launch for c in copies], resets, flush_instead)
+        return _Timed(impl, row, prepared, copies, launcher)
+
+    def _conclude(self, t: "_Timed", m, telemetry: list, draw: Draw, contract, p: GemmProblem, peak) -> bool:
+        """Fill a timed row from its measurement and re-check its output; False after a CRASH row."""
+        from ..telemetry import summarize_samples
+
+        row = t.row
+        tsum = summarize_samples(telemetry)
+        row.telemetry, row.throttled_fraction = tsum, tsum.get("throttled_fraction")
+        if m.error is not None:
+            self._crash(row, m.error, "timing")
+            return False
+        if not m.samples_ms:
+            row.status, row.reason = Status.CRASH, f"no valid timing samples: {m.stop_reason}"
+            self.emit(row)
+            return False
+        s = m.summary()
+        row.samples_ms = list(m.samples_ms)
+        row.median_ms, row.mean_ms, row.min_ms, row.max_ms = s.median, s.mean, s.min, s.max
+        row.stdev_ms, row.cv, row.iqr_ms, row.median_ci_rel, row.n_samples = s.stdev, s.cv, s.iqr, s.median_ci_rel, s.n
+        row.tflops = row.flops / (s.median * 1e-3) / 1e12
+        if row.executed_flops:
+            row.executed_tflops = row.executed_flops / (s.median * 1e-3) / 1e12
+        row.status = Status.PASS
+        if (row.throttled_fraction or 0) > THROTTLED_MAJORITY:
+            row.add_note(f"THROTTLED: {row.throttled_fraction:.0%} of telemetry samples saw a power or thermal cap "
+                         f"({', '.join(tsum.get('reasons_seen', []))})")
+        if self.exp.correctness.check_timed_output:
+            self._recheck(t, m.last_index, draw, contract, p)
+        if row.status is Status.PASS and peak and row.tflops > IMPLAUSIBLE_PEAK_FACTOR * peak:
+            row.status = Status.FAIL
+            row.reason = (f"implausible: {row.tflops:.1f} TFLOP/s is above the device's peak of {peak:g} for "
+                          f"this contract; the timed launches cannot have done the work on the harness's stream")
+        return True
+
+    def _recheck(self, t: "_Timed", last_index: int, draw: Draw, contract, p: GemmProblem) -> None:
+        """The output of the last timed launch (whichever input copy it ran on), checked again, and one
+        more launch into a poisoned output: a stale or replayed result cannot pass."""
+        row = t.row
+        last = (t.prepared, *t.copies)[last_index]
+        check = corr.check_output(last.output(), draw.refs, contract, self.exp.correctness, p.k,
+                                  "timed_output", draw.seed)
+        row.checks.append(check.as_dict())
+        if not check.passed:
+            row.status, row.reason = Status.FAIL, f"output of the last timed launch: {check.message}"
+            return
+        final = self._final_launch(t.impl, t.prepared, draw, contract, p)
+        row.checks.append(final.as_dict())
+        if not final.passed:
+            row.status = Status.FAIL
+            row.reason = f"a fresh launch after timing, into a poisoned output: {final.message}"
+
+    def _final_launch(self, impl, prepared, draw, contract, p) -> corr.CheckResult:
+        self.stage(impl.name, "final launch")
+        try:
+            prepared.poison()
+            prepared.launch()
+            wait_stream(self.exp.timing.row_timeout_s, impl.name)
+        except TimeoutError as exc:
+            raise ContextLost(str(exc), impl.name, Status.TIMEOUT) from exc
+        return corr.check_output(prepared.output(), draw.refs, contract, self.exp.correctness, p.k,
+                                 "final_launch", draw.seed)
+
+    def _rotation_copies(self, impl, row, ext, operands, contract):
+        """Extra prepared copies over cloned inputs, so that the copies total at least 2x L2. Returns
+        (copies, flush_instead): a problem too small to rotate within MAX_ROTATION_COPIES is flushed."""
+        count = rotation_copies(row.unique_bytes or 1, self.device.l2_bytes)
+        if count is None:
+            return [], True
+        copies = []
+        for _ in range(count):
+            copy = impl.prepare(row_problem(row), contract, operands.clone(), ext)
+            copy.poison()
+            copies.append(copy)
+        return copies, False
+
+    def _derive(self, rows: dict[str, Result], contract: PrecisionContract, peak: float | None) -> None:
+        """% of the same-run baseline (same problem, same contract) and % of the device's peak."""
+        base = rows.get(self.exp.baseline) if self.exp.baseline else None
+        for row in rows.values():
+            if base is not None and base.status is Status.PASS and row.median_ms:
+                row.baseline = base.implementation
+                row.pct_of_baseline = 100.0 * base.median_ms / row.median_ms
+            if peak and row.tflops is not None:
+                row.peak_tflops = peak
+                row.pct_of_peak = 100.0 * row.tflops / peak
+
+
+def _merge_errors(row: Result, check: corr.CheckResult) -> None:
+    for attr in ("max_abs_err", "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio"):
+        new = getattr(check, attr)
+        old = getattr(row, attr)
+        setattr(row, attr, new if old is None else max(old, new))

@@ -1,0 +1,84 @@
+"""The messages between the parent process of a run and its measuring worker, as typed records.
+
+Parent -> worker: MeasureJob (one problem under one contract, some implementations), StopWorker.
+Worker -> parent: WorkerReady, RowDone (a finished Result), StageChanged (which implementation is doing
+what, so a silent worker can be blamed precisely), JobDone, ContextLostReport (a kernel broke the CUDA
+context: the worker exits after sending it), WorkerFailed (an unexpected error, with its traceback).
+Everything crosses a multiprocessing pipe, so every field is picklable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Union
+
+from ..build.extension import BuildFailure, ExtensionPlan
+from ..results import Result
+from ..spec import Experiment
+
+
+@dataclass(frozen=True)
+class BuiltExtensionRef:
+    """Where a finished build lives, so the worker loads the same binary the parent built."""
+
+    plan: ExtensionPlan
+    folder: Path
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What a worker needs before its first job: the experiment, the run, the GPU, the builds."""
+
+    experiment: Experiment
+    run_id: str
+    device_index: int
+    builds: dict[str, Union[BuiltExtensionRef, BuildFailure]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MeasureJob:
+    problem_index: int
+    contract: str
+    implementations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StopWorker:
+    pass
+
+
+@dataclass(frozen=True)
+class WorkerReady:
+    pass
+
+
+@dataclass(frozen=True)
+class RowDone:
+    row: Result
+
+
+@dataclass(frozen=True)
+class StageChanged:
+    implementation: str
+    what: str
+
+
+@dataclass(frozen=True)
+class JobDone:
+    pass
+
+
+@dataclass(frozen=True)
+class ContextLostReport:
+    implementation: str
+    status: str  # CRASH or TIMEOUT
+    text: str
+
+
+@dataclass(frozen=True)
+class WorkerFailed:
+    traceback: str
+
+
+WorkerMessage = Union[WorkerReady, RowDone, StageChanged, JobDone, ContextLostReport, WorkerFailed]

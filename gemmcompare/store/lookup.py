@@ -1,0 +1,88 @@
+"""Finding a run: by id, unique id prefix or 'latest' in a store, or as a run folder, results.json or
+results.csv on disk (committed baselines). Every command that reads runs comes through here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import GemmCompareError
+from ..receipt import gpu_name
+from .database import Store
+from .run_folder import load_result_file
+
+DEFAULT_STORE = "gemmcompare.db"
+
+
+class SourceError(GemmCompareError):
+    """A run id, run folder or results file that cannot be found or read."""
+
+    exit_code = 2
+
+
+@dataclass
+class RunSource:
+    receipt: dict
+    rows: pd.DataFrame
+    label: str  # run id or file name, for titles
+    home: Path | None  # where its report goes by default
+    store_run: dict | None = None
+
+    @property
+    def pair(self) -> tuple[dict, pd.DataFrame]:
+        return self.receipt, self.rows
+
+
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or "\\" in text or text.endswith((".json", ".csv")) or text.startswith(".")
+
+
+def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
+    """A run from a path (run folder, results.json, results.csv) or from the store (id, prefix, 'latest')."""
+    path = Path(text)
+    if path.exists():
+        try:
+            receipt, rows = load_result_file(path)
+        except (OSError, ValueError, KeyError) as exc:  # JSONDecodeError is a ValueError
+            raise SourceError(f"{text}: cannot read results ({exc})") from None
+        receipt = dict(receipt or {})
+        named = path if path.is_dir() or path.stem != "results" else path.parent  # results.csv: its folder's name
+        label = str(receipt.get("run_id") or named.name)
+        if path.is_dir():
+            home = path / "report"
+        else:
+            home = path.parent / ("report" if path.stem == "results" else f"{path.stem}_report")
+        return RunSource(receipt, rows, label, home)
+    if _looks_like_path(text):
+        raise SourceError(f"{text}: no such run folder or results file")
+    store_file = Path(store_path)
+    if not store_file.exists():
+        raise SourceError(f"'{text}' is not a file or folder, and there is no store at {store_file} to look it up in "
+                          f"(--store names another)")
+    store = Store(store_file)
+    try:
+        run = store.find_run(text)
+        if run is None:
+            ids = list(store.runs()["run_id"])
+            matches = [i for i in ids if i.startswith(text)]
+            if len(matches) > 1:
+                raise SourceError(f"run id prefix '{text}' is ambiguous in {store_file}: "
+                                  + ", ".join(matches[:10]) + (" ..." if len(matches) > 10 else ""))
+            if not ids:
+                raise SourceError(f"no run '{text}': the store {store_file} holds no runs")
+            recent = ", ".join(ids[-5:])
+            raise SourceError(f"no run '{text}' in {store_file} (latest runs: {recent})")
+        rows = store.results(run["run_id"])
+    finally:
+        store.close()
+    receipt = dict(run.get("receipt") or {})
+    receipt.setdefault("run_id", run["run_id"])
+    if not gpu_name(receipt) and run.get("gpu"):
+        receipt["gpu"] = run["gpu"]
+    run_dir = Path(run["run_dir"]) if run.get("run_dir") else None
+    home = run_dir / "report" if run_dir and run_dir.is_dir() else Path("reports") / run["run_id"]
+    return RunSource(receipt, rows, run["run_id"], home, run)
+
+

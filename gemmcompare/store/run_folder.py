@@ -1,0 +1,69 @@
+"""A run's folder: results.csv and results.json (rows with their receipts) and receipt.json, rewritten as
+rows arrive; and the reader of such folders and files (committed baselines are folders like these)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from ..files import atomic_write_text, write_csv
+from ..results import COLUMNS, JSON_COLUMNS, Result, decode_record
+
+
+class RunFolder:
+    """runs/<run_id>/: results.csv and results.json (rows with their receipts), rewritten as rows arrive."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.csv_path = self.path / "results.csv"
+        self.json_path = self.path / "results.json"
+        self.records: list[dict[str, Any]] = []
+        self.receipt: dict[str, Any] = {}
+        if self.json_path.exists():  # resuming: keep what the folder already holds, encoded as add() keeps it
+            data = json.loads(self.json_path.read_text())
+            self.receipt = data.get("receipt", {})
+            for rec in data.get("results", []):
+                self.records.append({k: (json.dumps(v) if k in JSON_COLUMNS and not isinstance(v, str) else v)
+                                     for k, v in rec.items()})
+
+    def write_receipt(self, receipt: dict[str, Any]) -> None:
+        self.receipt = receipt
+        atomic_write_text(self.path / "receipt.json", json.dumps(receipt, indent=2, default=str))
+        self._flush()
+
+    def add(self, result: Result) -> None:
+        self.records.append(result.to_record())
+        self._flush()
+
+    def _flush(self) -> None:
+        decoded = [decode_record(r) for r in self.records]
+        atomic_write_text(self.json_path, json.dumps({"receipt": self.receipt, "results": decoded}, indent=1, default=str))
+        write_csv(pd.DataFrame([{c: r.get(c) for c in COLUMNS} for r in self.records], columns=COLUMNS), self.csv_path)
+
+
+def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFrame]:
+    """(receipt, rows) from a run folder, a results.json or a results.csv (committed baselines)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json" if (p / "results.json").exists() else p / "results.csv"
+    if p.suffix == ".json":
+        data = json.loads(p.read_text())
+        return data.get("receipt", {}), pd.DataFrame(data.get("results", []))
+    if p.suffix == ".csv":
+        df = pd.read_csv(p)
+        for col in JSON_COLUMNS:
+            if col in df:
+                df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
+        receipt_path = p.parent / "receipt.json"
+        receipt = json.loads(receipt_path.read_text()) if receipt_path.exists() else {}
+        return receipt, df
+    raise FileNotFoundError(f"{path}: not a run folder, results.json or results.csv")
+
+
+def rows_from(iterable: Iterable[Result]) -> pd.DataFrame:
+    return pd.DataFrame([r.to_record() for r in iterable])
