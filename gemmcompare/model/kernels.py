@@ -44,6 +44,7 @@ class KernelShape:
     persistent: bool = False
     stream_k: bool = False
     split_k: int = 1
+    stages: int | None = None  # shared-memory pipeline stages (None: unknown or chosen by the library)
     notes: tuple[str, ...] = ()
 
     def __post_init__(self):
@@ -117,6 +118,11 @@ def _params(row: Mapping[str, Any]) -> dict[str, Any]:
     return dict(params)
 
 
+def _stages(params: Mapping[str, Any]) -> int | None:
+    value = params.get("stages")
+    return int(value) if isinstance(value, int) or (isinstance(value, str) and value.isdigit()) else None
+
+
 def _int_or_none(value) -> int | None:
     if value is None or value == "":
         return None
@@ -155,7 +161,7 @@ def kernel_from_row(row: Any) -> KernelShape:
         acc = params.get("acc") or "f32"
         return KernelShape(**{**base, "accumulator": acc}, instruction="mma_sync", block_tile=block,
                            threads_per_block=32 * warps, raster_group=int(params.get("group") or 1),
-                           persistent=params.get("grid") == "persistent")
+                           persistent=params.get("grid") == "persistent", stages=_stages(params))
     if family == "cutlass":
         return _cutlass_kernel(base, params)
     raise ValueError(f"family {family!r}: the model does not know this kernel's tile and block size")
@@ -175,12 +181,12 @@ def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:
         simt = tuple(p.get("instruction") or ()) == (1, 1, 1)
         slices = int(p.get("slices") or 1) if p.get("split_k", "none") != "none" else 1
         return KernelShape(**base, instruction="ffma" if simt else "mma_sync", block_tile=tile,
-                           threads_per_block=threads, raster_group=group, split_k=slices,
+                           threads_per_block=threads, raster_group=group, split_k=slices, stages=_stages(p),
                            notes=("GemmIdentityThreadblockSwizzle<N> modelled as a raster group of N",))
     if fam == "cute_sm80":
         wm, wn = p["warps"]
         return KernelShape(**base, instruction="mma_sync", block_tile=tile, threads_per_block=32 * wm * wn,
-                           raster_group=group)
+                           raster_group=group, stages=_stages(p))
     if fam == "sm90":
         schedule = p.get("schedule", "cooperative")
         threads = 256 if schedule == "tma_ws" else 384  # one producer warp group + one or two consumers
@@ -189,5 +195,5 @@ def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:
         return KernelShape(**base, instruction="wgmma", block_tile=tile, threads_per_block=threads,
                            raster_group=group, raster_along="m" if p.get("raster") == "along_m" else "n",
                            cluster=tuple(p.get("cluster") or (1, 1)), persistent=True, stream_k=stream_k,
-                           split_k=split)
+                           split_k=split, stages=_stages(p))
     raise ValueError(f"CUTLASS family {fam!r} is not modelled")
