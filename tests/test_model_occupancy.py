@@ -63,6 +63,13 @@ def test_registers_are_allocated_per_warp_in_units_of_256():
     assert occupancy(H200, BlockResources(256, 41)).limit_by_registers < occupancy(H200, BlockResources(256, 40)).limit_by_registers
 
 
+def test_registers_are_split_over_four_sub_partitions():
+    # 224 registers: 7,168 per warp. The SM's 65,536 would hold 9 such warps, but each quarter (16,384)
+    # holds only 2, so 8 one-warp CTAs fit, not 9.
+    occ = occupancy(H200, BlockResources(32, 224))
+    assert occ.ctas_per_sm == 8 and occ.limited_by == ("registers",)
+
+
 def test_every_cta_pays_the_1_kb_reservation_rounded_to_128_bytes():
     occ = occupancy(H200, BlockResources(32, 16))
     assert occ.shared_bytes_per_cta == 1024
