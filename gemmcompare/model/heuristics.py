@@ -30,7 +30,8 @@ H200 (tn layout = its NT_ROW_MAJOR, f16_f32acc = 'HSS', 4096^3):
 - on the RTX 4090 'HSS' came out only 8% slower than 'HHH', not the 2x of GeForce's halved FP32-accumulate
   rate.
 So it can rank tiles and clusters for one schedule; it cannot tell our sm_90 schedules apart, and its
-absolute times are off by -10% to +40% on our H200 rows. The estimate is uncalibrated unless asked.
+absolute times on our H200 rows are off by -21% to +37% (uncalibrated: -21% to -3%; calibrated: +28% to
++37%). The estimate is uncalibrated unless asked.
 (Its wrapper's NvMatmulHeuristicsInterfaceEx.estimateRuntime is broken in 0.1.0.27, calling a base method
 that does not exist; this adapter calls the C function directly.)
 """
