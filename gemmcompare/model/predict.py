@@ -14,7 +14,10 @@ The model, term by term (all times in milliseconds):
   memory_ms   = HBM bytes / bandwidth, HBM bytes from the wave-footprint model of the raster order
                 (at least the unique bytes: each operand read once, the output written once)
   operand_ms  = tile (operand) traffic / L2 bandwidth, only when an L2 bandwidth is given: the panel
-                model's M*N*K*s*(1/BN + 1/BM) + output bytes, which the SMs request from L2
+                model's M*N*K*s*(1/BN + 1/BM) + output bytes, which the SMs request from L2. No datasheet
+                gives an L2 bandwidth, so it is off by default. Charging that traffic to HBM instead
+                (l2_bandwidth=device.memory_bandwidth) is refuted by measurement: it predicts 0.35 ms for
+                4096^3 FP16 with 128x256 tiles on the H200, where cuBLAS and CUTLASS measured 0.19 ms.
   predicted   = max(compute_ms, memory_ms, operand_ms) + launch_ms
                 (the mainloop overlaps loads with math, so the terms overlap; the launch does not)
 
@@ -195,33 +198,16 @@ def predict(problem: GemmProblem, kernel: KernelShape, device: DeviceSpec, *,
     )
 
 
-def predict_row(row: Any, device: DeviceSpec | str | None = None, **kwargs) -> Prediction:
+def predict_row(row: Any, device: DeviceSpec | str, **kwargs) -> Prediction:
     """Predict a result row (a Result or its record): the kernel from its family parameters, registers and
-    shared memory, the problem from m, n, k, batch, the device from `device` or else the row's GPU name
-    (its telemetry or receipt must name it). Raises ValueError when any of them is unknown."""
+    shared memory, the problem from m, n, k, batch. Rows do not name their GPU; the run's receipt does, so
+    pass `device` as a DeviceSpec or a name (gemmcompare.report.data.gpu_name(receipt)). Raises ValueError
+    when the device or the kernel is unknown to the models."""
     rec = row if isinstance(row, dict) else {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
     if not isinstance(device, DeviceSpec):
-        name = device or _gpu_name(rec)
-        spec = device_spec(name)
+        spec = device_spec(device)
         if spec is None:
-            raise ValueError(f"device {name!r} is not in the device table")
+            raise ValueError(f"device {device!r} is not in the device table")
         device = spec
     problem = GemmProblem(int(rec["m"]), int(rec["n"]), int(rec["k"]), int(rec.get("batch") or 1))
     return predict(problem, kernel_from_row(rec), device, **kwargs)
-
-
-def _gpu_name(rec: dict[str, Any]) -> str | None:
-    for key in ("telemetry", "timing"):
-        value = rec.get(key)
-        if isinstance(value, str):
-            import json
-
-            try:
-                value = json.loads(value)
-            except ValueError:
-                value = None
-        if isinstance(value, dict):
-            for name_key in ("gpu", "gpu_name", "device", "name"):
-                if value.get(name_key):
-                    return str(value[name_key])
-    return rec.get("gpu") or rec.get("gpu_name")
