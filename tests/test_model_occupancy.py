@@ -125,6 +125,24 @@ def test_the_h200_kernels_of_this_project():
     assert occupancy(H200, BlockResources(256, 128, static_shared_bytes=40960)).ctas_per_sm == 2
 
 
+def test_every_answer_the_h200_runtime_gave():
+    # experiments/results/h200/occupancy-check: cudaOccupancyMaxActiveBlocksPerMultiprocessor on the lent H200
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "experiments", "results", "h200", "occupancy-check", "occupancy.csv")
+    if not os.path.exists(path):
+        pytest.skip("no recorded runtime answers")
+    with open(path) as f:
+        lines = [line for line in f if not line.startswith("#")]
+    import csv
+
+    rows = list(csv.DictReader(lines))
+    assert len(rows) == 2121
+    for r in rows:
+        block = BlockResources(int(r["threads"]), int(r["registers"]), int(r["static_smem"]), int(r["dynamic_smem"]),
+                               int(r["max_dynamic_smem"]))
+        assert occupancy(H200, block).ctas_per_sm == int(r["blocks"]), r
+
+
 # -- the same rules as CUDA's own calculator, on thousands of random kernels --------------------------------
 
 HARNESS = r"""
