@@ -7,8 +7,9 @@ Both operands come from shared memory (descriptors), K-major (imm-trans-a = imm-
 (imm-scale-a = imm-scale-b = 1). The N/2 f32 accumulators per thread are "+f" operands, so their register
 numbers must be spelled out: that is all this script does. Run it from anywhere:
 
-    python3 extensions/hopper/gen_wgmma.py
+    python3 extensions/hopper/gen_wgmma.py [OUTPUT]     (default: hopper_wgmma.cuh beside this script)
 """
+import sys
 from pathlib import Path
 
 NS = (64, 128, 192, 256)
@@ -67,7 +68,7 @@ def main() -> None:
             out.append(wrapper(n, ctype, ptx))
             out.append("")
     out += ["}  // namespace hopper", "}  // namespace gc", ""]
-    path = Path(__file__).resolve().parent / "hopper_wgmma.cuh"
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "hopper_wgmma.cuh"
     path.write_text("\n".join(out))
     print(f"wrote {path}")
 
