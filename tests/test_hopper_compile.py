@@ -37,7 +37,8 @@ HOPPER_DIR = toolchain.EXTENSIONS_DIR / "hopper"
 VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     ("wgmma_tma", "default"): (128, 128, 64, 1, 1, 1, 8),
     ("wgmma_tma", "64x128x128"): (64, 128, 128, 1, 1, 1, 4),
-    ("pipelined", "default"): (128, 128, 64, 4, 1, 1, 8),
+    ("pipelined", "default"): (128, 128, 64, 3, 1, 1, 8),
+    ("pipelined", "s4"): (128, 128, 64, 4, 1, 1, 8),
     ("pipelined", "bk128_s3"): (128, 128, 128, 3, 1, 1, 8),
     ("warp_specialized", "default"): (128, 256, 64, 4, 2, 1, 8),
     ("warp_specialized", "one_consumer"): (128, 128, 64, 4, 1, 1, 8),
@@ -181,6 +182,20 @@ def test_device_check_program_builds_and_links(compiled, build_dir):
                           timeout=600)
     assert link.returncode == 0, link.stdout + link.stderr
     assert exe.exists()
+
+
+def test_tile_walks_cover_every_tile_once(tmp_path):
+    """extensions/hopper/check/raster_check.cu: the kernels' own grouped_raster, walked as each step walks
+    it (one CTA per tile; persistent; persistent over cluster tiles of 1, 2, 4 CTAs), computes every tile
+    of C exactly once, for many grid shapes. Host code only."""
+    nvcc = _nvcc_or_skip()
+    exe = tmp_path / "raster_check"
+    cmd = [str(nvcc), "-std=c++17", "-O2", *toolchain.gencode_flags(ARCH), f"-I{toolchain.ABI_INCLUDE_DIR}",
+           f"-I{toolchain.EXTENSIONS_DIR}", str(HOPPER_DIR / "check" / "raster_check.cu"), "-o", str(exe)]
+    build = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "PASSED" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
 
 
 def test_generated_wgmma_wrappers_are_current(tmp_path):

@@ -106,7 +106,13 @@ struct Step {
   }
 };
 
-// Entry for any supported dtype combination (f16/bf16 in, f32/f16/bf16 out).
+// Entry for one (input, output) type combination; arguments of other types are refused with a reason.
+template <class Cfg, class TIn, class TOut, class Tag = void>
+int run_typed(const gc_gemm_args* args, char* err, size_t err_len) {
+  return Step<Cfg, Tag>::template run<TIn, TOut>(args, err, err_len);
+}
+
+// Entry for every supported combination (f16/bf16 in, f32/f16/bf16 out), dispatched at run time.
 template <class Cfg, class Tag = void>
 int run(const gc_gemm_args* args, char* err, size_t err_len) {
   return dispatch_dtypes<Step<Cfg, Tag>>(args, Step<Cfg, Tag>::name, err, err_len);

@@ -95,7 +95,7 @@ static void die(int code, const char* fmt, ...) {
   } while (0)
 
 // Wait for the stream with a deadline: a hung kernel becomes TIMEOUT and the end of this process.
-static double g_deadline_s = 10.0;
+static double g_deadline_s = 5.0;  // per launch during the correctness checks (20 s while timing)
 static void sync_or_die(cudaStream_t s, const char* who, const char* what) {
   const double t0 = now_s();
   for (;;) {
@@ -439,9 +439,12 @@ static void run_case(const Impl& impl, const Case& cs, cudaStream_t s, Tally& t)
         const double g = HO::to_f(got);
         bool ok;
         if (exact) {
-          ok = HO::bits(got) == HO::bits(HO::from_f(static_cast<float>(want)));
+          // Bit for bit up to the sign of zero: the exact sum, rounded once to C's type.
+          ok = g == static_cast<double>(HO::to_f(HO::from_f(static_cast<float>(want))));
         } else {
-          const double tol = eps_out * std::fabs(want) + hmag[static_cast<size_t>(i) * n + j] * (1.0 / (1 << 16)) + 1e-30;
+          // Output rounding plus 2^-14 of sum |a*b| for the accumulation order (the tensor core's internal
+          // adds are not documented to be IEEE FP32); a layout or pipeline bug errs by O(|C|), far above.
+          const double tol = eps_out * std::fabs(want) + hmag[static_cast<size_t>(i) * n + j] * (1.0 / (1 << 14)) + 1e-30;
           const double e = std::fabs(g - want) / tol;
           ok = std::isfinite(g) && e <= 1.0;
           if (std::isfinite(e)) worst = std::max(worst, e);

@@ -66,6 +66,8 @@ PY
   [ -n "$cand" ] && export GC_CUBLAS_LIB="$cand"
 fi
 echo "cuBLAS library: ${GC_CUBLAS_LIB:-none found}"
+# libcublas needs its sibling libcublasLt; make that directory visible to the loader.
+[ -n "${GC_CUBLAS_LIB:-}" ] && export LD_LIBRARY_PATH="$(dirname "$GC_CUBLAS_LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 if [ -n "${OUT:-}" ]; then
   cp "$BUILD_DIR"/*.log "$OUT"/ 2>/dev/null || true
