@@ -621,7 +621,9 @@ static int time_dtype(const std::vector<Impl>& impls, int size, int samples, T* 
   for (int smp = 0; smp < samples; ++smp) {
     for (size_t i = 0; i < impls.size(); ++i) {  // interleaved: every implementation sees the same card state
       if (!ok[i]) continue;
-      CK(cudaMemsetAsync(flush, smp & 0xff, flush_bytes, s));  // evict A, B and C from the 60 MB L2
+      // Evict A, B and C from the 60 MB L2. The memset also keeps the GPU busy (~150 us) while the host
+      // builds the tensor maps and launches, so that host work never shows between the two events.
+      CK(cudaMemsetAsync(flush, smp & 0xff, flush_bytes, s));
       CK(cudaEventRecord(ev0[i], s));
       if (impls[i].fn(&args, err, sizeof err) != 0) die(3, "FAIL %s: launch failed while timing: %s", impls[i].name, err);
       CK(cudaEventRecord(ev1[i], s));
