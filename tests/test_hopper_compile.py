@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from gemmcompare import paths
 from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas, summarize_for
 from gemmcompare.errors import ToolchainError
@@ -31,7 +32,7 @@ from gemmcompare.errors import ToolchainError
 pytestmark = pytest.mark.compile
 
 ARCH = "sm_90a"
-HOPPER_DIR = toolchain.EXTENSIONS_DIR / "hopper"
+HOPPER_DIR = paths.EXTENSIONS_DIR / "hopper"
 
 # (step, variant) -> Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP>
 VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
@@ -115,7 +116,7 @@ def compiled(build_dir):
     def build(job):
         key, src = job
         out = build_dir / (src.name + ".o")
-        res = toolchain.compile_object(Path(src), ARCH, out, include_dirs=(str(toolchain.EXTENSIONS_DIR),))
+        res = toolchain.compile_object(Path(src), ARCH, out, include_dirs=(str(paths.EXTENSIONS_DIR),))
         log = res.stdout + res.stderr
         return key, Compiled(res.returncode, log, parse_ptxas(log))
 
@@ -174,7 +175,7 @@ def test_device_check_program_builds_and_links(compiled, build_dir):
     assert all(compiled[("instance", s)].returncode == 0 for s in STEPS)
     src = HOPPER_DIR / "check" / "hopper_check.cu"
     obj = build_dir / "hopper_check.o"
-    res = toolchain.compile_object(src, ARCH, obj, include_dirs=(str(toolchain.EXTENSIONS_DIR),))
+    res = toolchain.compile_object(src, ARCH, obj, include_dirs=(str(paths.EXTENSIONS_DIR),))
     assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
     objs = [str(build_dir / f"hopper_{s}.cu.o") for s in STEPS]
     exe = build_dir / "hopper_check"
@@ -190,8 +191,8 @@ def test_tile_walks_cover_every_tile_once(tmp_path):
     of C exactly once, for many grid shapes. Host code only."""
     nvcc = _nvcc_or_skip()
     exe = tmp_path / "raster_check"
-    cmd = [str(nvcc), "-std=c++17", "-O2", *toolchain.gencode_flags(ARCH), f"-I{toolchain.ABI_INCLUDE_DIR}",
-           f"-I{toolchain.EXTENSIONS_DIR}", str(HOPPER_DIR / "check" / "raster_check.cu"), "-o", str(exe)]
+    cmd = [str(nvcc), "-std=c++17", "-O2", *toolchain.gencode_flags(ARCH), f"-I{paths.ABI_INCLUDE_DIR}",
+           f"-I{paths.EXTENSIONS_DIR}", str(HOPPER_DIR / "check" / "raster_check.cu"), "-o", str(exe)]
     build = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout + build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
