@@ -95,9 +95,12 @@ def _roofline(table: pd.DataFrame, rows: pd.DataFrame, out_dir: Path, contract: 
     sub = table[(table["contract"] == contract).to_numpy() & has_bytes]
     if not len(sub):
         return []
-    preds = [p for p in rows["prediction"] if isinstance(p, dict) and p.get("peak_tflops")]
-    first = next((p for p in preds if p.get("kernel", {}).get("name") in set(sub["implementation"])), preds[0])
-    peak, bandwidth = first["peak_tflops"], first["bandwidth"]
+    preds = [p for p, c in zip(rows["prediction"], rows["contract"])
+             if c == contract and isinstance(p, dict) and p.get("peak_tflops")]
+    if not preds:
+        return []
+    peak, bandwidth = preds[0]["peak_tflops"], preds[0]["bandwidth"]
+    ceilings = {(p["ceiling"]["instruction"], p["rate_tflops"]) for p in preds if p["rate_tflops"] < peak}
     x = sub["flops"].astype(float) / sub["hbm_bytes"].astype(float)
     fig = Figure(figsize=(8, 5.5))
     ax = fig.add_subplot()
@@ -105,6 +108,14 @@ def _roofline(table: pd.DataFrame, rows: pd.DataFrame, out_dir: Path, contract: 
     grid = np.logspace(np.log10(lo), np.log10(hi), 200)
     ax.plot(grid, np.minimum(peak, bandwidth * grid / 1e12), color="black", linewidth=1.5,
             label=f"datasheet roof: {peak:g} TFLOP/s, {bandwidth / 1e12:g} TB/s")
+    by_rate: dict[float, list[str]] = {}
+    for instruction, rate in ceilings:
+        by_rate.setdefault(rate, []).append(instruction)
+    for rate, names in sorted(by_rate.items(), reverse=True):
+        instruction = "/".join(sorted(names))
+        ax.plot(grid, np.minimum(rate, bandwidth * grid / 1e12), linestyle=":", linewidth=1.2, color="gray")
+        ax.annotate(f"{instruction} ceiling {rate:g}", (grid[-1], rate), ha="right", va="bottom", fontsize=7,
+                    color="dimgray")
     names = short_names(list(sub["implementation"]))
     colors = matplotlib_colors(len(sub))
     for (i, r), xi, color in zip(sub.iterrows(), x, colors):
@@ -120,8 +131,8 @@ def _roofline(table: pd.DataFrame, rows: pd.DataFrame, out_dir: Path, contract: 
     ax.set_ylabel("TFLOP/s (logical 2·M·N·K)")
     ax.set_title(f"roofline, predicted (open) and measured (filled): {contract}", fontsize=10)
     ax.grid(True, which="both", alpha=0.25)
-    if len(sub) <= 24:
-        ax.legend(fontsize=6, loc="lower right")
+    if len(sub) <= 40:
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save_figure(fig, out_dir, f"roofline_predicted_{_slug(contract)}")
 
 
