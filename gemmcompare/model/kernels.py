@@ -137,7 +137,8 @@ def _stages(params: Mapping[str, Any]) -> int | None:
 def _int_or_none(value) -> int | None:
     if value is None or value == "":
         return None
-    return int(float(value))
+    number = float(value)
+    return None if number != number else int(number)  # NaN: a missing value read through pandas
 
 
 def kernel_from_row(row: Any) -> KernelShape:

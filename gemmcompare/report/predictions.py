@@ -168,3 +168,26 @@ def predictions_section(rows: pd.DataFrame, out_dir: str | Path, heading: str = 
             md.append(f"![{p.stem}]({p.name})\n")
             body.append(f"<figure>{embed_png(p)}<figcaption>{html.escape(p.stem)}</figcaption></figure>")
     return PredictionSection(table, "\n".join(m for m in md if m), "\n".join(body), files)
+
+
+def predicted_vs_measured(rows: pd.DataFrame, device) -> pd.DataFrame:
+    """Measured PASS rows (a results file's, predictions or not) predicted on `device` (a DeviceSpec or a
+    name): problem, contract, implementation, measured and predicted ms, their ratio, the bound and the
+    model's terms. Rows the model cannot describe are left out."""
+    from ..model.predict import predict_row
+
+    out = []
+    for rec in rows.to_dict("records"):
+        if str(rec.get("status")) != "PASS" or is_missing(rec.get("median_ms")) or rec.get("family") == "custom":
+            continue
+        try:
+            p = predict_row(rec, device)
+        except (KeyError, ValueError):
+            continue
+        out.append({"problem": rec["problem"], "contract": rec["contract"], "implementation": rec["implementation"],
+                    "median_ms": float(rec["median_ms"]), "predicted_ms": p.predicted_ms,
+                    "measured_over_predicted": float(rec["median_ms"]) / p.predicted_ms, "bound": p.bound,
+                    "compute_ms": p.compute_ms, "memory_ms": p.memory_ms, "l1_ms": p.l1_ms,
+                    "rate_tflops": p.rate_tflops, "wave_efficiency": p.wave_efficiency,
+                    "ctas_per_sm": p.occupancy.ctas_per_sm if p.occupancy else None})
+    return pd.DataFrame(out)
