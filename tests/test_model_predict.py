@@ -127,7 +127,7 @@ def test_rows_of_each_family_become_kernels():
                               "registers": 194, "smem_bytes": 147568})
     assert canary.math_class == "f16_tensor_f16acc" and canary.threads_per_block == 256 and canary.stages == 3
     sm90 = kernel_from_row({"family": "cutlass", "implementation": "cutlass.x", "contract": "f16_f32acc_tn",
-                            "params": {"family": "sm90", "dtype": "f16", "out": "f32", "acc": "f32", "tile": [128, 256, 64],
+                            "params": {"template": "sm90", "dtype": "f16", "out": "f32", "acc": "f32", "tile": [128, 256, 64],
                                        "cluster": [2, 1], "schedule": "cooperative", "scheduler": "stream_k",
                                        "stages": "auto", "swizzle": 4, "raster": "along_m"},
                             "registers": 168, "smem_bytes": 229440})

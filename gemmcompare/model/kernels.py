@@ -182,7 +182,7 @@ def kernel_from_row(row: Any) -> KernelShape:
 
 
 def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:
-    fam = p.get("family")
+    fam = p.get("template") or p.get("family")  # rows before the structure issue say `family`
     tile = tuple(p["tile"])
     dtype = p.get("dtype", base["input_dtype"])
     base = {**base, "input_dtype": "f32" if dtype == "tf32" else dtype, "math": "tf32" if dtype == "tf32" else
