@@ -54,5 +54,4 @@ def test_model_occupancy_equals_the_runtime_for_the_launch_the_kernel_makes(inde
     line = compare_with_model(impl, BUILTIN_CONTRACTS[contract], SQUARE, device,
                               _compiled(impl, impl.target_arch(live.cc_int)), tmp_path)
     assert line["runtime_threads"] == line["model_threads"], line
-    assert line["runtime_registers"] == line["ptxas_registers"], line
     assert line["runtime_blocks_per_sm"] == line["model_ctas_per_sm"] == line["model_from_runtime_inputs"], line

@@ -156,3 +156,25 @@ def test_analyze_the_lab_ladder_for_the_h200_reproduces_the_committed_report(tmp
     new = pd.read_csv(out / "predictions.csv")
     old = pd.read_csv(committed / "predictions.csv")
     pd.testing.assert_frame_equal(new, old)
+
+
+@pytest.mark.gpu
+def test_a_run_on_the_gpu_puts_the_prediction_beside_every_timed_row(tmp_path):
+    from gemmcompare.run.parent import Runner, RunOptions
+    from gemmcompare.spec import parse_spec
+
+    exp = parse_spec("name: p\nproblems: [{m: 1024, n: 1024, k: 1024}]\ncontracts: [f16_f32acc_tt]\n"
+                     "implementations: [library.cublas, lab.wmma_padded]\nbaseline: library.cublas\n"
+                     "timing: {l2: flush}\n", "p.yaml")
+    out = Runner(exp, RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False)).run()
+    timed = [r for r in out.rows if r.status is Status.PASS]
+    assert len(timed) == 2
+    for r in timed:
+        assert r.predicted_ms > 0 and r.measured_over_predicted == pytest.approx(r.median_ms / r.predicted_ms)
+        assert r.prediction["device"] in ("h200_sxm", "h100_sxm", "a100_sxm_80gb", "l4", "rtx_4090", "b200", "live")
+    lab = next(r for r in timed if r.family == "lab")
+    assert lab.occupancy_ctas_per_sm and lab.predicted_bound == "l1"
+    stored = Store(tmp_path / "g.db").results(out.run_id)
+    assert stored["predicted_ms"].notna().sum() == 2
+    report = build_report(out.run_id, tmp_path / "report", store=Store(tmp_path / "g.db"))
+    assert "## Predictions" in report.markdown.read_text() and "No row has a prediction" not in report.markdown.read_text()
