@@ -54,6 +54,7 @@ def main(argv=None) -> int:
             print(f"skip {impl.name}: no contract of the spec it runs on {live.name}")
             continue
         todo.append((impl, contract, impl.build_request(impl.target_arch(live.cc_int))))
+    todo.sort(key=lambda item: not item[2].uses_cutlass)  # the slowest compiles (CUTLASS) start first
     t0 = time.time()
     workers = os.cpu_count() or 4
     pool = cf.ThreadPoolExecutor(max_workers=workers)
