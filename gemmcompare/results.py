@@ -82,6 +82,16 @@ class Result:
     notes: str = ""
     started_at: str = ""
     finished_at: str = ""
+    # prediction (gemmcompare.model, run/predictions.py): what the kernel's structure allows on this device
+    predicted_ms: float | None = None
+    predicted_tflops: float | None = None  # logical FLOPs / predicted_ms
+    predicted_bound: str | None = None  # compute, memory, l1, l2 or waves
+    occupancy_ctas_per_sm: int | None = None
+    occupancy: float | None = None  # resident warps / the SM's warp slots
+    occupancy_limited_by: str | None = None  # registers, shared_memory, threads, blocks (every limiting one)
+    wave_efficiency: float | None = None  # waves / waves rounded up (1.0 without a tile)
+    measured_over_predicted: float | None = None  # median_ms / predicted_ms: 2.5 means at 40% of its bound
+    prediction: dict[str, Any] = field(default_factory=dict)  # the model's inputs and intermediates, or its error
 
     def add_note(self, note: str) -> None:
         """Append a note ('; ' between notes); a note the row already carries is not repeated."""
@@ -100,7 +110,7 @@ class Result:
         return rec
 
 
-JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry")
+JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry", "prediction")
 
 COLUMNS = list(Result.__dataclass_fields__)
 

@@ -126,7 +126,12 @@ def test_issue_ceilings_measured_on_the_h200_and_their_fallbacks():
     assert issue_ceiling(h200, "wmma", "f16_tensor").tflops == 630.0  # WMMA lowers to the same HMMA
     assert issue_ceiling(h200, "ffma", "f32_simt").tflops == 55.5
     wgmma = issue_ceiling(h200, "wgmma", "f16_tensor")
-    assert wgmma.tflops == h200.peak("f16_tensor") and not wgmma.measured
+    assert wgmma.tflops == 790.0 and wgmma.measured and "random" in wgmma.source  # not the datasheet's 989.4
+    library = issue_ceiling(h200, "library", "f16_tensor")
+    assert library.tflops == 790.0 and "wgmma" in library.source  # cuBLAS runs wgmma
+    assert issue_ceiling(h200, "library", "f32_simt").tflops == 55.5  # strict FP32 runs on FFMA, library or not
+    assert issue_ceiling(h200, "wgmma", "tf32_tensor").tflops == h200.peak("tf32_tensor")  # not measured
+    assert issue_ceiling(a100, "library", "f16_tensor").tflops == 312.0
     assert issue_ceiling(a100, "mma_sync", "f16_tensor").tflops == 312.0  # native on sm_80
     fallback = issue_ceiling(b200, "mma_sync", "f16_tensor")
     assert fallback.tflops == b200.peak("f16_tensor") and not fallback.measured and "assumed" in fallback.source

@@ -42,14 +42,15 @@ def test_mma_sync_at_4096_cubed_on_the_h200_term_by_term():
     assert 600 < p.predicted_tflops < 620
 
 
-def test_wgmma_and_library_kernels_run_against_the_datasheet_peak():
+def test_wgmma_and_library_kernels_run_at_the_measured_random_data_rate_not_the_datasheet():
     problem = GemmProblem(4096, 4096, 4096)
     wgmma = KernelShape("coop", "wgmma", "f16", "f32", "f32", block_tile=(128, 256, 64), threads_per_block=384,
                         registers_per_thread=168, dynamic_shared_bytes=229440, persistent=True)
     lib = KernelShape("cublas", "library", "f16", "f32", "f32")
     pw, pl = predict(problem, wgmma, H200), predict(problem, lib, H200)
-    assert pw.rate_tflops == pl.rate_tflops == 989.4
-    assert pl.waves is None and pl.wave_efficiency == 1.0 and pl.compute_ms == pytest.approx(problem.flops / 989.4e9)
+    assert pw.rate_tflops == pl.rate_tflops == 790.0 and pw.peak_tflops == 989.4
+    assert pw.roofline.peak_tflops == 989.4  # the plain roofline keeps the datasheet
+    assert pl.waves is None and pl.wave_efficiency == 1.0 and pl.compute_ms == pytest.approx(problem.flops / 790e9)
     assert pw.compute_ms == pytest.approx(pl.compute_ms / (512 / 528))
 
 
@@ -78,9 +79,9 @@ def test_memory_bound_problems_and_an_explicit_l2_bandwidth():
     assert skinny.memory_ms == pytest.approx(skinny.unique_bytes / 4.8e12 * 1e3)
     # the same shape on a 128x256 tile runs 32 whole tiles, 94% of them padding along N: compute-bound
     tiled = predict(GemmProblem(4096, 16, 4096), _mma_sync(), H200)
-    assert tiled.bound == "compute" and tiled.tile_work_flops == 16 * tiled.work.logical_flops
+    assert tiled.bound == "waves" and tiled.waves.sm_efficiency < 0.75 and tiled.tile_work_flops == 16 * tiled.work.logical_flops
     fed = predict(GemmProblem(4096, 4096, 4096), _mma_sync(), H200, l2_bandwidth=1e12)
-    assert fed.bound == "operand" and fed.operand_ms == pytest.approx(fed.tile_traffic.total_bytes / 1e12 * 1e3)
+    assert fed.bound == "l2" and fed.operand_ms == pytest.approx(fed.tile_traffic.total_bytes / 1e12 * 1e3)
     # why panel traffic is not charged to HBM by default: at 4.8 TB/s it would take 0.35 ms, yet CUTLASS's
     # 128x256 cooperative kernel measured 0.1876 ms there (experiments/results/h200/library-vs-handwritten)
     at_hbm = predict(GemmProblem(4096, 4096, 4096), _mma_sync(), H200, l2_bandwidth=H200.memory_bandwidth)
@@ -126,7 +127,7 @@ def test_rows_of_each_family_become_kernels():
                               "registers": 194, "smem_bytes": 147568})
     assert canary.math_class == "f16_tensor_f16acc" and canary.threads_per_block == 256 and canary.stages == 3
     sm90 = kernel_from_row({"family": "cutlass", "implementation": "cutlass.x", "contract": "f16_f32acc_tn",
-                            "params": {"family": "sm90", "dtype": "f16", "out": "f32", "acc": "f32", "tile": [128, 256, 64],
+                            "params": {"template": "sm90", "dtype": "f16", "out": "f32", "acc": "f32", "tile": [128, 256, 64],
                                        "cluster": [2, 1], "schedule": "cooperative", "scheduler": "stream_k",
                                        "stages": "auto", "swizzle": 4, "raster": "along_m"},
                             "registers": 168, "smem_bytes": 229440})
@@ -153,19 +154,29 @@ def _measured_h200_rows():
                     yield path, row
 
 
-def test_no_measured_h200_row_beats_its_prediction():
+# Rows measured more than 10% faster than predicted, each explained in docs/predictions.md: the L1 count of
+# the strided kernel (17 wavefronts per warp step) holds at 4096^3 (141.9 ms measured, 139.8 predicted) but
+# not at the lab's small shape, where the SM's L1 served its 16-row requests about twice as fast.
+KNOWN_FASTER = {("lab.scalar_strided", "257x263x251")}
+
+
+def test_no_measured_h200_row_beats_its_prediction_by_more_than_ten_percent():
+    """The rates are measured means (790 TFLOP/s for wgmma spans 769-798), so a row may beat its prediction
+    by a few per cent, and the L1 wavefront counts are estimates (lab.shared_16x16 at 4096^3 measured 8% below
+    its count); by more than 10% only the rows listed in KNOWN_FASTER."""
     rows = list(_measured_h200_rows())
     if not rows:
         pytest.skip("no H200 results in experiments/results/h200")
-    checked = 0
+    checked, faster = 0, set()
     for path, row in rows:
         try:
             p = predict_row(row, H200)
         except ValueError:
             continue  # a kernel the model cannot describe (or one that fits no CTA)
-        measured = float(row["median_ms"])
-        assert p.predicted_ms <= measured, (path, row["implementation"], row["problem"], p.predicted_ms, measured)
+        if float(row["median_ms"]) < 0.90 * p.predicted_ms:
+            faster.add((row["implementation"], row["problem"]))
         checked += 1
+    assert faster == KNOWN_FASTER
     assert checked >= 100
 
 

@@ -143,6 +143,10 @@ def render_wmma_staged(warp_tile: tuple[int, int]) -> str:
         f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
         f'  return gc::lab::staged::launch<{wm}, {wn}, {sym}_tag>(args, "{sym}", err, err_len);\n'
         f"}}\n"
+        f"\n"
+        f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
+        f'  return gc::lab::staged::launch<{wm}, {wn}, {sym}_tag>(args, "{sym}", err, err_len, out);\n'
+        f"}}\n"
     )
 
 

@@ -10,6 +10,7 @@ per module:
   occupancy   CTAs per SM from registers, shared memory and threads (the CUDA occupancy calculator's rules)
   waves       tile quantization: tiles, waves, tail fill and the efficiency bound they imply
   roofline    time >= max(flops / peak, bytes / bandwidth), and the ridge point
+  datapath    the L1/shared-memory data path: 128-byte wavefronts per CTA per K tile of the lab kernels
   kernels     what the model needs to know about a kernel, and how a result row describes one
   predict     the predicted time of one kernel on one problem, with every input and intermediate kept
   access      memory-access models: 32-byte sectors per warp request, shared-memory bank conflicts

@@ -45,6 +45,10 @@ class KernelShape:
     stream_k: bool = False
     split_k: int = 1
     stages: int | None = None  # shared-memory pipeline stages (None: unknown or chosen by the library)
+    lab_loop: str | None = None  # a lab kernel whose main loop the data-path model counts (model/datapath.py)
+    warp_tile: tuple[int, int] | None = None
+    a_col: bool = False  # storage orders of A and B (column-major when True), from the contract's letters
+    b_col: bool = False
     notes: tuple[str, ...] = ()
 
     def __post_init__(self):
@@ -103,6 +107,13 @@ def contract_dtypes(contract: str) -> dict[str, str]:
     return {"input": a, "output": out or "f32", "accumulator": "f32", "math": "strict"}
 
 
+def contract_orders(contract: str) -> tuple[bool, bool]:
+    """(A column-major, B column-major) from a contract's layout letters ('..._tn': A row-major, B
+    column-major); (False, False) when the spelling carries none."""
+    m = re.search(r"_([tn])([tn])$", contract or "")
+    return (m.group(1) == "n", m.group(2) == "n") if m else (False, False)
+
+
 def _mapping(row: Any) -> Mapping[str, Any]:
     if isinstance(row, Mapping):
         return row
@@ -126,7 +137,8 @@ def _stages(params: Mapping[str, Any]) -> int | None:
 def _int_or_none(value) -> int | None:
     if value is None or value == "":
         return None
-    return int(float(value))
+    number = float(value)
+    return None if number != number else int(number)  # NaN: a missing value read through pandas
 
 
 def kernel_from_row(row: Any) -> KernelShape:
@@ -138,9 +150,10 @@ def kernel_from_row(row: Any) -> KernelShape:
     dtypes = contract_dtypes(row.get("contract") or "")
     registers = _int_or_none(row.get("registers"))
     smem = _int_or_none(row.get("smem_bytes")) or 0
+    a_col, b_col = contract_orders(row.get("contract") or "")
     base = dict(name=name, input_dtype=dtypes["input"], output_dtype=dtypes["output"],
                 accumulator=dtypes["accumulator"], math=dtypes["math"], registers_per_thread=registers,
-                dynamic_shared_bytes=smem)
+                dynamic_shared_bytes=smem, a_col=a_col, b_col=b_col)
     # smem_bytes is static + dynamic; the occupancy calculator counts their sum (the launchers opt in).
 
     if family == "library":
@@ -150,10 +163,11 @@ def kernel_from_row(row: Any) -> KernelShape:
         variant = name.split(".", 1)[-1].split("[", 1)[0]
         if variant not in LAB_KERNELS:
             raise ValueError(f"lab kernel {variant!r} is not in LAB_KERNELS")
-        spec = dict(LAB_KERNELS[variant])
+        spec = dict(LAB_KERNELS[variant], lab_loop=variant)
         if variant == "wmma_staged":
             wm, wn = params.get("warp_tile") or (32, 64)
             spec["threads_per_block"] = 32 * (128 // wm) * (128 // wn)
+            spec["warp_tile"] = (int(wm), int(wn))
         return KernelShape(**base, **spec)
     if family == "mma_sync":
         block = tuple(params["block"])
@@ -168,7 +182,7 @@ def kernel_from_row(row: Any) -> KernelShape:
 
 
 def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:
-    fam = p.get("family")
+    fam = p.get("template") or p.get("family")  # rows before the structure issue say `family`
     tile = tuple(p["tile"])
     dtype = p.get("dtype", base["input_dtype"])
     base = {**base, "input_dtype": "f32" if dtype == "tf32" else dtype, "math": "tf32" if dtype == "tf32" else

@@ -13,16 +13,26 @@ The model, term by term (all times in milliseconds):
                 Without a tile (a library), compute_ms = executed FLOPs / rate.
   memory_ms   = HBM bytes / bandwidth, HBM bytes from the wave-footprint model of the raster order
                 (at least the unique bytes: each operand read once, the output written once)
+  l1_ms       = for the lab kernels, the L1/shared-memory data path (model/datapath.py): tiles on the
+                busiest SM x K tiles x 128-byte wavefronts per CTA per K tile / clock. The scalar and
+                shared-memory kernels are bound here, not by the FFMA rate.
   operand_ms  = tile (operand) traffic / L2 bandwidth, only when an L2 bandwidth is given: the panel
                 model's M*N*K*s*(1/BN + 1/BM) + output bytes, which the SMs request from L2. No datasheet
                 gives an L2 bandwidth, so it is off by default. Charging that traffic to HBM instead
                 (l2_bandwidth=device.memory_bandwidth) is refuted by measurement: it predicts 0.35 ms for
                 4096^3 FP16 with 128x256 tiles on the H200, where cuBLAS and CUTLASS measured 0.19 ms.
-  predicted   = max(compute_ms, memory_ms, operand_ms) + launch_ms
+  predicted   = max(compute_ms, memory_ms, l1_ms, operand_ms) + launch_ms
                 (the mainloop overlaps loads with math, so the terms overlap; the launch does not)
 
-It is a ceiling, not a forecast of what a kernel will measure: latency, pipeline bubbles, shared-memory
-bandwidth and epilogues are not in it. A measured row far below its prediction is the interesting one.
+The bound is the largest term: 'compute', 'memory', 'l1' or 'l2' (the operand term); a compute-bound
+launch whose tile quantization leaves more than a quarter of the busiest SM's time idle
+(waves.sm_efficiency < 0.75) is 'waves'.
+
+Rates are what the hardware was measured to reach on random data where that is known (790 TFLOP/s for
+wgmma on the H200, not the datasheet's 989.4; model/ceilings.py), so the prediction is an estimate of
+the best this kernel's structure allows, not a strict upper bound: a kernel can beat it by the spread of
+those measurements (a few per cent). Latency, pipeline bubbles, barriers and epilogues are not in it. A
+measured row far below its prediction is the interesting one.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from typing import Any
 
 from ..problems import GemmProblem
 from .ceilings import IssueCeiling, issue_ceiling
+from .datapath import LoopWavefronts, Operands, datapath_ms, lab_loop_wavefronts
 from .devices import DeviceSpec, device_spec
 from .kernels import KernelShape, kernel_from_row
 from .occupancy import Occupancy, occupancy
@@ -50,6 +61,9 @@ SUB_PARTITIONS = 4  # one warp issues to one of an SM's four sub-partitions
 
 # The wave-footprint model walks every tile; past this many it falls back to the unique bytes.
 MAX_TILES_FOR_FOOTPRINT = 1 << 20
+# A compute-bound launch whose busiest SM idles more than this share of its time on a partial wave is
+# reported as bound by waves.
+WAVE_BOUND_EFFICIENCY = 0.75
 
 
 @dataclass(frozen=True)
@@ -79,12 +93,15 @@ class Prediction:
     hbm_bytes: int
     bandwidth: float
     memory_ms: float
+    l1: LoopWavefronts | None  # the data-path count of a lab kernel's main loop
+    clock_mhz: float | None
+    l1_ms: float | None
     l2_bandwidth: float | None
     operand_ms: float | None
     launch_ms: float
     roofline: RooflineBound  # the plain bound: logical FLOPs at the datasheet peak, unique bytes at bandwidth
     predicted_ms: float
-    bound: str  # 'compute', 'memory' or 'operand': the largest term
+    bound: str  # 'compute', 'memory', 'l1', 'l2' or 'waves' (see the module docstring)
     notes: tuple[str, ...]
 
     @property
@@ -183,16 +200,29 @@ def predict(problem: GemmProblem, kernel: KernelShape, device: DeviceSpec, *,
     if l2_bandwidth is not None and traffic is not None:
         operand_ms = traffic.total_bytes / l2_bandwidth * 1e3
 
-    terms = {"compute": compute_ms, "memory": memory_ms, "operand": operand_ms or 0.0}
+    loop = l1_ms = None
+    if kernel.lab_loop is not None and busiest is not None:
+        if device.boost_clock_mhz is None:
+            notes.append(f"{device.name} has no clock in the device table: the L1 data-path term is left out")
+        else:
+            ops = Operands(lda=padded.m if kernel.a_col else padded.k, ldb=padded.k if kernel.b_col else padded.n,
+                           a_col=kernel.a_col, b_col=kernel.b_col)
+            loop = lab_loop_wavefronts(kernel.lab_loop, ops, kernel.warp_tile)
+            l1_ms = datapath_ms(loop, busiest, padded.k, device.boost_clock_mhz)
+
+    terms = {"compute": compute_ms, "memory": memory_ms, "l1": l1_ms or 0.0, "l2": operand_ms or 0.0}
     bound = max(terms, key=terms.get)
     predicted = terms[bound] + launch_ms
+    if bound == "compute" and waves is not None and waves.sm_efficiency < WAVE_BOUND_EFFICIENCY:
+        bound = "waves"
     plain = roofline_bound(work.logical_flops, unique, peak, device.memory_bandwidth)
     return Prediction(
         device=device.key, device_name=device.name, problem=problem, kernel=kernel, math_class=math_class,
         peak_tflops=peak, ceiling=ceiling, rate_tflops=rate, work=work, occupancy=occ, waves=waves,
         wave_efficiency=efficiency, tile_flops=tile_flops, tile_work_flops=tile_work, tiles_on_busiest_sm=busiest,
         sm_share=share, compute_ms=compute_ms, unique_bytes=unique, tile_traffic=traffic, hbm=hbm,
-        hbm_bytes=hbm_bytes, bandwidth=device.memory_bandwidth, memory_ms=memory_ms, l2_bandwidth=l2_bandwidth,
+        hbm_bytes=hbm_bytes, bandwidth=device.memory_bandwidth, memory_ms=memory_ms, l1=loop,
+        clock_mhz=device.boost_clock_mhz, l1_ms=l1_ms, l2_bandwidth=l2_bandwidth,
         operand_ms=operand_ms, launch_ms=launch_ms, roofline=plain, predicted_ms=predicted, bound=bound,
         notes=tuple(dict.fromkeys(notes)),
     )

@@ -23,6 +23,7 @@ from ..problems import GemmProblem
 from ..results import Result, Status
 from ..spec import Experiment, ProblemEntry
 from .inputs import Draw, draw_inputs, same_bits
+from .predictions import attach_predictions
 
 # A row is flagged when more than this share of its telemetry samples saw a power or thermal cap.
 THROTTLED_MAJORITY = 0.5
@@ -261,6 +262,7 @@ class ProblemExecutor:
             if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
                 finished[t.impl.name] = t.row
         self._derive(finished, contract, peak)
+        attach_predictions(finished.values(), self.device)  # the model's time beside the measured one
         for t in ready:
             if t.impl.name in finished:
                 self.emit(t.row)
