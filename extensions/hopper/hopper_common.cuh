@@ -783,8 +783,18 @@ int max_active_clusters(Kernel kernel, unsigned threads, uint32_t smem, int clus
 
 // Run Step::run<TIn, TOut> for the dtypes of the arguments: every combination of f16/bf16 in and
 // f32/f16/bf16 out. Step is a class with `template <class TIn, class TOut> static int run(args, err, len)`.
+// NAME_occupancy (gemm_abi.h): the runtime's answer for a launch of `kernel` with this block size and
+// dynamic shared memory (the attribute that allows it is set first, as the launch path sets it).
+template <class Kernel>
+inline int query_occupancy(Kernel kernel, int threads, int dynamic_smem, gc_occupancy* out, char* err,
+                           size_t err_len) {
+  GC_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_smem));
+  return gc_query_occupancy((const void*)kernel, threads, static_cast<size_t>(dynamic_smem), out, err, err_len);
+}
+
 template <class Step>
-int dispatch_dtypes(const gc_gemm_args* a, const char* name, char* err, size_t err_len) {
+int dispatch_dtypes(const gc_gemm_args* a, const char* name, char* err, size_t err_len,
+                    gc_occupancy* query = nullptr) {
   if (!a) return gc_fail(err, err_len, "null arguments");
   if (a->dtype_a != a->dtype_b) {
     char msg[160];
@@ -792,13 +802,19 @@ int dispatch_dtypes(const gc_gemm_args* a, const char* name, char* err, size_t e
     return gc_fail(err, err_len, msg);
   }
   if (a->dtype_a == GC_F16) {
-    if (a->dtype_c == GC_F32) return Step::template run<__half, float>(a, err, err_len);
-    if (a->dtype_c == GC_F16) return Step::template run<__half, __half>(a, err, err_len);
-    if (a->dtype_c == GC_BF16) return Step::template run<__half, __nv_bfloat16>(a, err, err_len);
+    if (a->dtype_c == GC_F32) return query ? Step::template occupancy<__half, float>(a, query, err, err_len)
+                                  : Step::template run<__half, float>(a, err, err_len);
+    if (a->dtype_c == GC_F16) return query ? Step::template occupancy<__half, __half>(a, query, err, err_len)
+                                  : Step::template run<__half, __half>(a, err, err_len);
+    if (a->dtype_c == GC_BF16) return query ? Step::template occupancy<__half, __nv_bfloat16>(a, query, err, err_len)
+                                  : Step::template run<__half, __nv_bfloat16>(a, err, err_len);
   } else if (a->dtype_a == GC_BF16) {
-    if (a->dtype_c == GC_F32) return Step::template run<__nv_bfloat16, float>(a, err, err_len);
-    if (a->dtype_c == GC_F16) return Step::template run<__nv_bfloat16, __half>(a, err, err_len);
-    if (a->dtype_c == GC_BF16) return Step::template run<__nv_bfloat16, __nv_bfloat16>(a, err, err_len);
+    if (a->dtype_c == GC_F32) return query ? Step::template occupancy<__nv_bfloat16, float>(a, query, err, err_len)
+                                  : Step::template run<__nv_bfloat16, float>(a, err, err_len);
+    if (a->dtype_c == GC_F16) return query ? Step::template occupancy<__nv_bfloat16, __half>(a, query, err, err_len)
+                                  : Step::template run<__nv_bfloat16, __half>(a, err, err_len);
+    if (a->dtype_c == GC_BF16) return query ? Step::template occupancy<__nv_bfloat16, __nv_bfloat16>(a, query, err, err_len)
+                                  : Step::template run<__nv_bfloat16, __nv_bfloat16>(a, err, err_len);
   }
   char msg[160];
   snprintf(msg, sizeof msg, "%s: needs f16 or bf16 A and B and f32, f16 or bf16 C", name);

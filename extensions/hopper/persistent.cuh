@@ -117,6 +117,12 @@ template <class Cfg, class Tag = void>
 struct Step {
   static constexpr const char* name = "hopper.persistent";
 
+  // The occupancy of the launch run() makes (gemm_abi.h NAME_occupancy): nothing is launched.
+  template <class TIn, class TOut>
+  static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
+    return query_occupancy(kernel<Cfg, TIn, TOut, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err, err_len);
+  }
+
   template <class TIn, class TOut>
   static int run(const gc_gemm_args* args, char* err, size_t err_len) {
     using T = Traits<Cfg>;
@@ -146,6 +152,12 @@ int run_typed(const gc_gemm_args* args, char* err, size_t err_len) {
 template <class Cfg, class Tag = void>
 int run(const gc_gemm_args* args, char* err, size_t err_len) {
   return dispatch_dtypes<Step<Cfg, Tag>>(args, Step<Cfg, Tag>::name, err, err_len);
+}
+
+// The occupancy query of run()'s launch, for the same argument types.
+template <class Cfg, class Tag = void>
+int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return dispatch_dtypes<Step<Cfg, Tag>>(args, Step<Cfg, Tag>::name, err, err_len, out);
 }
 
 }  // namespace persistent

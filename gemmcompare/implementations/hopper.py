@@ -128,7 +128,8 @@ class HopperConfig:
         return f"gc_hopper_{self.ident}"
 
     def render(self) -> str:
-        """The instantiation TU: every input/output type of this configuration behind one ABI entry."""
+        """The instantiation TU: every input/output type of this configuration behind one ABI entry, and
+        its occupancy query (gemm_abi.h NAME_occupancy)."""
         bm, bn, bk = self.block
         sym = self.symbol()
         return (
@@ -140,6 +141,9 @@ class HopperConfig:
             f"{self.cluster_m}, {self.group}>;\n\n"
             f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
             f"  return gc::hopper::{self.step}::run<{sym}_config, {sym}_tag>(args, err, err_len);\n"
+            f"}}\n\n"
+            f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
+            f"  return gc::hopper::{self.step}::occupancy<{sym}_config, {sym}_tag>(args, out, err, err_len);\n"
             f"}}\n"
         )
 
