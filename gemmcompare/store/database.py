@@ -58,6 +58,11 @@ class Store:
         types = _result_column_types()
         cols = ", ".join(f"{c} {types[c]}" for c in COLUMNS)
         self.conn.execute(f"CREATE TABLE IF NOT EXISTS results (row_id INTEGER PRIMARY KEY AUTOINCREMENT, {cols})")
+        # a store written by an older version lacks the newer columns: add them (older rows read as NULL)
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(results)")}
+        for c in COLUMNS:
+            if c not in have:
+                self.conn.execute(f"ALTER TABLE results ADD COLUMN {c} {types[c]}")
         self.conn.execute("CREATE INDEX IF NOT EXISTS results_run ON results(run_id)")
         self.conn.commit()
 
