@@ -1,4 +1,5 @@
-"""The timing contract: device time of an implementation's launches, from CUDA events in one stream.
+"""The timing contract: device time of an implementation's launches, from CUDA events in one stream, with
+each launch's CUPTI record beside it (timing_methods.py: which of the two a row reports).
 
 - The launch queue is kept full: each batch of samples is enqueued behind a sleep kernel long enough to
   cover the host's enqueue time, so host launch gaps are never inside an event pair. If the sleep had
@@ -8,7 +9,9 @@
   through input copies totalling at least 2x L2, `warm` does neither.
 - Warm-up by count and by time; then rounds of samples, implementations of one problem interleaved
   round-robin, until the 95% CI of the median is within `target_noise` (relative) or a cap is hit.
-- Excluded, and stated in every receipt: allocation, transfers, dtype conversion, padding, references.
+- Excluded, and stated in every receipt: allocation, transfers, dtype conversion, laying the inputs out in
+  the storage policy's buffers (the same for every row), references. Included: whatever an implementation's
+  launch does, copies into and out of buffers of its own and zero-padding among them (contracts/storage.py).
 Raw samples are kept in milliseconds; summaries are computed from them afterwards.
 """
 
@@ -26,7 +29,9 @@ L2_POLICIES = ("flush", "rotate", "warm")
 # flushed instead (and its row says so).
 MAX_ROTATION_COPIES = 255
 
-EXCLUDED = "allocation, host-device transfers, dtype conversion, padding and cropping, reference computation"
+EXCLUDED = ("allocation, host-device transfers, dtype conversion, laying the inputs out in the storage policy's "
+            "buffers (the same for every row), reference computation; an implementation's own copies and padding "
+            "are inside its launch, timed")
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,13 @@ def _is_device(ev) -> bool:
 
 
 def sample_spans(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, float]:
-    """{annotation name: milliseconds from its first GPU activity's start to its last one's end}.
+    """{annotation name: milliseconds from its first GPU activity's start to its last one's end}."""
+    return {name: span for name, (span, _) in sample_details(events, prefix).items()}
+
+
+def sample_details(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, tuple[float, int]]:
+    """{annotation name: (milliseconds from its first GPU activity's start to its last one's end, how many
+    GPU activities it holds (0: the profiler's own annotation span was used))}.
 
     `events` are torch.profiler FunctionEvents (or anything with name, device_type, id, time_range and
     is_user_annotation). A GPU activity (device_type CUDA, not an annotation) shares its CUPTI correlation id
@@ -82,6 +88,7 @@ def sample_spans(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, float
             runtime[int(getattr(ev, "id", -1))] = _range(ev)[0]
     annotations.sort()
     found: dict[str, _Span] = {}
+    counts: dict[str, int] = {}
     for ev in device_ops:
         t = runtime.get(int(getattr(ev, "id", -1)))
         if t is None:
@@ -92,9 +99,11 @@ def sample_spans(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, float
         s, e = _range(ev)
         old = found.get(name)
         found[name] = _Span(s, e) if old is None else _Span(min(old.start, s), max(old.end, e))
+        counts[name] = counts.get(name, 0) + 1
     if not found:
         found = gpu_annotations
-    return {name: (span.end - span.start) * 1e-3 for name, span in found.items() if span.end >= span.start}
+    return {name: ((span.end - span.start) * 1e-3, counts.get(name, 0)) for name, span in found.items()
+            if span.end >= span.start}
 
 
 def _containing(spans: list[tuple[float, float, str]], t: float) -> str | None:
@@ -139,18 +148,22 @@ class KernelClock:
 
     def stop(self) -> dict[str, float]:
         """{sample tag: ms}; empty (with `error` set) when the profiler recorded nothing usable."""
+        return {tag: span for tag, (span, _) in self.stop_details().items()}
+
+    def stop_details(self) -> dict[str, tuple[float, int]]:
+        """{sample tag: (ms, GPU activities)}, as sample_details; empty (with `error` set) when nothing usable."""
         if self._prof is None:
             return {}
         prof, self._prof = self._prof, None
         try:
             prof.__exit__(None, None, None)
-            spans = sample_spans(prof.events())
+            details = sample_details(prof.events())
         except Exception as exc:  # noqa: BLE001
             self.error = f"CUPTI records could not be read: {exc}"
             return {}
-        if not spans:
+        if not details:
             self.error = "CUPTI recorded no GPU activity inside the sample annotations"
-        return spans
+        return details
 
 
 @dataclass(frozen=True)

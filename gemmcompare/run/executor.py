@@ -273,7 +273,7 @@ class ProblemExecutor:
             t.row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
                             "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
                             "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed,
-                            **_method_fields(m)}
+                            "storage": t.prepared.storage_info, **_method_fields(m)}
             if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
                 finished[t.impl.name] = t.row
         self._derive(finished, contract, peak)
