@@ -210,3 +210,25 @@ def test_spec_rejects_an_unknown_policy_with_the_choices():
     with pytest.raises(SpecError) as info:
         parse_spec(SPEC % "alinged")
     assert "storage must be one of ['tight', 'aligned']" in str(info.value) and "aligned" in str(info.value)
+
+
+def test_a_store_written_before_these_columns_gains_them(tmp_path):
+    import sqlite3
+
+    from gemmcompare.results import Result, Status
+    from gemmcompare.store import Store
+
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)  # the results table as an older version made it: no storage columns
+    conn.execute("CREATE TABLE results (row_id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, problem TEXT, m INTEGER,"
+                 " n INTEGER, k INTEGER, batch INTEGER, contract TEXT, implementation TEXT, family TEXT, params TEXT,"
+                 " status TEXT)")
+    conn.execute("INSERT INTO results (run_id, problem, status) VALUES ('old', '8x8x8', 'PASS')")
+    conn.commit()
+    conn.close()
+    store = Store(db)
+    store.add_result(Result("new", "8x8x8", 8, 8, 8, 1, "f16_f32acc_tn_aligned", "library.cublas", "library", {},
+                            Status.PASS, storage="aligned", lda=8, ldb=8, ldc=8, timing_method="cupti"))
+    rows = store.results()
+    assert rows["storage"].isna().iloc[0] and rows["storage"].iloc[1] == "aligned"
+    assert rows["timing_method"].iloc[1] == "cupti"

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from gemmcompare.contracts.timing import Launcher, Timer, TimingSettings
-from gemmcompare.contracts.timing_methods import AUTO_CUPTI_BELOW_MS, choose, sample_spans, sample_tag
+from gemmcompare.contracts.timing_methods import (AUTO_CUPTI_BELOW_MS, choose, sample_details, sample_spans,
+                                                  sample_tag)
 from gemmcompare.telemetry import at_max_clock, summarize_samples
 
 
@@ -48,12 +49,22 @@ def test_spans_follow_correlation_from_launch_call_to_annotation():
         Ev(t1, 40, 60, id=2, is_user_annotation=True),
         Ev("cudaGraphLaunch", 45, 47, id=13),
         gpu("nvjet_gemm", 300.0, 303.71, 13),
-        Ev(t1, 300.0, 303.71, device_type="DeviceType.CUDA", is_user_annotation=True),  # ignored: matched above
+        Ev(t1, 300.0, 303.71, device_type="DeviceType.CUDA", is_user_annotation=True),  # the profiler's own
     ]
     spans = sample_spans(events)
     assert spans[t0] == pytest.approx((207.71 - 200) * 1e-3)  # first start to last end, gap included
     assert spans[t1] == pytest.approx(3.71e-3)
     assert len(spans) == 2  # the flush belongs to no sample
+    assert sample_details(events)[t0] == (pytest.approx(7.71e-3), 2)
+
+
+def test_an_activity_the_correlation_missed_still_counts_through_the_profilers_own_span():
+    tag = sample_tag(0, 0)
+    events = [Ev(tag, 10, 30, is_user_annotation=True), Ev("cudaMemcpy2DAsync", 12, 13, id=21),
+              gpu("Memcpy DtoD", 200.0, 202.0, 21),
+              gpu("nvjet_gemm", 202.5, 206.0, 22),  # launched through a call the profiler did not record
+              Ev(tag, 200.0, 206.0, device_type="DeviceType.CUDA", is_user_annotation=True)]
+    assert sample_spans(events)[tag] == pytest.approx(6e-3)
 
 
 def test_spans_fall_back_to_the_profilers_own_gpu_annotations():

@@ -65,8 +65,8 @@ def sample_details(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, tup
     (`id`) with the runtime call that launched it (a CPU event named cuda*/cu*); that call belongs to the
     annotation that contains it in time. (Time alone, not threads: the profiler numbers a runtime call's
     thread differently from an annotation's, and the harness enqueues from one thread, annotations never
-    overlapping.) Where no activity can be matched so, the GPU-side annotation spans the profiler itself
-    draws (device events named like the annotation) are used."""
+    overlapping.) The GPU-side annotation spans the profiler itself draws (device events named like the
+    annotation) are merged in: the union of both."""
     events = list(events)
     annotations: list[tuple[float, float, str]] = []
     runtime: dict[int, float] = {}
@@ -100,8 +100,12 @@ def sample_details(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, tup
         old = found.get(name)
         found[name] = _Span(s, e) if old is None else _Span(min(old.start, s), max(old.end, e))
         counts[name] = counts.get(name, 0) + 1
-    if not found:
-        found = gpu_annotations
+    # The profiler's own GPU-side span of an annotation covers the activities it could tie to it; so does
+    # ours. Both lie within the launch's true span: their union is the closest to it (one of them may miss
+    # an activity whose launch call the profiler did not record, e.g. a driver-API launch).
+    for name, span in gpu_annotations.items():
+        old = found.get(name)
+        found[name] = span if old is None else _Span(min(old.start, span.start), max(old.end, span.end))
     return {name: ((span.end - span.start) * 1e-3, counts.get(name, 0)) for name, span in found.items()
             if span.end >= span.start}
 

@@ -22,7 +22,8 @@ NUMERIC_COLUMNS = [
     "worst_bound_ratio", "median_ms", "mean_ms", "min_ms", "max_ms", "stdev_ms", "cv", "iqr_ms", "median_ci_rel",
     "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "pct_of_baseline", "peak_tflops",
     "pct_of_peak", "unique_bytes", "registers", "smem_bytes", "spill_stores", "spill_loads", "stack_bytes",
-    "build_seconds", "throttled_fraction",
+    "build_seconds", "throttled_fraction", "lda", "ldb", "ldc", "sm_clock_mhz", "max_sm_clock_mhz",
+    "median_ms_at_max_clock",
 ]
 _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_flags": list, "timing": dict,
                   "tolerance": dict, "telemetry": dict}
