@@ -34,7 +34,9 @@ On one GPU a time verdict of SLOWER or FASTER is then held against the machine's
 moves every row of a run (DEVICE.md: 8192^3 cuBLAS reads 1.45 or 1.66 ms by power state alone):
   - a row with a same-run baseline keeps it only when its % of that baseline says the same (judged by the
     rule above on base % / candidate %, with the row's and the baseline's CIs); when the % is SAME the
-    baseline moved as much and the row is SAME; otherwise UNKNOWN, saying so;
+    baseline moved as much and the row is SAME; otherwise UNKNOWN, saying so. When either side was
+    THROTTLED (or the SM clocks differ), the times scaled to the maximum clock must also differ beyond the
+    threshold that way, else UNKNOWN: a cap does not hit every row of a run alike;
   - the baseline row itself (nothing to hold it against) is UNKNOWN when either run's row was THROTTLED
     (most telemetry samples capped) or their SM clocks differ by more than the threshold.
 Every judged row shows whether either side was THROTTLED.
@@ -245,6 +247,24 @@ def _pct_verdict(b: pd.Series, c: pd.Series, base_bw: dict, cand_bw: dict, thres
     return judge(d, interval, threshold)[0], d, interval
 
 
+def _clock_explains(verdict: str, b: pd.Series, c: pd.Series, threshold: float) -> str:
+    """'' or why the recorded clocks explain the change: when either side was THROTTLED or the clocks differ,
+    and the times at the maximum clock (median_ms * sm_clock / max_clock) do not differ beyond the threshold
+    in the verdict's direction."""
+    bc, cc = b.get("sm_clock_mhz"), c.get("sm_clock_mhz")
+    ba, ca = b.get("median_ms_at_max_clock"), c.get("median_ms_at_max_clock")
+    known = all(v is not None and np.isfinite(v) and v > 0 for v in (bc, cc, ba, ca))
+    if not known:
+        return ""
+    hot = bool(throttle_text(b, c)) or abs(math.log(cc / bc)) > math.log1p(threshold)
+    d = math.log(ca / ba)
+    holds = d > math.log1p(threshold) if verdict == "SLOWER" else d < -math.log1p(threshold)
+    if not hot or holds:
+        return ""
+    return (f"at the recorded clocks ({bc:.0f} -> {cc:.0f} MHz) the times are {ba:.4g} -> {ca:.4g} ms @max clock "
+            f"({100 * math.expm1(d):+.1f}%): the power state can explain it")
+
+
 def _same_gpu_check(verdict: str, reason: str, b: pd.Series, c: pd.Series, base_bw: dict, cand_bw: dict,
                     threshold: float, conf: float) -> tuple[str, str]:
     """A time verdict on one GPU, held against the state the two runs were in. A change of time is the
@@ -257,6 +277,11 @@ def _same_gpu_check(verdict: str, reason: str, b: pd.Series, c: pd.Series, base_
         p_verdict, d, interval = pct
         what = f"% of the same-run baseline {b['pct_of_baseline']:.1f} -> {c['pct_of_baseline']:.1f}"
         if p_verdict == verdict:
+            # a power cap need not hit the rows of a run alike (a longer kernel heats more): when one side was
+            # capped, the times scaled to the recorded clocks must show the change too
+            explained = _clock_explains(verdict, b, c, threshold)
+            if explained:
+                return "UNKNOWN", f"{what}, but {explained}"
             return verdict, f"{reason}; {what} agrees"
         if p_verdict == "SAME":
             return "SAME", (f"{what}, within the threshold: the baseline moved as much (the machine's state, "
@@ -553,7 +578,8 @@ m rows judged on timing (each at 1 - 0.05/m; Mann-Whitney / Hodges-Lehmann on th
 from the medians' CIs of the row and of its baseline).
 SLOWER/FASTER: |d| > tau and the CI excludes 0.  SAME: |d| <= tau and (hi - lo)/2 <= tau.  UNKNOWN otherwise.
 Same GPU: a SLOWER/FASTER time stands only if the row's % of the same-run baseline gives the same verdict (SAME
-there: SAME, the baseline moved as much; else UNKNOWN); the baseline row itself is UNKNOWN when either side was
-THROTTLED or the SM clocks differ by more than the threshold.
+there: SAME, the baseline moved as much; else UNKNOWN) and, when either side was THROTTLED or the clocks differ,
+the times at the maximum clock differ beyond the threshold too; the baseline row itself is UNKNOWN when either
+side was THROTTLED or the SM clocks differ by more than the threshold.
 REGRESSION: PASS -> FAIL/CRASH/TIMEOUT/BUILD_ERROR.  Exit code 1 on any REGRESSION or SLOWER row.
 """

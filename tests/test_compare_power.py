@@ -96,3 +96,24 @@ def test_display_has_the_clock_scaled_times_and_throttling(tmp_path):
     shown = display_comparison(compare(base, cand).table)
     assert {"base ms @max clock", "cand ms @max clock", "throttled"} <= set(shown.columns)
     assert "THROTTLED candidate 70%" in set(shown["throttled"])
+
+
+def test_a_throttled_row_whose_clock_explains_the_change_is_unknown():
+    # the kernel heated more than its baseline in the candidate run: slower by time and by share, but at
+    # the recorded clocks the same
+    base = run("b", throttled={KERNEL: 0.6}, clocks={BASELINE: 1980, KERNEL: 1800})
+    cand = run("c", slowdown={KERNEL: 1.10}, throttled={KERNEL: 0.9}, clocks={BASELINE: 1980, KERNEL: 1636})
+    for (_, df), clocks in ((base, {KERNEL: 1800}), (cand, {KERNEL: 1636})):
+        df["median_ms_at_max_clock"] = [m * clocks.get(i, 1980) / 1980 for m, i in zip(df["median_ms"],
+                                                                                    df["implementation"])]
+    k = row(compare(base, cand), KERNEL)
+    assert k["verdict"] == "UNKNOWN" and "@max clock" in k["detail"] and "power state" in k["detail"]
+
+
+def test_a_planted_slowdown_at_the_same_clock_stays_slower_with_clock_scaled_times():
+    state = dict(throttled={BASELINE: 0.8, KERNEL: 0.9}, clocks={BASELINE: 1500, KERNEL: 1480})
+    base, cand = run("b", **state), run("c", slowdown={KERNEL: 1.10}, **state)
+    for _, df in (base, cand):
+        df["median_ms_at_max_clock"] = df["median_ms"] * df["sm_clock_mhz"] / 1980
+    k = row(compare(base, cand), KERNEL)
+    assert k["verdict"] == "SLOWER"

@@ -188,3 +188,29 @@ def test_spec_timing_method():
     with pytest.raises(SpecError) as info:
         parse_spec(base + "timing: {method: cuptii}")
     assert "method must be one of ['auto', 'events', 'cupti']" in str(info.value)
+
+
+def test_profiles_do_bench_times_graph_replays_not_the_python_launch(monkeypatch):
+    """`profile`'s do_bench column: do_bench gets a graph replay (one driver call), never the binding's launch
+    itself (a Python call whose host time filled the old column), and says which it timed."""
+    triton_testing = pytest.importorskip("triton.testing")
+    from gemmcompare.profilers.driver import graph_do_bench
+
+    seen = []
+    monkeypatch.setattr(triton_testing, "do_bench", lambda fn, **kw: seen.append(fn) or 0.0075)
+
+    class Graph:
+        def replay(self):
+            pass
+
+    graph = Graph()
+    timer = types.SimpleNamespace(_capture=lambda ln: [graph])
+    launch = lambda: None  # noqa: E731
+    ms, how = graph_do_bench(timer, "cublas", launch)
+    assert ms == 0.0075 and seen[-1] == graph.replay and "CUDA-graph" in how
+
+    def cannot_capture(ln):
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    ms, how = graph_do_bench(types.SimpleNamespace(_capture=cannot_capture), "x", launch)
+    assert seen[-1] is launch and "graph capture failed" in how
