@@ -16,14 +16,20 @@
 #   profile       `gemmcompare profile` (cuBLAS 1024^3..4096^3): the do_bench column beside events and ncu
 #   lvh           experiments/library_vs_handwritten.yaml rerun (the README's plot), if time is left
 #   gpu_tests     tests/test_gpu_honest.py, if time is left
-# Everything lands in $OUT/honest_numbers.tgz; $OUT/summary.txt is the short table, printed last.
+# Everything lands in $OUT/honest_numbers.tgz (unpack it into experiments/results/h200/honest-numbers/);
+# $OUT/summary.txt is the short table, printed last; $OUT/steps.txt what each step did.
 set -u
 T0=$(date +%s)
 BUDGET=${HONEST_BUDGET_S:-540}          # seconds for the whole script
 OUT=${OUT:?set OUT to the output folder}
-W=$OUT/work                              # packed into the .tgz (only 8 files come back)
-mkdir -p "$W/logs"
+# Work outside $OUT: only a few files come back from it, so it holds the packed .tgz (refreshed after every
+# step, so that a call cut short still returns what was done), steps.txt and summary.txt.
+W=${HONEST_WORK:-/tmp/honest-numbers-work}
+rm -rf "$W"
+mkdir -p "$W/logs" "$OUT"
 : > "$W/steps.txt"
+pack() { tar czf "$OUT/honest_numbers.tgz.tmp" -C "$W" . 2>/dev/null && mv "$OUT/honest_numbers.tgz.tmp" "$OUT/honest_numbers.tgz"
+         cp "$W/steps.txt" "$OUT/steps.txt"; }
 
 left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 note() { echo "$*" | tee -a "$W/steps.txt"; }
@@ -38,6 +44,7 @@ run_step() {
   timeout -k 10 "$t" "$@" >"$W/logs/$name.log" 2>&1
   rc=$?
   note "$name: exit $rc in $(( $(date +%s) - start )) s (limit $t s)"
+  pack
   return $rc
 }
 
@@ -119,6 +126,5 @@ timeout 60 python3 experiments/honest_summary.py "$W" >"$OUT/summary.txt" 2>"$W/
   || echo "summary failed: see logs/summary.log" >>"$OUT/summary.txt"
 cp "$OUT/summary.txt" "$W/summary.txt"
 note "total $(( $(date +%s) - T0 )) s"
-cp "$W/steps.txt" "$OUT/steps.txt"
-tar czf "$OUT/honest_numbers.tgz" -C "$W" . 2>/dev/null
+pack
 cat "$OUT/summary.txt"
