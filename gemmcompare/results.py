@@ -65,6 +65,12 @@ class Result:
     peak_tflops: float | None = None
     pct_of_peak: float | None = None
     unique_bytes: int | None = None
+    # the contract's storage policy and the leading dimensions (elements) it handed this row; the same for
+    # every row of one (problem, contract), so % of baseline compares one problem (contracts/storage.py)
+    storage: str = ""
+    lda: int | None = None
+    ldb: int | None = None
+    ldc: int | None = None
     # build resources (from ptxas -v)
     registers: int | None = None
     smem_bytes: int | None = None
@@ -74,6 +80,15 @@ class Result:
     arch: str | None = None
     build_flags: list[str] = field(default_factory=list)
     build_seconds: float | None = None
+    # which method made the figure: "events" (CUDA events) or "cupti" (CUPTI kernel records); the other one's
+    # median is in timing (event_median_ms, cupti_median_ms)
+    timing_method: str = ""
+    # the SM clock the samples ran at (median of NVML samples taken while each batch ran), the device's
+    # maximum, and the median time scaled to that maximum: median_ms * sm_clock_mhz / max_sm_clock_mhz (what
+    # a clock-bound kernel would take unthrottled; a memory-bound one gains less)
+    sm_clock_mhz: float | None = None
+    max_sm_clock_mhz: float | None = None
+    median_ms_at_max_clock: float | None = None
     # timing method and environment
     timing: dict[str, Any] = field(default_factory=dict)  # method, l2 policy, warm-up, sample counts
     tolerance: dict[str, Any] = field(default_factory=dict)  # rule, atol, rtol, c, length factor

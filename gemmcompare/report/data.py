@@ -23,7 +23,8 @@ NUMERIC_COLUMNS = [
     "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "pct_of_baseline", "peak_tflops",
     "pct_of_peak", "unique_bytes", "registers", "smem_bytes", "spill_stores", "spill_loads", "stack_bytes",
     "build_seconds", "throttled_fraction", "predicted_ms", "predicted_tflops", "occupancy_ctas_per_sm", "occupancy",
-    "wave_efficiency", "measured_over_predicted",
+    "wave_efficiency", "measured_over_predicted", "lda", "ldb", "ldc", "sm_clock_mhz", "max_sm_clock_mhz",
+    "median_ms_at_max_clock",
 ]
 _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_flags": list, "timing": dict,
                   "tolerance": dict, "telemetry": dict, "prediction": dict}
