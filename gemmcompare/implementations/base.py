@@ -78,6 +78,10 @@ class Operands:
         """Every tensor implementations are handed: the logical operands and their laid-out copies."""
         return [self.a, self.b, self.c0, self.bias, *self._cache.values()]
 
+    def layouts(self) -> dict[tuple[str, Order], torch.Tensor]:
+        """The laid-out copies made so far, by (operand, order)."""
+        return dict(self._cache)
+
     def forget_layouts(self) -> None:
         """Drop the laid-out copies (after the logical operands were restored: they are rebuilt on demand)."""
         self._cache.clear()
@@ -98,6 +102,8 @@ class Prepared(abc.ABC):
 
     executed_flops: int | None = None  # set when the implementation does more work than 2*m*n*k
     notes: str = ""
+    build_seconds: float | None = None  # compilation done in prepare (JIT, autotuning), for the row
+    timing_fields: dict[str, Any] | None = None  # how its launches were timed, added to the row's timing
 
     @abc.abstractmethod
     def launch(self) -> None: ...
