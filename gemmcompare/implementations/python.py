@@ -18,7 +18,8 @@ stream and returns without synchronizing:
   k x m tensor), when it is `n`.
 - b: shape (k, n), B's dtype: strides (n, 1) for `t`, (1, k) for `n`.
 - c: shape (m, n), C's dtype, row-major, strides (n, 1) (strides (1, m) under a `_ccol` contract). The
-  result goes into it; when beta != 0 it holds C0 on entry. fn returns None (returning c is fine too).
+  result goes into it. When beta != 0 it holds C0 on entry; when beta == 0 it holds NaN (the harness
+  poisons C before checking launches), so do not read it then. fn returns None (returning c is fine too).
 - alpha, beta: Python floats. They are 1.0 and 0.0 unless the entry says `alpha_beta: true`; without it, a
   contract with other values is a SKIP.
 a and b are the inputs every implementation shares: writing into them fails the row. One prepared problem
@@ -356,11 +357,16 @@ def capture_graph(call: Callable[[], None], stream):
 
     harness = torch.cuda.current_stream()
     graph = torch.cuda.CUDAGraph()
+    first: list[BaseException] = []  # the call's own error: the one capture_end raises after it says less
     try:
         with torch.cuda.graph(graph, stream=stream):
-            call()
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001
+                first.append(exc)
+                raise
     except Exception as exc:  # noqa: BLE001 - a callable that cannot be captured is timed directly
-        why = _first_line(exc)
+        why = _first_line(first[0] if first else exc)
         torch.cuda.set_stream(harness)  # torch.cuda.graph leaves its stream current when capture_end raises
         torch.cuda.synchronize()  # a failed capture leaves the context usable; if it did not, this raises
         return None, why
@@ -374,6 +380,7 @@ class PythonLaunch(Prepared):
     outside any timed region, and launches that replay a CUDA graph of one call when it could be captured."""
 
     first_call_name = "first_call_s"  # its name in the row's timing fields
+    first_call_label = "first call"
     first_call_what = "JIT compilation, autotuning"
 
     def __init__(self, label: str, problem, contract, operands):
@@ -432,7 +439,7 @@ class PythonLaunch(Prepared):
             self.timing_fields["capture_failed"] = why
             how = (f"timed as direct calls of the Python function ({why}); the launch queue is kept full, so "
                    f"host time shows only where the host falls behind the GPU")
-        self.notes = f"{how}; first call {first:.2f} s ({self.first_call_what}), outside timing"
+        self.notes = f"{how}; {self.first_call_label} {first:.2f} s ({self.first_call_what}), outside timing"
 
     def launch(self) -> None:
         if self.graph is not None and not _capturing():
@@ -643,7 +650,8 @@ class TritonMatmul(Implementation):
 
 class _TritonPrepared(_WritesC):
     first_call_name = "autotune_s"
-    first_call_what = "Triton compilation and autotuning"
+    first_call_label = "autotuning"
+    first_call_what = "Triton compilation and benchmarking every configuration"
 
     def __init__(self, label, problem, contract, operands):
         super().__init__(label, problem, contract, operands)
@@ -701,7 +709,7 @@ def summarize_inductor_code(codes: list[str]) -> str:
     """What inductor's generated code runs: ATen extern kernels (cuBLAS) and Triton kernels, with the
     template's tile when one is a GEMM template."""
     text = "\n".join(codes)
-    parts = [f"extern_kernels.{k} (ATen, cuBLAS)" for k in dict.fromkeys(re.findall(r"extern_kernels\.(\w+)\(", text))]
+    parts = [f"extern_kernels.{k} (ATen; cuBLAS on CUDA)" for k in dict.fromkeys(re.findall(r"extern_kernels\.(\w+)\(", text))]
     for kernel in dict.fromkeys(re.findall(r"\b(triton_\w+)\.run\(", text)):
         source = re.search(rf"async_compile\.triton\(\s*'{kernel}',\s*'''(.*?)'''", text, re.S)
         meta = ""
@@ -748,6 +756,7 @@ class TorchCompile(Implementation):
 
 class _CompiledPrepared(PythonLaunch):
     first_call_name = "compile_s"
+    first_call_label = "compile"
     first_call_what = f"dynamo + inductor, {COMPILE_MODE}, caches off"
 
     def __init__(self, label, problem, contract, operands):

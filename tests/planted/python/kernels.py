@@ -10,9 +10,14 @@ def correct(a, b, c, alpha=1.0, beta=0.0):
     torch.mm(a, b, out_dtype=torch.float32, out=c)
 
 
+def polls(a, b, c, alpha=1.0, beta=0.0):
+    torch.mm(a, b, out_dtype=torch.float32, out=c)
+    torch.cuda.current_stream().query()  # not capturable, but no wait: timed as direct calls, PASSES
+
+
 def syncs(a, b, c, alpha=1.0, beta=0.0):
     torch.mm(a, b, out_dtype=torch.float32, out=c)
-    torch.cuda.synchronize()  # not capturable: the row is timed as direct calls, and still PASSES
+    torch.cuda.synchronize()  # not capturable, and every timed batch waits for the GPU: no valid sample
 
 
 def raises(a, b, c, alpha=1.0, beta=0.0):
@@ -49,4 +54,5 @@ def returns_new(a, b, c, alpha=1.0, beta=0.0):
 
 
 def scaled(a, b, c, alpha=1.0, beta=0.0):
-    c.copy_(alpha * torch.mm(a, b, out_dtype=torch.float32) + beta * c)
+    ab = alpha * torch.mm(a, b, out_dtype=torch.float32)
+    c.copy_(ab + beta * c if beta != 0.0 else ab)  # with beta == 0, c holds the harness's NaN poison
