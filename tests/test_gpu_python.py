@@ -66,8 +66,8 @@ def test_the_row_says_how_it_was_timed(rows):
     graph, fallback = rows[("python.correct", TN)], rows[("python.polls", TN)]
     asked = rows[("python.correct_direct[capture=never]", TN)]
     assert graph.timing["launch"] == "cuda_graph" and "replays of a CUDA graph" in graph.notes
-    assert fallback.timing["launch"] == "direct" and "polls()" in fallback.timing["capture_failed"]
-    assert asked.timing["launch"] == "direct" and asked.timing["capture_failed"] == "capture: never"
+    assert fallback.timing["launch"] == "direct" and "polls()" in fallback.timing["direct_because"]
+    assert asked.timing["launch"] == "direct" and asked.timing["direct_because"] == "capture: never"
     for row in (fallback, asked):
         assert "timed as direct calls" in row.notes
     for row in (graph, fallback, asked):

@@ -39,9 +39,9 @@ row's build_seconds and timing["first_call_s"]), then captures one call in a CUD
 it, so the timed region holds the GPU work fn enqueues and no Python. A callable that cannot be captured
 (it synchronizes, allocates pinned memory, uses the legacy stream...) is timed as direct calls; `capture:
 never` asks for that, `capture: required` makes a failed capture the row's CRASH. The row's note and
-timing["launch"] ("cuda_graph" or "direct") say which. With direct calls each sample's events bracket the
-call's GPU work; the harness keeps the launch queue full, so host time shows only where the host falls
-behind the GPU.
+timing["launch"] ("cuda_graph" or "direct", with timing["direct_because"]) say which. With direct calls
+each sample's events bracket the call's GPU work; the harness keeps the launch queue full, and discards
+batches where Python fell behind the GPU (a callable that synchronizes in every call has no valid sample).
 """
 
 from __future__ import annotations
@@ -436,9 +436,9 @@ class PythonLaunch(Prepared):
             how = ("timed as replays of a CUDA graph of one call, captured in prepare: the GPU work the call "
                    "enqueues, no Python in the timed region")
         else:
-            self.timing_fields["capture_failed"] = why
-            how = (f"timed as direct calls of the Python function ({why}); the launch queue is kept full, so "
-                   f"host time shows only where the host falls behind the GPU")
+            self.timing_fields["direct_because"] = why
+            how = (f"timed as direct calls of the Python function ({why}): the launch queue is kept full, so "
+                   f"samples hold the GPU work (batches where Python fell behind the GPU are discarded)")
         self.notes = f"{how}; {self.first_call_label} {first:.2f} s ({self.first_call_what}), outside timing"
 
     def launch(self) -> None:

@@ -31,7 +31,9 @@ def _scale_for(a):
 
 
 def other_stream(a, b, c, alpha=1.0, beta=0.0):
-    side = torch.cuda.Stream()
+    # from torch's high-priority pool: a plain torch.cuda.Stream() can be the harness's own stream (both
+    # come from the same round-robin pool of 32)
+    side = torch.cuda.Stream(priority=-1)
     with torch.cuda.stream(side):  # never joined with the harness's stream
         torch.cuda._sleep(20_000_000)
         torch.mm(a, b, out_dtype=torch.float32, out=c)
