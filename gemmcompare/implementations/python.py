@@ -599,12 +599,12 @@ def _has_module(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def _tensor_core_support(contract, who: str) -> Support:
+def _tensor_core_support(contract, who: str, why_not_f32: str) -> Support:
     """What both built-in rows honour: f16/bf16 inputs, FP32 accumulation, C in FP32 or the input dtype,
     row-major C, no fused epilogue."""
     if contract.a != contract.b or contract.a not in (DType.F16, DType.BF16):
-        return Skip(f"inputs {contract.a.value}/{contract.b.value}: {who} takes matching f16 or bf16 (FP32 inputs "
-                    f"would run TF32 tensor cores under a strict contract)")
+        return Skip(f"inputs {contract.a.value}/{contract.b.value}: {who} takes matching f16 or bf16"
+                    + (f" ({why_not_f32})" if contract.a is DType.F32 else ""))
     if contract.acc is not DType.F32:
         return Skip(f"{who} accumulates in f32, not {contract.acc.value}")
     if contract.c not in (DType.F32, contract.a):
@@ -631,7 +631,8 @@ class TritonMatmul(Implementation):
     def supports(self, problem, contract):
         if not _has_module("triton"):
             return Skip("triton is not installed")
-        s = _tensor_core_support(contract, "the Triton GEMM")
+        s = _tensor_core_support(contract, "the Triton GEMM", "tl.dot rounds FP32 operands to TF32 by default, "
+                                 "which a strict contract forbids; this row is the FP16/BF16 tensor-core GEMM")
         if not s:
             return s
         if problem.batch != 1:
@@ -734,7 +735,8 @@ class TorchCompile(Implementation):
     def supports(self, problem, contract):
         if not _has_module("triton"):
             return Skip("triton is not installed (inductor generates Triton code for CUDA)")
-        s = _tensor_core_support(contract, "torch.compile of torch.mm")
+        s = _tensor_core_support(contract, "torch.compile of torch.mm", "not offered: this row compiles the "
+                                 "FP16/BF16 tensor-core GEMM")
         if not s:
             return s
         if contract.c is not contract.a:
