@@ -84,19 +84,45 @@ matmul_autotuned = triton.autotune(
 )(matmul_kernel)
 
 
+def _arguments(a, b, c, alpha: float, beta: float) -> tuple[tuple, dict]:
+    """The kernel's runtime arguments and its layout and epilogue flags, for a, b, c as torch tensors."""
+    m, k = a.shape
+    n = b.shape[1]
+    args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+            float(alpha), float(beta))
+    flags = dict(A_ROW=a.stride(1) == 1, B_ROW=b.stride(1) == 1, SCALE=alpha != 1.0, HAS_BETA=beta != 0.0)
+    return args, flags
+
+
 def launch(a, b, c, alpha: float, beta: float, kernel=None, **meta) -> None:
     """Enqueue C = alpha * a @ b + beta * c on torch's current stream. `kernel` defaults to the autotuned
     entry; pass `matmul_kernel` and BLOCK_M/BLOCK_N/BLOCK_K/GROUP_M in `meta` for one fixed config."""
-    m, k = a.shape
-    n = b.shape[1]
-    kernel = kernel or matmul_autotuned
+    m, n = a.shape[0], b.shape[1]
+    args, flags = _arguments(a, b, c, alpha, beta)
 
     def grid(opts):
         return (triton.cdiv(m, opts["BLOCK_M"]) * triton.cdiv(n, opts["BLOCK_N"]),)
 
-    kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                 float(alpha), float(beta), A_ROW=a.stride(1) == 1, B_ROW=b.stride(1) == 1,
-                 SCALE=alpha != 1.0, HAS_BETA=beta != 0.0, **meta)
+    (kernel or matmul_autotuned)[grid](*args, **flags, **meta)
+
+
+def precompile(a, b, c, alpha: float, beta: float) -> int:
+    """Compile every configuration at once, in threads (ptxas runs outside the GIL), before the autotuner
+    benchmarks them; it would compile them one after another. Returns how many compiled here; one that
+    failed is left to the autotuner, which compiles it again and skips what cannot run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    args, flags = _arguments(a, b, c, alpha, beta)
+
+    def one(config) -> bool:
+        try:
+            matmul_kernel.warmup(*args, grid=(1,), **flags, **config.all_kwargs())
+            return True
+        except Exception:  # noqa: BLE001 - see above
+            return False
+
+    with ThreadPoolExecutor(max_workers=len(CONFIGS)) as pool:
+        return sum(pool.map(one, CONFIGS))
 
 
 def describe(config) -> str:
