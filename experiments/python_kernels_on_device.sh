@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU work of issue 19 (Python, Triton and torch.compile rows), in one call on the lent H200 (~6 min).
+# The GPU work of issue 19 (Python, Triton and torch.compile rows), in one call on the lent H200 (6-7.5 min).
 # From the repository root on the device machine, with $OUT the folder that comes back:
 #   bash experiments/python_kernels_on_device.sh
 # 1. the worked example, experiments/python_kernels/python_kernels.yaml: my_triton_gemm PASSES the eight
@@ -10,14 +10,15 @@
 # 3. the GPU tests of the family, tests/test_gpu_python.py (planted callables);
 # then OUT/summary.txt (the table printed last), OUT/steps.txt (exit code and seconds of each step),
 # OUT/env.txt and OUT/python_kernels_results.tgz (the store, the run folders with their reports, every
-# log). Every step runs under `timeout`, each given at most what is left of a 420 s budget.
+# log). Every step runs under `timeout` (SIGINT first: a run keeps its finished rows and says it was
+# interrupted), each given at most what is left of a 440 s budget.
 # No CUTLASS needed. The commit comes from GEMMCOMPARE_GIT_COMMIT, as for every receipt.
 set -u
 OUT=${OUT:?set OUT to the folder that comes back}
 work=${WORK:-/tmp/python_kernels_work}   # outside OUT: only the four files below come back
 rm -rf "$work"
 mkdir -p "$work" "$OUT"
-budget=420
+budget=440
 reserve=30   # the summary and the archive
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl
@@ -40,7 +41,7 @@ step() {  # step NAME CAP COMMAND...: run it under timeout, log to work/NAME.log
   shift 2
   local t0=$SECONDS
   echo "=== $name (timeout ${cap} s): $*"
-  timeout "$cap" "$@" >"$work/$name.log" 2>&1
+  timeout -s INT -k 20 "$cap" "$@" >"$work/$name.log" 2>&1
   local rc=$?
   echo "$name exit $rc in $((SECONDS - t0)) s" | tee -a "$work/steps.txt"
   tail -n 5 "$work/$name.log"
@@ -55,7 +56,7 @@ cat "$work/env.txt"
 
 run=(python3 -m gemmcompare run --store "$work/gemmcompare.db" --runs-dir "$work/runs" --no-progress)
 step python_kernels 150 "${run[@]}" experiments/python_kernels/python_kernels.yaml
-step triton_and_compile 300 "${run[@]}" experiments/triton_and_compile.yaml
+step triton_and_compile 270 "${run[@]}" experiments/triton_and_compile.yaml
 step gpu_tests 200 python3 -m pytest -q -m gpu tests/test_gpu_python.py
 
 timeout 20 python3 - "$work/gemmcompare.db" >"$OUT/summary.txt" 2>&1 <<'EOF'

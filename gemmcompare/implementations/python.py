@@ -37,7 +37,7 @@ user's file; a crash of the process is a CRASH and a hang a TIMEOUT (the worker 
 Timing. prepare calls fn once outside any timed region (JIT compilation, autotuning; its seconds are the
 row's build_seconds and timing["first_call_s"]), then captures one call in a CUDA graph; launches replay
 it, so the timed region holds the GPU work fn enqueues and no Python. A callable that cannot be captured
-(it synchronizes, allocates pinned memory, uses the legacy stream...) is timed as direct calls; `capture:
+(it queries a stream, copies from pageable host memory, uses the legacy stream...) is timed as direct calls; `capture:
 never` asks for that, `capture: required` makes a failed capture the row's CRASH. The row's note and
 timing["launch"] ("cuda_graph" or "direct", with timing["direct_because"]) say which. With direct calls
 each sample's events bracket the call's GPU work; the harness keeps the launch queue full, and discards
