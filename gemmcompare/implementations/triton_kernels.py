@@ -112,11 +112,15 @@ def precompile(a, b, c, alpha: float, beta: float) -> int:
     failed is left to the autotuner, which compiles it again and skips what cannot run."""
     from concurrent.futures import ThreadPoolExecutor
 
+    import torch
+
     args, flags = _arguments(a, b, c, alpha, beta)
+    triton.runtime.driver.active.get_current_target()  # the driver is set up lazily: once, here, not in 9 threads
 
     def one(config) -> bool:
         try:
-            matmul_kernel.warmup(*args, grid=(1,), **flags, **config.all_kwargs())
+            with torch.cuda.device(a.device):  # the current device is per thread
+                matmul_kernel.warmup(*args, grid=(1,), **flags, **config.all_kwargs())
             return True
         except Exception:  # noqa: BLE001 - see above
             return False
