@@ -522,8 +522,8 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
         if isinstance(item, str):
             if item in FIXED:
                 impls = [FIXED[item]()]
-            elif item in PARAMETRIZED:
-                impls = [instantiate(PARAMETRIZED[item], {})]
+            elif item in PARAMETRIZED:  # every parameter at its default; a required one is an error here
+                impls = _expand_family(ck, PARAMETRIZED[item], {}, ip, base_dir)
             else:
                 ck.error(ip, f"unknown implementation {item!r}", nearest(item, known))
                 continue
@@ -620,6 +620,16 @@ def _param_values(ck: _Checker, p: Param, raw, pp: tuple, base_dir: Path) -> lis
                     return None
                 resolved.append(str(path))
             v = tuple(resolved)
+        elif p.kind == "callable":  # 'file.py:function', the file resolved against the spec's folder
+            file, sep, func = v.rpartition(":") if isinstance(v, str) else ("", "", "")
+            if not sep or not file or not func.isidentifier():
+                ck.error(vp, f"{p.name} must be 'file.py:function', got {v!r}")
+                return None
+            path = (base_dir / file).resolve()
+            if not path.is_file():
+                ck.error(vp, f"module file not found: {file} (resolved against {base_dir.resolve()} to {path})")
+                return None
+            v = f"{path}:{func}"
         elif p.kind == "mapping":
             if not isinstance(v, dict):
                 ck.error(vp, f"{p.name} must be a mapping, got {v!r}")

@@ -92,6 +92,10 @@ class Operands:
         allocations: a kernel that writes into the zero padding another kernel reads is caught too)."""
         return [self.a, self.b, self.c0, self.bias, *(full for full, _ in self._cache.values())]
 
+    def layouts(self) -> dict[tuple[str, Order], torch.Tensor]:
+        """The laid-out copies made so far, by (operand, order): each operand's view of its allocation."""
+        return {key: view for key, (_, view) in self._cache.items()}
+
     def forget_layouts(self) -> None:
         """Drop the laid-out copies (after the logical operands were restored: they are rebuilt on demand)."""
         self._cache.clear()
@@ -115,6 +119,8 @@ class Prepared(abc.ABC):
     notes: str = ""
     # the storage policy and the leading dimensions it handed this row ({"policy", "lda", "ldb", "ldc", ...})
     storage_info: dict[str, Any] | None = None
+    build_seconds: float | None = None  # compilation done in prepare (JIT, autotuning), for the row
+    timing_fields: dict[str, Any] | None = None  # how its launches were timed, added to the row's timing
 
     @abc.abstractmethod
     def launch(self) -> None: ...

@@ -194,6 +194,8 @@ class ProblemExecutor:
             inputs_before = draw.fingerprint()
             if prepared.executed_flops:
                 row.executed_flops = prepared.executed_flops
+            if prepared.build_seconds is not None:  # compiled in prepare (Python rows), not by the builder
+                row.build_seconds = prepared.build_seconds
             row.add_note(prepared.notes)
             # One unchecked launch first: the first launch of a kernel loads its module (CUDA's lazy
             # loading), which waits for the device to be idle and would hide the test below.
@@ -216,7 +218,7 @@ class ProblemExecutor:
             self._crash(row, exc, "launch")
             return None
         out = prepared.output()
-        if draw.fingerprint() != inputs_before:
+        if draw.fingerprint() != inputs_before or not draw.intact():
             draw.restore()  # the next implementations must see the inputs the references were made from
             row.status = Status.FAIL
             row.reason = f"{fixture}: the implementation wrote into its input matrices"
@@ -274,7 +276,8 @@ class ProblemExecutor:
             t.row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
                             "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
                             "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed,
-                            "storage": t.prepared.storage_info, **_method_fields(m)}
+                            "storage": t.prepared.storage_info, **_method_fields(m),
+                            **(t.prepared.timing_fields or {})}
             if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
                 finished[t.impl.name] = t.row
         self._derive(finished, contract, peak)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..contracts import correctness as corr
-from ..contracts.precision import PrecisionContract
+from ..contracts.precision import Order, PrecisionContract
 from ..implementations.base import Operands
 from ..problems import GemmProblem
 
@@ -34,6 +34,21 @@ class Draw:
             weights = torch.arange(bits.numel(), device=bits.device).view(bits.shape) % 1021 + 1
             out.append(int((bits * weights).sum()))
         return out
+
+    def intact(self) -> bool:
+        """Whether every tensor handed out still holds the pristine bits (the logical operands and each
+        laid-out copy). Unlike fingerprint(), this also sees a write made during prepare (a Python row's
+        first call runs there)."""
+        ops = self.operands
+        for which in ("a", "b", "c0"):
+            if getattr(ops, which) is not None and which in self.pristine and \
+                    not same_bits(getattr(ops, which), self.pristine[which]):
+                return False
+        for (which, order), t in ops.layouts().items():
+            want = self.pristine[which]
+            if not same_bits(t, want if order is Order.ROW else want.t()):
+                return False
+        return True
 
     def restore(self) -> None:
         """Undo an implementation that wrote into its inputs."""
