@@ -18,6 +18,7 @@ def add_build_options(p) -> None:
     p.add_argument("--arch", type=arch_argument, default=None,
                    help="compile target when there is no device, e.g. sm_90a or sm_80")
     p.add_argument("--jobs", type=positive_int, default=None, help="parallel builds (default: CPU count)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def arch_argument(text: str) -> str:
@@ -39,7 +40,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def add_run_storage(p) -> None:
