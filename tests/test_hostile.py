@@ -313,6 +313,22 @@ def test_bad_only_and_shapes_exit_2(tmp_path, capsys):
     assert not (tmp_path / "g.db").exists()
 
 
+def test_control_characters_in_values_are_escaped_in_messages(tmp_path, capsys):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(HEAD + 'implementations:\n  - custom: {name: x, sources: ["\\e[2J.cu"]}\n')  # YAML's \e: ESC
+    rc, err = run_cli(["validate", spec], capsys)
+    assert rc == 2 and "\x1b" not in err and "\\x1b[2J.cu" in err  # a terminal is not told to clear itself
+
+
+def test_a_run_folder_that_cannot_be_continued(tmp_path):
+    from gemmcompare.errors import InputError
+    from gemmcompare.store import RunFolder
+
+    (tmp_path / "results.json").write_text("[1]")
+    with pytest.raises(InputError, match="cannot continue"):
+        RunFolder(tmp_path)
+
+
 def make_store(path: Path, runs=("20250101-000000-aaaaaa",)) -> Path:
     store = Store(path)
     for run_id in runs:

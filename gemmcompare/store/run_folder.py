@@ -27,8 +27,14 @@ class RunFolder:
         self.records: list[dict[str, Any]] = []
         self.receipt: dict[str, Any] = {}
         if self.json_path.exists():  # resuming: keep what the folder already holds, encoded as add() keeps it
-            data = json.loads(self.json_path.read_text())
-            self.receipt = data.get("receipt", {})
+            try:
+                data = json.loads(self.json_path.read_text())
+                if not isinstance(data, dict):
+                    raise ValueError(f"a {type(data).__name__}, not a mapping")
+                self.receipt = check_receipt(data.get("receipt"), str(self.json_path))
+                check_records(data.get("results", []), str(self.json_path))
+            except (OSError, ValueError, RecursionError) as exc:
+                raise InputError(f"{self.json_path}: cannot continue this run folder: {str(exc)[:300]}") from None
             for rec in data.get("results", []):
                 self.records.append({k: (json.dumps(v) if k in JSON_COLUMNS and not isinstance(v, str) else v)
                                      for k, v in rec.items()})
