@@ -17,7 +17,7 @@ from typing import Iterator
 
 from .contracts.precision import PrecisionContract
 from .errors import InputError
-from .limits import MAX_PROBLEMS
+from .limits import MAX_PROBLEMS, MAX_ROWS
 from .implementations.base import Implementation, Skip, Support
 from .problems import GemmProblem
 from .spec import Experiment, ProblemEntry
@@ -139,4 +139,7 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
             raise InputError(f"--only {only!r} matches none of {[i.name for i in exp.implementations]}")
         exp = dataclasses.replace(exp, implementations=kept,
                                   baseline=exp.baseline if exp.baseline in {i.name for i in kept} else None)
+    rows = len(exp.problems) * len(exp.contracts) * len(exp.implementations)
+    if rows > MAX_ROWS:
+        raise InputError(f"--shapes: {rows:,} rows, over the limit of {MAX_ROWS:,} (MAX_ROWS in gemmcompare/limits.py)")
     return exp

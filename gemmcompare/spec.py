@@ -27,7 +27,7 @@ from .implementations import PARAMETRIZED, FIXED, instantiate
 from .implementations.base import Param, Implementation
 from .limits import (MAX_IMPLEMENTATIONS, MAX_ISSUES, MAX_NESTING, MAX_PROBLEMS, MAX_ROWS, MAX_SPEC_BYTES, MAX_VALUES,
                      exceeded)
-from .problems import GemmProblem, expand_sweep, pow2_values
+from .problems import GemmProblem, expand_sweep, pow2_values, range_values
 from .report.kinds import PLOT_NAMES as PLOTS
 
 MAX_DIM = 2**31 - 1  # a dimension beyond this cannot be indexed by any kernel we build
@@ -540,7 +540,7 @@ def _sweep_values(ck, v, vp) -> Sequence[int] | None:
             if stop < start:
                 ck.error(vp + ("range",), f"range stop {stop} is below start {start}")
                 return None
-            return range(start, stop + 1, step)
+            return range_values(start, stop, step)
         if set(v) == {"pow2"}:
             r = v["pow2"]
             if not (isinstance(r, list) and len(r) == 2):
