@@ -20,7 +20,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw -
 for spec in "$@"; do
   name=$(basename "$spec" .yaml)
   echo "=== $spec"
-  python3 -m gemmcompare.cli run "$spec" --store "$out/gemmcompare.db" --runs-dir "$out/runs" --no-progress \
+  python3 -m gemmcompare run "$spec" --store "$out/gemmcompare.db" --runs-dir "$out/runs" --no-progress \
     >"$out/$name.log" 2>&1
   echo "exit $?"
   grep -v "^  *[a-z_.]*: " "$out/$name.log" | tail -n 60

@@ -30,6 +30,17 @@ The intervals are simultaneous over the m rows judged on timing (Bonferroni: eac
 that two runs of the same code on a quiet machine make the CI gate fail less than one time in twenty, however
 many rows the comparison holds.
 
+On one GPU a time verdict of SLOWER or FASTER is then held against the machine's state, because a power cap
+moves every row of a run (DEVICE.md: 8192^3 cuBLAS reads 1.45 or 1.66 ms by power state alone):
+  - a row with a same-run baseline keeps it only when its % of that baseline says the same (judged by the
+    rule above on base % / candidate %, with the row's and the baseline's CIs); when the % is SAME the
+    baseline moved as much and the row is SAME; otherwise UNKNOWN, saying so. When either side was
+    THROTTLED (or the SM clocks differ), the times scaled to the maximum clock must also differ beyond the
+    threshold that way, else UNKNOWN: a cap does not hit every row of a run alike;
+  - the baseline row itself (nothing to hold it against) is UNKNOWN when either run's row was THROTTLED
+    (most telemetry samples capped) or their SM clocks differ by more than the threshold.
+Every judged row shows whether either side was THROTTLED.
+
 Runs from different GPUs are judged on normalised figures instead of times: % of the same-run baseline for
 ordinary rows, % of the datasheet peak for the baseline rows themselves (their % of baseline is 100 by
 definition). Higher is better there, so r = base % / candidate % (a time-equivalent ratio: > 1 is slower),
@@ -49,7 +60,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from .report.data import gpu_name, normalise_rows, problem_sort_key, run_label, short_names, timing_summary
+from .report.data import (THROTTLED_MOSTLY, gpu_name, normalise_rows, problem_sort_key, run_label, short_names,
+                          timing_summary)
 from .report.plots import save_figure
 from .report.writers import write_table_page
 
@@ -171,6 +183,12 @@ class Comparison:
         if len(shown) > max_lines:
             lines.append(f"  ... {len(shown) - max_lines} more in the table")
         lines.extend(f"note: {n}" for n in self.notes)
+        if "throttled" in self.table and len(self.table):
+            hot = int((self.table["throttled"].fillna("") != "").sum())
+            if hot:
+                lines.append(f"note: {hot} rows were THROTTLED (a power or thermal cap in most sample batches) in one "
+                             f"run or both: their times follow the card's power state (see the throttled and "
+                             f"ms @max clock columns)")
         lines.append("result: REGRESSED (exit 1)" if self.regressed else "result: no regression (exit 0)")
         return "\n".join(lines)
 
@@ -192,6 +210,92 @@ def _baseline_halfwidths(df: pd.DataFrame, conf: float) -> dict[tuple[str, str],
     for _, r in df[df["is_baseline"]].iterrows():
         out[(r["contract"], r["problem"])] = median_log_halfwidth(r["samples_ms"], r["median_ci_rel"], conf)
     return out
+
+
+def _throttled(row: pd.Series) -> float | None:
+    tf = row.get("throttled_fraction")
+    return float(tf) if tf is not None and np.isfinite(tf) and tf > THROTTLED_MOSTLY else None
+
+
+def throttle_text(b: pd.Series, c: pd.Series) -> str:
+    """'' or 'THROTTLED base 67%, candidate 91%': which side's samples were mostly power- or heat-capped."""
+    sides = [f"{name} {100 * tf:.0f}%" for name, tf in (("base", _throttled(b)), ("candidate", _throttled(c)))
+             if tf is not None]
+    return "THROTTLED " + ", ".join(sides) if sides else ""
+
+
+def _clock_text(b: pd.Series, c: pd.Series) -> str:
+    bc, cc = b.get("sm_clock_mhz"), c.get("sm_clock_mhz")
+    if bc is None or cc is None or not (np.isfinite(bc) and np.isfinite(cc)):
+        return ""
+    return f"SM clock {bc:.0f} -> {cc:.0f} MHz"
+
+
+def _pct_verdict(b: pd.Series, c: pd.Series, base_bw: dict, cand_bw: dict, threshold: float,
+                 conf: float) -> tuple[str, float, tuple[float, float] | None] | None:
+    """The verdict on % of the same-run baseline (time-equivalent: > 0 is slower), for a row that is not the
+    baseline; None when either run lacks it."""
+    bv, cv = b.get("pct_of_baseline"), c.get("pct_of_baseline")
+    if bool(b["is_baseline"] or c["is_baseline"]) or not (
+            bv is not None and cv is not None and np.isfinite(bv) and np.isfinite(cv) and bv > 0 and cv > 0):
+        return None
+    problem, contract, _ = b.name
+    d = math.log(bv / cv)
+    interval = _symmetric(d, [median_log_halfwidth(b["samples_ms"], b["median_ci_rel"], conf),
+                              median_log_halfwidth(c["samples_ms"], c["median_ci_rel"], conf),
+                              base_bw.get((contract, problem)), cand_bw.get((contract, problem))])
+    return judge(d, interval, threshold)[0], d, interval
+
+
+def _clock_explains(verdict: str, b: pd.Series, c: pd.Series, threshold: float) -> str:
+    """'' or why the recorded clocks explain the change: when either side was THROTTLED or the clocks differ,
+    and the times at the maximum clock (median_ms * sm_clock / max_clock) do not differ beyond the threshold
+    in the verdict's direction."""
+    bc, cc = b.get("sm_clock_mhz"), c.get("sm_clock_mhz")
+    ba, ca = b.get("median_ms_at_max_clock"), c.get("median_ms_at_max_clock")
+    known = all(v is not None and np.isfinite(v) and v > 0 for v in (bc, cc, ba, ca))
+    if not known:
+        return ""
+    hot = bool(throttle_text(b, c)) or abs(math.log(cc / bc)) > math.log1p(threshold)
+    d = math.log(ca / ba)
+    holds = d > math.log1p(threshold) if verdict == "SLOWER" else d < -math.log1p(threshold)
+    if not hot or holds:
+        return ""
+    return (f"at the recorded clocks ({bc:.0f} -> {cc:.0f} MHz) the times are {ba:.4g} -> {ca:.4g} ms @max clock "
+            f"({100 * math.expm1(d):+.1f}%): the power state can explain it")
+
+
+def _same_gpu_check(verdict: str, reason: str, b: pd.Series, c: pd.Series, base_bw: dict, cand_bw: dict,
+                    threshold: float, conf: float) -> tuple[str, str]:
+    """A time verdict on one GPU, held against the state the two runs were in. A change of time is the
+    kernel's only when the same-run baseline did not move as much (its % of baseline agrees) or, for the
+    baseline row itself, when neither run was throttled and both ran at the same clock."""
+    if verdict not in ("SLOWER", "FASTER"):
+        return verdict, reason
+    pct = _pct_verdict(b, c, base_bw, cand_bw, threshold, conf)
+    if pct is not None:
+        p_verdict, d, interval = pct
+        what = f"% of the same-run baseline {b['pct_of_baseline']:.1f} -> {c['pct_of_baseline']:.1f}"
+        if p_verdict == verdict:
+            # a power cap need not hit the rows of a run alike (a longer kernel heats more): when one side was
+            # capped, the times scaled to the recorded clocks must show the change too
+            explained = _clock_explains(verdict, b, c, threshold)
+            if explained:
+                return "UNKNOWN", f"{what}, but {explained}"
+            return verdict, f"{reason}; {what} agrees"
+        if p_verdict == "SAME":
+            return "SAME", (f"{what}, within the threshold: the baseline moved as much (the machine's state, "
+                            f"not the kernel)")
+        return "UNKNOWN", (f"{what} ({_fmt_change(d, *(interval or (None, None)), 'time-equivalent')}: "
+                           f"{p_verdict}): the baseline moved too, so the power state or the machine may explain it")
+    state = throttle_text(b, c)
+    bc, cc = b.get("sm_clock_mhz"), c.get("sm_clock_mhz")
+    clocks_differ = (bc is not None and cc is not None and np.isfinite(bc) and np.isfinite(cc)
+                     and abs(math.log(cc / bc)) > math.log1p(threshold))
+    if state or clocks_differ:
+        why = state or _clock_text(b, c)
+        return "UNKNOWN", f"{why}: the power state can explain a change this size; no same-run baseline to tell"
+    return verdict, reason
 
 
 def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw: dict, threshold: float,
@@ -230,6 +334,14 @@ def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw:
         interval = _symmetric(d, hs)
         prefix = f"{'% of peak' if use_peak else '% of baseline'} {bv:.1f} -> {cv:.1f}, "
     verdict, reason = judge(d, interval, threshold)
+    if why is None and not normalised:
+        verdict, reason = _same_gpu_check(verdict, reason, b, c, base_bw, cand_bw, threshold, conf)
+    state = throttle_text(b, c)
+    if state and state not in reason:
+        prefix = f"{state}; {prefix}"
+    bm, cm = b.get("timing_method") or "", c.get("timing_method") or ""
+    if bm and cm and bm != cm:
+        prefix += f"timed with {bm} vs {cm}, "
     lo, hi = interval if interval else (None, None)
     return dict(verdict=verdict, detail=f"{prefix}{_fmt_change(d, lo, hi, what)}: {why or reason}", metric=metric,
                 base_value=bv, cand_value=cv, ratio=math.exp(d), ratio_lo=None if lo is None else math.exp(lo),
@@ -265,7 +377,7 @@ def _status_verdict(bs: str, cs: str, c_reason: str) -> tuple[str, str] | None:
 
 
 _CARRY = ["status", "median_ms", "tflops", "pct_of_baseline", "pct_of_peak", "n_samples", "max_rel_err",
-          "max_rel_err_orig"]
+          "max_rel_err_orig", "throttled_fraction", "sm_clock_mhz", "median_ms_at_max_clock", "timing_method"]
 
 
 def compare(base: RunData, cand: RunData, threshold: float = 0.03, *, confidence: float = CONFIDENCE,
@@ -304,6 +416,7 @@ def compare(base: RunData, cand: RunData, threshold: float = 0.03, *, confidence
             for col in _CARRY:
                 rec[f"{side}_{col}"] = None if row is None else row[col]
         rec["is_baseline"] = bool((b is not None and b["is_baseline"]) or (c is not None and c["is_baseline"]))
+        rec["throttled"] = throttle_text(b, c) if b is not None and c is not None else ""
         if b is None:
             rec.update(verdict="NEW", detail=f"only in the candidate ({c['status']})")
         elif c is None:
@@ -347,8 +460,11 @@ def compare(base: RunData, cand: RunData, threshold: float = 0.03, *, confidence
 
 DISPLAY_COLUMNS = [("verdict", "verdict"), ("contract", "contract"), ("problem", "problem"),
                    ("implementation", "implementation"), ("base_status", "base"), ("cand_status", "candidate"),
-                   ("base_median_ms", "base ms"), ("cand_median_ms", "cand ms"), ("base_pct_of_baseline", "base %bl"),
-                   ("cand_pct_of_baseline", "cand %bl"), ("ratio", "ratio"), ("detail", "detail")]
+                   ("base_median_ms", "base ms"), ("cand_median_ms", "cand ms"),
+                   ("base_median_ms_at_max_clock", "base ms @max clock"),
+                   ("cand_median_ms_at_max_clock", "cand ms @max clock"), ("base_pct_of_baseline", "base %bl"),
+                   ("cand_pct_of_baseline", "cand %bl"), ("throttled", "throttled"), ("ratio", "ratio"),
+                   ("detail", "detail")]
 
 
 def display_comparison(table: pd.DataFrame) -> pd.DataFrame:
@@ -461,5 +577,9 @@ base % / candidate %), d = ln r, tau = ln(1 + threshold), [lo, hi] = CI of d, si
 m rows judged on timing (each at 1 - 0.05/m; Mann-Whitney / Hodges-Lehmann on the log samples; across GPUs,
 from the medians' CIs of the row and of its baseline).
 SLOWER/FASTER: |d| > tau and the CI excludes 0.  SAME: |d| <= tau and (hi - lo)/2 <= tau.  UNKNOWN otherwise.
+Same GPU: a SLOWER/FASTER time stands only if the row's % of the same-run baseline gives the same verdict (SAME
+there: SAME, the baseline moved as much; else UNKNOWN) and, when either side was THROTTLED or the clocks differ,
+the times at the maximum clock differ beyond the threshold too; the baseline row itself is UNKNOWN when either
+side was THROTTLED or the SM clocks differ by more than the threshold.
 REGRESSION: PASS -> FAIL/CRASH/TIMEOUT/BUILD_ERROR.  Exit code 1 on any REGRESSION or SLOWER row.
 """

@@ -65,6 +65,12 @@ class Result:
     peak_tflops: float | None = None
     pct_of_peak: float | None = None
     unique_bytes: int | None = None
+    # the contract's storage policy and the leading dimensions (elements) it handed this row; the same for
+    # every row of one (problem, contract), so % of baseline compares one problem (contracts/storage.py)
+    storage: str = ""
+    lda: int | None = None
+    ldb: int | None = None
+    ldc: int | None = None
     # build resources (from ptxas -v)
     registers: int | None = None
     smem_bytes: int | None = None
@@ -74,6 +80,15 @@ class Result:
     arch: str | None = None
     build_flags: list[str] = field(default_factory=list)
     build_seconds: float | None = None
+    # which method made the figure: "events" (CUDA events) or "cupti" (CUPTI kernel records); the other one's
+    # median is in timing (event_median_ms, cupti_median_ms)
+    timing_method: str = ""
+    # the SM clock the samples ran at (median of NVML samples taken while each batch ran), the device's
+    # maximum, and the median time scaled to that maximum: median_ms * sm_clock_mhz / max_sm_clock_mhz (what
+    # a clock-bound kernel would take unthrottled; a memory-bound one gains less)
+    sm_clock_mhz: float | None = None
+    max_sm_clock_mhz: float | None = None
+    median_ms_at_max_clock: float | None = None
     # timing method and environment
     timing: dict[str, Any] = field(default_factory=dict)  # method, l2 policy, warm-up, sample counts
     tolerance: dict[str, Any] = field(default_factory=dict)  # rule, atol, rtol, c, length factor
@@ -82,6 +97,16 @@ class Result:
     notes: str = ""
     started_at: str = ""
     finished_at: str = ""
+    # prediction (gemmcompare.model, run/predictions.py): what the kernel's structure allows on this device
+    predicted_ms: float | None = None
+    predicted_tflops: float | None = None  # logical FLOPs / predicted_ms
+    predicted_bound: str | None = None  # compute, memory, l1, l2 or waves
+    occupancy_ctas_per_sm: int | None = None
+    occupancy: float | None = None  # resident warps / the SM's warp slots
+    occupancy_limited_by: str | None = None  # registers, shared_memory, threads, blocks (every limiting one)
+    wave_efficiency: float | None = None  # waves / waves rounded up (1.0 without a tile)
+    measured_over_predicted: float | None = None  # median_ms / predicted_ms: 2.5 means at 40% of its bound
+    prediction: dict[str, Any] = field(default_factory=dict)  # the model's inputs and intermediates, or its error
 
     def add_note(self, note: str) -> None:
         """Append a note ('; ' between notes); a note the row already carries is not repeated."""
@@ -100,7 +125,7 @@ class Result:
         return rec
 
 
-JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry")
+JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry", "prediction")
 
 COLUMNS = list(Result.__dataclass_fields__)
 

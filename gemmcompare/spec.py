@@ -20,7 +20,9 @@ import yaml
 
 from .contracts.correctness import FIXTURES, CorrectnessSettings
 from .contracts.precision import BUILTIN_CONTRACTS, LAYOUTS, Epilogue, Math, Order, PrecisionContract
+from .contracts.storage import Storage
 from .contracts.timing import L2_POLICIES, TimingSettings
+from .contracts.timing_methods import METHODS as TIMING_METHODS
 from .dtypes import DType
 from .errors import SpecError
 from .implementations import PARAMETRIZED, FIXED, instantiate
@@ -562,7 +564,7 @@ def _sweep_values(ck, v, vp) -> Sequence[int] | None:
 
 # -- contracts --------------------------------------------------------------------------------------
 
-CONTRACT_KEYS = {"name", "a", "b", "c", "acc", "math", "layout", "c_order", "alpha", "beta", "epilogue"}
+CONTRACT_KEYS = {"name", "a", "b", "c", "acc", "math", "layout", "c_order", "alpha", "beta", "epilogue", "storage"}
 _CONTRACT_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # fullmatch: "x\n" is not a name
 
 
@@ -581,7 +583,8 @@ def _contracts(ck: _Checker, raw) -> list[PrecisionContract]:
         if isinstance(item, str):
             if item not in BUILTIN_CONTRACTS:
                 ck.error(ip, f"unknown contract {item!r}; built-in contracts are named like f16_f32acc_tn, "
-                             f"f32_strict_tt (see `gemmcompare list --contracts`), or define one as a mapping",
+                             f"f32_strict_tt (see `gemmcompare list --contracts`; add _aligned for 16-byte rows), or "
+                             f"define one as a mapping",
                          nearest(item, BUILTIN_CONTRACTS))
                 continue
             contract = BUILTIN_CONTRACTS[item]
@@ -627,6 +630,7 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
     math = enum_value(Math, item, "math", ip, "strict")
     epilogue = enum_value(Epilogue, item, "epilogue", ip, "none")
     c_order = enum_value(Order, item, "c_order", ip, "row")
+    storage = enum_value(Storage, item, "storage", ip, "tight")
     layout = item.get("layout", "tn")
     if layout not in LAYOUTS:
         ck.error(ip + ("layout",), f"layout must be tn, tt, nn or nt (t = row-major, n = column-major, A then B), got {layout!r}")
@@ -639,7 +643,7 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
         return None
     order_a, order_b = LAYOUTS[layout]
     return PrecisionContract(name, a, b, c, acc, math, order_a, order_b, c_order,
-                             float(alpha), float(beta), epilogue)
+                             float(alpha), float(beta), epilogue, storage)
 
 
 def _enum_value(ck):
@@ -874,7 +878,7 @@ def _correctness(ck, raw) -> CorrectnessSettings:
     )
 
 
-TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s"}
+TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s", "method"}
 
 
 def _timing(ck, raw) -> TimingSettings:
@@ -900,6 +904,11 @@ def _timing(ck, raw) -> TimingSettings:
     if not isinstance(graph, bool):
         ck.error(path + ("graph",), "graph must be true or false")
         graph = d.graph
+    method = raw.get("method", d.method)
+    if method not in TIMING_METHODS:
+        ck.error(path + ("method",), f"method must be one of {list(TIMING_METHODS)}, got {method!r}",
+                 nearest(str(method), TIMING_METHODS))
+        method = d.method
     return TimingSettings(
         l2=l2,
         warmup_count=_number(ck, warm, "count", path + ("warmup",), d.warmup_count, integer=True, minimum=0),
@@ -911,6 +920,7 @@ def _timing(ck, raw) -> TimingSettings:
         batch=_number(ck, raw, "batch", path, d.batch, integer=True, minimum=1),
         graph=graph,
         row_timeout_s=float(_number(ck, raw, "row_timeout_s", path, d.row_timeout_s, minimum=1)),
+        method=method,
     )
 
 

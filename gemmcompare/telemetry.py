@@ -6,6 +6,7 @@ every sample is an empty dict and nothing is flagged.
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any
 
@@ -58,6 +59,15 @@ class Telemetry:
         out["reason_names"] = [name for bit, name in {**THROTTLE_BITS, **OTHER_BITS}.items() if reasons & bit]
         return out
 
+    def max_sm_clock_mhz(self) -> float | None:
+        """The SM clock the device can reach (NVML's maximum), the reference of median_ms_at_max_clock."""
+        if self.handle is None:
+            return None
+        try:
+            return float(self.nvml.nvmlDeviceGetMaxClockInfo(self.handle, self.nvml.NVML_CLOCK_SM))
+        except Exception:  # noqa: BLE001
+            return None
+
     def driver_version(self) -> str | None:
         if self.handle is None:
             return None
@@ -73,8 +83,17 @@ def _reasons(n, h) -> int:
     return int(fn(h))
 
 
+def at_max_clock(median_ms: float | None, sm_clock_mhz: float | None, max_sm_clock_mhz: float | None) -> float | None:
+    """The median time scaled to the maximum SM clock: median_ms * sm_clock / max_clock. Exact for a kernel
+    whose time is all SM cycles; a memory-bound kernel gains less. None when a clock is unknown."""
+    if not (median_ms and sm_clock_mhz and max_sm_clock_mhz):
+        return None
+    return median_ms * sm_clock_mhz / max_sm_clock_mhz
+
+
 def summarize_samples(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-row telemetry: ranges of clocks, power and temperature, and the throttled fraction."""
+    """Per-row telemetry: ranges of clocks, power and temperature, the median SM clock, and the throttled
+    fraction (the executor samples while each batch runs: the state the samples were taken in)."""
     samples = [s for s in samples if s]
     if not samples:
         return {}
@@ -84,9 +103,11 @@ def summarize_samples(samples: list[dict[str, Any]]) -> dict[str, Any]:
         return [min(vals), max(vals)] if vals else None
 
     names = sorted({n for s in samples for n in s.get("reason_names", [])})
+    clocks = [s["sm_clock_mhz"] for s in samples if s.get("sm_clock_mhz")]
     return {
         "samples": len(samples),
         "sm_clock_mhz": rng("sm_clock_mhz"),
+        "sm_clock_mhz_median": statistics.median(clocks) if clocks else None,
         "mem_clock_mhz": rng("mem_clock_mhz"),
         "power_w": rng("power_w"),
         "temperature_c": rng("temperature_c"),

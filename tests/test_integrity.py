@@ -100,7 +100,9 @@ def test_run_without_device_exits_3(tmp_path, capsys):
     if torch.cuda.is_available():
         pytest.skip("a device is present")
     assert main(["run", str(spec), "--store", str(tmp_path / "g.db"), "--no-progress"]) == 3
-    assert "no CUDA device is present" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no CUDA device is present" in err
+    assert f"gemmcompare analyze {spec} --device h200" in err  # where to go without a GPU
 
 
 def test_invalid_spec_exits_2(tmp_path):

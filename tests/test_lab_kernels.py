@@ -244,6 +244,10 @@ using gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config =
 extern "C" int gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch(const gc_gemm_args* args, char* err, size_t err_len) {
   return gc::mma::launch<gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config, gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag>(args, "gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch", err, err_len);
 }
+
+extern "C" int gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc::mma::launch<gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config, gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag>(args, "gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch", err, err_len, out);
+}
 """
 
 
@@ -259,6 +263,8 @@ def test_rendered_entry_dispatches_on_b_order():
     assert f'extern "C" int {cfg.symbol()}(const gc_gemm_args* args' in text
     assert f"if (args->order_b == GC_COL) return {cfg.symbol('tn')}(args, err, err_len);" in text
     assert f"if (args->order_b == GC_ROW) return {cfg.symbol('tt')}(args, err, err_len);" in text
+    assert f'extern "C" int {cfg.symbol()}_occupancy(const gc_gemm_args* args, gc_occupancy* out' in text
+    assert f"if (args->order_b == GC_COL) return {cfg.symbol('tn')}_occupancy(args, out, err, err_len);" in text
     assert "#include \"gemmcompare/gemm_abi.h\"" in text and "mma_sync.cuh" not in text
     single = config_from_params({"layout": "tn"})
     symbols = {single.symbol(), single.symbol("tn")}

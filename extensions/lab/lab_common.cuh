@@ -80,3 +80,19 @@ static inline unsigned blocks(int64_t extent, int tile) { return static_cast<uns
     else if ((p).a_col && !(p).b_col) KERNEL<true, false><<<grid, block, smem, stream>>>(__VA_ARGS__); \
     else KERNEL<true, true><<<grid, block, smem, stream>>>(__VA_ARGS__);                                \
   } while (0)
+
+// The launch GC_LAB_LAUNCH_4 would make, or, with `query` non-null, the occupancy of that instantiation for
+// that block and shared memory instead (NAME_occupancy, gemm_abi.h): one code path for both, so the query
+// cannot describe another launch than the real one. Needs `err` and `err_len` in scope; returns on a query.
+#define GC_LAB_LAUNCH_OR_QUERY_4(query, p, KERNEL, grid, block, smem, stream, ...)                     \
+  do {                                                                                                 \
+    if (query) {                                                                                       \
+      const void* gc_kernel_ = (!(p).a_col && !(p).b_col) ? (const void*)KERNEL<false, false>          \
+                               : (!(p).a_col && (p).b_col) ? (const void*)KERNEL<false, true>          \
+                               : ((p).a_col && !(p).b_col) ? (const void*)KERNEL<true, false>          \
+                                                           : (const void*)KERNEL<true, true>;          \
+      return gc_query_occupancy(gc_kernel_, static_cast<int>((block).x * (block).y * (block).z), (smem), \
+                                (query), err, err_len);                                                \
+    }                                                                                                  \
+    GC_LAB_LAUNCH_4(p, KERNEL, grid, block, smem, stream, __VA_ARGS__);                                \
+  } while (0)

@@ -43,15 +43,24 @@ __global__ void __launch_bounds__(256) gc_lab_register_16x64_kernel(
   }
 }
 
-extern "C" int gc_lab_register_16x64(const gc_gemm_args* args, char* err, size_t err_len) {
+// The entry and its occupancy query share this body (gemm_abi.h: NAME_occupancy).
+static int gc_lab_register_16x64_run(const gc_gemm_args* args, gc_occupancy* query, char* err, size_t err_len) {
   gc::lab::Problem p;
   if (int rc = gc::lab::check_args(args, GC_F32, "lab.register_16x64", &p, err, err_len)) return rc;
   if (p.empty()) return 0;
   const dim3 block(16, 16);
   const dim3 grid(gc::lab::blocks(p.n, kCols), gc::lab::blocks(p.m, kRows));
   if (grid.y > 65535) return gc_fail(err, err_len, "lab.register_16x64: m too large for the grid's y dimension");
-  GC_LAB_LAUNCH_4(p, gc_lab_register_16x64_kernel, grid, block, 0, args->stream,
+  GC_LAB_LAUNCH_OR_QUERY_4(query, p, gc_lab_register_16x64_kernel, grid, block, 0, args->stream,
                   static_cast<const float*>(args->a), static_cast<const float*>(args->b),
                   static_cast<float*>(args->c), p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
   return gc_check_launch(err, err_len, "gc_lab_register_16x64_kernel");
+}
+
+extern "C" int gc_lab_register_16x64(const gc_gemm_args* args, char* err, size_t err_len) {
+  return gc_lab_register_16x64_run(args, nullptr, err, err_len);
+}
+
+extern "C" int gc_lab_register_16x64_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_lab_register_16x64_run(args, out, err, err_len);
 }

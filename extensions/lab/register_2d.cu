@@ -147,7 +147,8 @@ __global__ void __launch_bounds__(THREADS) gc_lab_register_2d_kernel(
   }
 }
 
-extern "C" int gc_lab_register_2d(const gc_gemm_args* args, char* err, size_t err_len) {
+// The entry and its occupancy query share this body (gemm_abi.h: NAME_occupancy).
+static int gc_lab_register_2d_run(const gc_gemm_args* args, gc_occupancy* query, char* err, size_t err_len) {
   gc::lab::Problem p;
   if (int rc = gc::lab::check_args(args, GC_F32, "lab.register_2d", &p, err, err_len)) return rc;
   if (p.empty()) return 0;
@@ -158,8 +159,16 @@ extern "C" int gc_lab_register_2d(const gc_gemm_args* args, char* err, size_t er
   const bool a_vec = gc::lab::aligned(args->a, 16) && p.lda % 4 == 0;
   const bool b_vec = gc::lab::aligned(args->b, 16) && p.ldb % 4 == 0;
   const bool c_vec = gc::lab::aligned(args->c, 16) && p.ldc % 4 == 0;
-  GC_LAB_LAUNCH_4(p, gc_lab_register_2d_kernel, grid, block, 0, args->stream, static_cast<const float*>(args->a),
+  GC_LAB_LAUNCH_OR_QUERY_4(query, p, gc_lab_register_2d_kernel, grid, block, 0, args->stream, static_cast<const float*>(args->a),
                   static_cast<const float*>(args->b), static_cast<float*>(args->c), p.m, p.n, p.k, p.lda, p.ldb,
                   p.ldc, a_vec, b_vec, c_vec);
   return gc_check_launch(err, err_len, "gc_lab_register_2d_kernel");
+}
+
+extern "C" int gc_lab_register_2d(const gc_gemm_args* args, char* err, size_t err_len) {
+  return gc_lab_register_2d_run(args, nullptr, err, err_len);
+}
+
+extern "C" int gc_lab_register_2d_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_lab_register_2d_run(args, out, err, err_len);
 }

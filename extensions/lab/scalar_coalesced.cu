@@ -17,15 +17,24 @@ __global__ void gc_lab_scalar_coalesced_kernel(const float* __restrict__ a, cons
   c[static_cast<int64_t>(row) * ldc + col] = acc;
 }
 
-extern "C" int gc_lab_scalar_coalesced(const gc_gemm_args* args, char* err, size_t err_len) {
+// The entry and its occupancy query share this body (gemm_abi.h: NAME_occupancy).
+static int gc_lab_scalar_coalesced_run(const gc_gemm_args* args, gc_occupancy* query, char* err, size_t err_len) {
   gc::lab::Problem p;
   if (int rc = gc::lab::check_args(args, GC_F32, "lab.scalar_coalesced", &p, err, err_len)) return rc;
   if (p.empty()) return 0;
   const dim3 block(32, 8);
   const dim3 grid(gc::lab::blocks(p.n, 32), gc::lab::blocks(p.m, 8));
   if (grid.y > 65535) return gc_fail(err, err_len, "lab.scalar_coalesced: m too large for the grid's y dimension");
-  GC_LAB_LAUNCH_4(p, gc_lab_scalar_coalesced_kernel, grid, block, 0, args->stream,
+  GC_LAB_LAUNCH_OR_QUERY_4(query, p, gc_lab_scalar_coalesced_kernel, grid, block, 0, args->stream,
                   static_cast<const float*>(args->a), static_cast<const float*>(args->b),
                   static_cast<float*>(args->c), p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
   return gc_check_launch(err, err_len, "gc_lab_scalar_coalesced_kernel");
+}
+
+extern "C" int gc_lab_scalar_coalesced(const gc_gemm_args* args, char* err, size_t err_len) {
+  return gc_lab_scalar_coalesced_run(args, nullptr, err, err_len);
+}
+
+extern "C" int gc_lab_scalar_coalesced_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_lab_scalar_coalesced_run(args, out, err, err_len);
 }

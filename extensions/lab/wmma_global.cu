@@ -22,7 +22,8 @@ __global__ void __launch_bounds__(128) gc_lab_wmma_global_kernel(const __half* _
   gc::lab::wmma_tile_16x16<B_COL>(a, b, c, row, col, k, lda, ldb, ldc);
 }
 
-extern "C" int gc_lab_wmma_global(const gc_gemm_args* args, char* err, size_t err_len) {
+// The entry and its occupancy query share this body (gemm_abi.h: NAME_occupancy).
+static int gc_lab_wmma_global_run(const gc_gemm_args* args, gc_occupancy* query, char* err, size_t err_len) {
   gc::lab::Problem p;
   if (int rc = gc::lab::check_args(args, GC_F16, "lab.wmma_global", &p, err, err_len)) return rc;
   if (p.a_col) return gc_fail(err, err_len, "lab.wmma_global: A must be row-major (layouts tn, tt)");
@@ -38,10 +39,22 @@ extern "C" int gc_lab_wmma_global(const gc_gemm_args* args, char* err, size_t er
   const __half* a = static_cast<const __half*>(args->a);
   const __half* b = static_cast<const __half*>(args->b);
   float* c = static_cast<float*>(args->c);
+  if (query) {
+    const void* kernel = p.b_col ? (const void*)gc_lab_wmma_global_kernel<true> : (const void*)gc_lab_wmma_global_kernel<false>;
+    return gc_query_occupancy(kernel, static_cast<int>(block.x), 0, query, err, err_len);
+  }
   if (p.b_col) {
     gc_lab_wmma_global_kernel<true><<<grid, block, 0, args->stream>>>(a, b, c, p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
   } else {
     gc_lab_wmma_global_kernel<false><<<grid, block, 0, args->stream>>>(a, b, c, p.m, p.n, p.k, p.lda, p.ldb, p.ldc);
   }
   return gc_check_launch(err, err_len, "gc_lab_wmma_global_kernel");
+}
+
+extern "C" int gc_lab_wmma_global(const gc_gemm_args* args, char* err, size_t err_len) {
+  return gc_lab_wmma_global_run(args, nullptr, err, err_len);
+}
+
+extern "C" int gc_lab_wmma_global_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_lab_wmma_global_run(args, out, err, err_len);
 }

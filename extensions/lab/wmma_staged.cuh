@@ -178,8 +178,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32) gc_lab_wmma_staged
 }
 
 // Host side: check, pick the B order's kernel, launch on the harness's stream.
+// With `query` non-null: the occupancy of the launch it would make instead (gemm_abi.h: NAME_occupancy).
 template <int WM, int WN, class Tag>
-int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len) {
+int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len, gc_occupancy* query = nullptr) {
   Problem p;
   if (int rc = check_args(args, GC_F16, name, &p, err, err_len)) return rc;
   if (p.a_col) return gc_fail(err, err_len, "lab.wmma_staged: A must be row-major (layouts tn, tt)");
@@ -193,6 +194,11 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
   const bool a_vec = aligned(a, 16) && p.lda % 8 == 0;
   const bool b_vec = aligned(b, 16) && p.ldb % 8 == 0;
   const bool c_direct = aligned(c, 32) && p.ldc % 4 == 0;  // store_matrix_sync's rules for f32
+  if (query) {
+    const void* kernel = p.b_col ? (const void*)gc_lab_wmma_staged_kernel<WM, WN, true, Tag>
+                                 : (const void*)gc_lab_wmma_staged_kernel<WM, WN, false, Tag>;
+    return gc_query_occupancy(kernel, static_cast<int>(block.x), 0, query, err, err_len);
+  }
   if (p.b_col) {
     gc_lab_wmma_staged_kernel<WM, WN, true, Tag><<<grid, block, 0, args->stream>>>(a, b, c, p.m, p.n, p.k, p.lda, p.ldb,
                                                                                  p.ldc, a_vec, b_vec, c_direct);

@@ -649,8 +649,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
 // ------------------------------------------------------------------------------------------------
 // Host side: validate the arguments against what this instantiation computes, pick the aligned or the
 // general kernel, set its shared-memory limit, launch on the harness's stream, check the launch.
+// With `query` non-null: the occupancy of the launch it would make instead (gemm_abi.h: NAME_occupancy).
 template <class Cfg, class Tag>
-int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len) {
+int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len, gc_occupancy* query = nullptr) {
   char msg[256];
   if (!args) return gc_fail(err, err_len, "null arguments");
   const gc_order want_b = Cfg::B_COL ? GC_COL : GC_ROW;
@@ -708,6 +709,7 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
   void (*kernel)(const Params) = whole     ? gemm_kernel<Cfg, true, true, Tag>
                                  : aligned ? gemm_kernel<Cfg, true, false, Tag>
                                            : gemm_kernel<Cfg, false, false, Tag>;
+  if (query) return gc_query_occupancy((const void*)kernel, Cfg::THREADS, Cfg::SMEM_BYTES, query, err, err_len);
   GC_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
   kernel<<<static_cast<unsigned>(tiles_m * tiles_n), Cfg::THREADS, Cfg::SMEM_BYTES, args->stream>>>(p);
   return gc_check_launch(err, err_len, name);

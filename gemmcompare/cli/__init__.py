@@ -7,13 +7,14 @@
   profile.py     profile (Nsight Compute)
   new_kernel.py  new-kernel
   cutlass.py     cutlass list, cutlass enumerate
+  analyze.py     analyze (predictions without a GPU)
   options.py     the flags several commands share (not a command group)
 
 Command modules import heavy libraries (torch, pandas, matplotlib) inside their handlers only, so that
 `--help` and the quick commands answer at once; no command module imports another.
 
 Exit codes: 0 success; 1 a failure (build errors, regressions, failed rows); 2 invalid spec, arguments or
-input file; 3 no CUDA device; 130 interrupted; 141 the reader of the output went away.
+input file (and an unknown --device); 3 no CUDA device; 130 interrupted; 141 the reader of the output went away.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import os
 import sys
 
 from ..errors import GemmCompareError, SpecError
-from . import cutlass, listing, new_kernel, profile, report, run, sanitize
+from . import analyze, cutlass, listing, new_kernel, profile, report, run, sanitize
 
-COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass)
+COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ import enum
 from dataclasses import dataclass
 
 from ..dtypes import DType, DTYPE_INFO, TF32_UNIT_ROUNDOFF
+from .storage import Storage
 
 
 class Order(enum.Enum):
@@ -62,6 +63,7 @@ class PrecisionContract:
     alpha: float = 1.0
     beta: float = 0.0
     epilogue: Epilogue = Epilogue.NONE
+    storage: Storage = Storage.TIGHT  # leading dimensions every implementation is handed (storage.py)
 
     @property
     def layout(self) -> str:
@@ -89,6 +91,7 @@ class PrecisionContract:
             f"C {self.c.value} {self.order_c.value}-major, accumulate {self.acc.value}, math {self.math.value}, "
             f"alpha={self.alpha:g}, beta={self.beta:g}"
             + ("" if self.epilogue is Epilogue.NONE else f", epilogue {self.epilogue.value}")
+            + f", storage {self.storage.describe()}"
         )
 
     def as_dict(self) -> dict:
@@ -105,6 +108,7 @@ class PrecisionContract:
             "alpha": self.alpha,
             "beta": self.beta,
             "epilogue": self.epilogue.value,
+            "storage": self.storage.value,
         }
 
 
@@ -136,7 +140,15 @@ def _builtin_contracts() -> dict[str, PrecisionContract]:
         base = table[f"f16_f32acc_{letters}"]
         name = f"f16_f32acc_bias_relu_{letters}"
         table[name] = dataclasses.replace(base, name=name, epilogue=Epilogue.BIAS_RELU)
+    # every contract also under the `aligned` storage policy (16-byte rows for every implementation)
+    for name, contract in list(table.items()):
+        twin = f"{name}{ALIGNED_SUFFIX}"
+        table[twin] = dataclasses.replace(contract, name=twin, storage=Storage.ALIGNED)
     return table
+
+
+# A built-in contract's name + this suffix is the same contract under the `aligned` storage policy.
+ALIGNED_SUFFIX = "_aligned"
 
 
 BUILTIN_CONTRACTS: dict[str, PrecisionContract] = _builtin_contracts()

@@ -1,4 +1,5 @@
-"""The timing contract: device time of an implementation's launches, from CUDA events in one stream.
+"""The timing contract: device time of an implementation's launches, from CUDA events in one stream, with
+each launch's CUPTI record beside it (timing_methods.py: which of the two a row reports).
 
 - The launch queue is kept full: each batch of samples is enqueued behind a sleep kernel long enough to
   cover the host's enqueue time, so host launch gaps are never inside an event pair. If the sleep had
@@ -8,12 +9,15 @@
   through input copies totalling at least 2x L2, `warm` does neither.
 - Warm-up by count and by time; then rounds of samples, implementations of one problem interleaved
   round-robin, until the 95% CI of the median is within `target_noise` (relative) or a cap is hit.
-- Excluded, and stated in every receipt: allocation, transfers, dtype conversion, padding, references.
+- Excluded, and stated in every receipt: allocation, transfers, dtype conversion, laying the inputs out in
+  the storage policy's buffers (the same for every row), references. Included: whatever an implementation's
+  launch does, copies into and out of buffers of its own and zero-padding among them (contracts/storage.py).
 Raw samples are kept in milliseconds; summaries are computed from them afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import time
@@ -25,7 +29,9 @@ L2_POLICIES = ("flush", "rotate", "warm")
 # flushed instead (and its row says so).
 MAX_ROTATION_COPIES = 255
 
-EXCLUDED = "allocation, host-device transfers, dtype conversion, padding and cropping, reference computation"
+EXCLUDED = ("allocation, host-device transfers, dtype conversion, laying the inputs out in the storage policy's "
+            "buffers (the same for every row), reference computation; an implementation's own copies and padding "
+            "are inside its launch, timed")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,7 @@ class TimingSettings:
     batch: int = 10  # samples enqueued behind one sleep kernel
     graph: bool = False  # time CUDA-graph replays of one launch instead of direct launches
     row_timeout_s: float = 300.0
+    method: str = "auto"  # which figure a row reports: events, cupti, or auto (timing_methods.py)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -129,6 +136,13 @@ class Measurement:
     done: bool = False
     stop_reason: str = ""
     error: BaseException | None = None
+    # every sample's id (its CUPTI annotation), the figures of both methods, and which one samples_ms holds
+    sample_ids: list[int] = field(default_factory=list)
+    event_samples_ms: list[float] = field(default_factory=list)
+    cupti_samples_ms: list[float | None] | None = None
+    method: str = "events"
+    method_note: str = ""
+    launched: int = 0
 
     def summary(self) -> Summary:
         return summarize(self.samples_ms)
@@ -157,16 +171,27 @@ def rotation_copies(problem_bytes: int, l2_bytes: int) -> int | None:
 
 
 class Timer:
-    """Interleaved event timing of several launchers on one problem. `on_batch(name)` is called after
-    each batch of samples (the executor reads telemetry there)."""
+    """Interleaved event timing of several launchers on one problem, with each launch's CUPTI record beside
+    its event pair unless the method is `events` (timing_methods.py). `on_batch(name)` is called after each
+    batch of samples; `in_batch(name)` while the batch's own launches run, once its sleep gate has passed
+    (the executor reads telemetry there: the clock the samples ran at)."""
+
+    on_batch: Callable[[str], None] | None = None
+    in_batch: Callable[[str], None] | None = None
+    clock_factory: Callable[[], Any] | None = None  # makes the KernelClock; None: events only
+    clock: Any = None  # the KernelClock while sampling
 
     def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6,
-                 on_batch: Callable[[str], None] | None = None):
+                 on_batch: Callable[[str], None] | None = None, in_batch: Callable[[str], None] | None = None):
         import torch
+
+        from .timing_methods import KernelClock
 
         self.torch = torch
         self.s = settings
-        self.on_batch = on_batch
+        self.on_batch, self.in_batch = on_batch, in_batch
+        self.clock_factory = None if settings.method == "events" else KernelClock
+        self.clock = None
         self.flush_buffer = None
         if settings.l2 in ("flush", "rotate"):  # rotate falls back to flushing for tiny problems
             self.flush_buffer = new_flush_buffer(l2_bytes)
@@ -195,11 +220,12 @@ class Timer:
     def _sync(self, name: str):
         wait_stream(self.s.row_timeout_s, name)
 
-    def run_batch(self, launcher: Launcher, m: Measurement, count: int, graph=None) -> None:
+    def run_batch(self, launcher: Launcher, m: Measurement, count: int, graph=None, index: int = 0) -> None:
         torch = self.torch
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
         gate = torch.cuda.Event()
+        ids = []
         t0 = time.perf_counter()
         torch.cuda._sleep(int(self.sleep_ms * self.cycles_per_ms))  # keeps the queue full while we enqueue
         gate.record()
@@ -208,15 +234,21 @@ class Timer:
             if launcher.resets is not None:
                 launcher.resets[which]()
             self._between_samples(launcher)
-            starts[i].record()
-            if graph is not None:
-                graph[which].replay()
-            else:
-                launcher.launches[which]()
-            ends[i].record()
+            ids.append(m.launched)
+            with self._annotate(index, m.launched):  # CUPTI: this launch's GPU work is this sample's
+                starts[i].record()
+                if graph is not None:
+                    graph[which].replay()
+                else:
+                    launcher.launches[which]()
+                ends[i].record()
+            m.launched += 1
             m.last_index = which
         enqueue_ms = (time.perf_counter() - t0) * 1e3
         starved = gate.query()  # the gate already done: the GPU idled waiting for the host
+        if self.in_batch is not None:
+            self._wait_gate(gate, launcher.name)
+            self.in_batch(launcher.name)
         self._sync(launcher.name)
         m.batches += 1
         if starved:
@@ -226,8 +258,24 @@ class Timer:
         m.sleep_ms = max(m.sleep_ms, self.sleep_ms)
         if not starved:
             m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
+            m.sample_ids.extend(ids)
         if self.on_batch is not None:
             self.on_batch(launcher.name)
+
+    def _annotate(self, index: int, sample: int):
+        if self.clock is None:
+            return contextlib.nullcontext()
+        from .timing_methods import sample_tag
+
+        return self.clock.annotate(sample_tag(index, sample))
+
+    def _wait_gate(self, gate, name: str) -> None:
+        """Until the batch's sleep gate has passed (its launches are running), within the row timeout."""
+        deadline = time.perf_counter() + self.s.row_timeout_s
+        while not gate.query():
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"{name}: no completion within {self.s.row_timeout_s:g} s")
+            time.sleep(0.0001)
 
     def measure(self, launchers: Sequence[Launcher], stage: Callable[[str, str], None] | None = None
                 ) -> dict[str, Measurement]:
@@ -261,6 +309,22 @@ class Timer:
                 if fail(ln, exc):
                     return results
         spent = {ln.name: 0.0 for ln in launchers}
+        index = {ln.name: i for i, ln in enumerate(launchers)}
+        # CUPTI records from here on: after every warm-up and graph capture, around the sampled launches only
+        clock, error = (self.clock_factory() if self.clock_factory is not None else None), None
+        if clock is not None and not clock.start():
+            clock, error = None, clock.error
+        self.clock = clock
+        try:
+            self._rounds(launchers, results, graphs, spent, index, fail, stage)
+        finally:
+            self.clock = None
+            spans = clock.stop() if clock is not None else {}
+            error = clock.error if clock is not None else error
+            self._assign(launchers, results, spans, error)
+        return results
+
+    def _rounds(self, launchers, results, graphs, spent, index, fail, stage) -> None:
         while True:
             active = [ln for ln in launchers if not results[ln.name].done]
             if not active:
@@ -273,11 +337,11 @@ class Timer:
                     stage(ln.name, "timing")
                 try:
                     before = len(m.samples_ms)
-                    self.run_batch(ln, m, self.s.batch, graphs.get(ln.name))
+                    self.run_batch(ln, m, self.s.batch, graphs.get(ln.name), index[ln.name])
                     spent[ln.name] += sum(m.samples_ms[before:])
                 except Exception as exc:  # noqa: BLE001
                     if fail(ln, exc):
-                        return results
+                        return
                     continue
                 if m.batches > 4 * max(1, -(-self.s.max_samples // self.s.batch)) and not m.samples_ms:
                     m.done, m.stop_reason = True, "every batch starved: the host cannot keep the queue full"
@@ -291,7 +355,20 @@ class Timer:
                         m.done, m.stop_reason = True, f"sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
                     elif spent[ln.name] >= self.s.max_ms:
                         m.done, m.stop_reason = True, f"time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
-        return results
+
+    def _assign(self, launchers, results, spans: dict[str, float], error: str | None) -> None:
+        """Each measurement's samples of both methods, and the ones the method setting picks."""
+        from .timing_methods import choose, sample_tag
+
+        for i, ln in enumerate(launchers):
+            m = results[ln.name]
+            m.event_samples_ms = list(m.samples_ms)
+            if spans:
+                m.cupti_samples_ms = [spans.get(sample_tag(i, sid)) for sid in m.sample_ids]
+            if not m.samples_ms:
+                continue
+            picked = choose(self.s.method, m.event_samples_ms, m.cupti_samples_ms, error)
+            m.samples_ms, m.method, m.method_note = picked.samples_ms, picked.method, picked.note
 
     def _capture(self, ln: Launcher) -> list:
         """One CUDA graph per launcher copy (rotate policy: one per input copy)."""
@@ -312,7 +389,10 @@ class Timer:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "method": "CUDA events around each launch in one stream" + (", CUDA-graph replay" if self.s.graph else ""),
+            "method": "CUDA events around each launch in one stream" + (", CUDA-graph replay" if self.s.graph else "")
+            + ("" if self.s.method == "events" else
+               f"; CUPTI kernel records of the same launches (setting {self.s.method}: the row's timing_method "
+               f"says which figure it reports)"),
             "queue": "each batch enqueued behind a sleep kernel; batches whose sleep ended before enqueuing finished are discarded",
             "l2_policy": self.s.l2,
             "flush_bytes": 0 if self.flush_buffer is None else self.flush_buffer.numel() * 4,

@@ -5,8 +5,8 @@ contracts, shapes and architectures it supports, optionally asks the builder for
 prepares a launcher that writes into a caller-allocated output on the harness's stream.
 
 `AbiKernel` covers every compiled kernel (lab ladder, mma_sync, CUTLASS, user kernels): a subclass only
-declares what it supports and which sources define its entry; layouts, padding, workspace and the
-launch itself are handled here once.
+declares what it supports and which sources define its entry; layouts under the contract's storage policy,
+padding (timed, see AbiPrepared), workspace and the launch itself are handled here once.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import torch
 
 from ..build.request import BuildRequest
 from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract
+from ..contracts.storage import OperandPlan, Storage, allocate, plan_operands, policy_geometry
 from ..device import DeviceInfo, arch_name
 from ..dtypes import DTYPE_INFO, DType
 from ..problems import INT32_MAX, GemmProblem
@@ -57,26 +58,39 @@ class Operands:
 
     `a` is the logical m x k matrix and `b` the logical k x n matrix, already rounded to the contract's
     dtypes; `c0` is the initial C when beta != 0; `bias` the FP32 n-vector of a bias_relu epilogue. `stored()` gives each operand in the storage order an
-    implementation needs; the conversion is cached and happens outside any timed region.
+    implementation needs, with the leading dimension of the contract's storage policy (contracts/storage.py:
+    the same buffers for every implementation); the conversion is cached and happens outside any timed region.
     """
 
     def __init__(self, a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None,
-                 bias: torch.Tensor | None = None):
+                 bias: torch.Tensor | None = None, storage: Storage = Storage.TIGHT):
         self.a, self.b, self.c0, self.bias = a, b, c0, bias
-        self._cache: dict[tuple[str, Order], torch.Tensor] = {}
+        self.storage = storage
+        # (which, order) -> (whole allocation, the operand's view of it)
+        self._cache: dict[tuple[str, Order], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def stored(self, which: str, order: Order) -> tuple[torch.Tensor, int]:
-        """(storage tensor, leading dimension) of operand 'a', 'b' or 'c0' in the given order."""
+        """(storage tensor, leading dimension) of operand 'a', 'b' or 'c0' in the given order: a lines x extent
+        view with strides (ld, 1) of an allocation whose padding (if the policy pads) is zero."""
         key = (which, order)
         if key not in self._cache:
             logical = getattr(self, which)
-            self._cache[key] = logical.contiguous() if order is Order.ROW else logical.t().contiguous()
-        t = self._cache[key]
+            if self.storage is Storage.TIGHT:
+                t = logical.contiguous() if order is Order.ROW else logical.t().contiguous()
+                self._cache[key] = (t, t)
+            else:
+                src = logical if order is Order.ROW else logical.t()
+                geometry = policy_geometry(src.shape[0], src.shape[1], logical.element_size(), self.storage)
+                full, view = allocate(geometry, logical.dtype, logical.device)
+                view.copy_(src)
+                self._cache[key] = (full, view)
+        t = self._cache[key][1]
         return t, t.stride(0)
 
     def tensors(self) -> list[torch.Tensor | None]:
-        """Every tensor implementations are handed: the logical operands and their laid-out copies."""
-        return [self.a, self.b, self.c0, self.bias, *self._cache.values()]
+        """Every tensor implementations are handed: the logical operands and their laid-out copies (whole
+        allocations: a kernel that writes into the zero padding another kernel reads is caught too)."""
+        return [self.a, self.b, self.c0, self.bias, *(full for full, _ in self._cache.values())]
 
     def forget_layouts(self) -> None:
         """Drop the laid-out copies (after the logical operands were restored: they are rebuilt on demand)."""
@@ -85,19 +99,22 @@ class Operands:
     def clone(self) -> "Operands":
         """Independent copies of the logical operands (the rotate policy's extra inputs)."""
         copy = lambda t: None if t is None else t.clone()  # noqa: E731
-        return Operands(self.a.clone(), self.b.clone(), copy(self.c0), copy(self.bias))
+        return Operands(self.a.clone(), self.b.clone(), copy(self.c0), copy(self.bias), self.storage)
 
 
 class Prepared(abc.ABC):
     """One implementation ready to run one problem: buffers allocated, inputs laid out, workspace sized.
 
-    launch() enqueues the GEMM on torch's current stream (the harness's) and must not synchronize.
-    output() returns the logical m x n result of the last launch (cropping, if any, happens here,
-    outside the timed region). poison() fills the output with NaN before a checking launch.
+    launch() enqueues the GEMM on torch's current stream (the harness's) and must not synchronize; any copy
+    into or out of buffers of the implementation's own is part of it (timed). output() returns the logical
+    m x n result of the last launch, a view of the output buffer the storage policy gives (no copy).
+    poison() fills the output with NaN before a checking launch.
     """
 
     executed_flops: int | None = None  # set when the implementation does more work than 2*m*n*k
     notes: str = ""
+    # the storage policy and the leading dimensions it handed this row ({"policy", "lda", "ldb", "ldc", ...})
+    storage_info: dict[str, Any] | None = None
 
     @abc.abstractmethod
     def launch(self) -> None: ...
@@ -202,7 +219,9 @@ class Constraints:
     index_bits: int = 32  # element offsets must fit a signed integer of this width
     min_dims: tuple[int, int, int] = (1, 1, 1)
     max_dims: tuple[int, int, int] | None = None  # e.g. grid-size limits
-    pad_to: tuple[int, int, int] | None = None  # the harness pads (zero-fill) and crops; see PaddedLaunch
+    pad_to: tuple[int, int, int] | None = None  # runs the problem zero-padded to these multiples (AbiPrepared)
+    ld_multiples: tuple[int, int, int] = (1, 1, 1)  # lda, ldb, ldc must be multiples of these (elements)
+    packed: bool = False  # needs ld == the stored row's length (the capstone ABI)
 
     def check(self, problem: GemmProblem) -> Support:
         dims = {"m": problem.m, "n": problem.n, "k": problem.k}
@@ -239,6 +258,10 @@ class Constraints:
                 parts.append(f"{dim}%{mult}==0")
         if self.pad_to:
             parts.append("pads to multiples of " + "x".join(map(str, self.pad_to)))
+        if self.ld_multiples != (1, 1, 1):
+            parts.append("lda/ldb/ldc multiples of " + "/".join(map(str, self.ld_multiples)))
+        if self.packed:
+            parts.append("packed operands (ld = row length)")
         parts.append(f"{self.index_bits}-bit indices")
         return ", ".join(parts)
 
@@ -363,20 +386,38 @@ class _Buffers:
 
 
 class AbiPrepared(Prepared):
-    """Lays out A, B and C for an AbiKernel (padding with zeros if it declares pad_to) and launches it."""
+    """Lays out A, B and C for an AbiKernel under the contract's storage policy, and launches it.
+
+    Each operand is the policy's buffer (A and B the very ones every implementation of the run gets) unless
+    the kernel cannot run on it (contracts/storage.py `plan_operands`: a leading dimension it cannot take, a
+    padded M, N or K the buffer does not hold). Then the kernel gets a buffer of its own, zero-filled here,
+    and its launch copies the operand in before the kernel, and C back after it: inside the timed region.
+    `steps` names what one launch does, in order."""
 
     def __init__(self, impl: AbiKernel, problem: GemmProblem, contract: PrecisionContract, operands: Operands, extension):
         self.impl, self.problem, self.contract = impl, problem, contract
         self.operands = operands
-        padded = impl.constraints.padded(problem)
+        cons = impl.constraints
+        padded = cons.padded(problem)
         self.padded = padded
+        sizes = tuple(DTYPE_INFO[d].itemsize for d in (contract.a, contract.b, contract.c))
+        orders = (contract.order_a, contract.order_b, contract.order_c)
+        self.plan = plan_operands(problem.m, problem.n, problem.k, (padded.m, padded.n, padded.k), orders, sizes,
+                                  contract.storage, cons.ld_multiples, cons.packed)
+        device = operands.a.device
+        steps: list[tuple[str, Callable[[], None]]] = []
+        after: list[tuple[str, Callable[[], None]]] = []
+        a_user, _ = operands.stored("a", contract.order_a)
+        b_user, _ = operands.stored("b", contract.order_b)
+        self._c_full, self.c_user = allocate(self.plan["c"].policy, DTYPE_INFO[contract.c].torch_dtype, device)
+        self._kernel_fulls: list[torch.Tensor] = []
+        a = self._operand(self.plan["a"], a_user, steps, None)
+        b = self._operand(self.plan["b"], b_user, steps, None)
+        c = self._operand(self.plan["c"], self.c_user, steps if contract.beta != 0.0 else None, after)
+        self.kernel_c = c
         if padded != problem:
             self.executed_flops = padded.flops
-            self.notes = (
-                f"padded {problem.label} -> {padded.label} with zeros before timing and cropped after "
-                f"(padding and cropping are outside the timed region)"
-            )
-        self.buffers = self._layout(padded)
+        self.buffers = _Buffers(a, b, c, a.stride(0), b.stride(0), c.stride(0), (padded.m, padded.n, padded.k))
         self._entry = extension.entry(impl.entry_symbol)
         codes = [
             contract.order_a.abi_code, contract.order_b.abi_code, contract.order_c.abi_code,
@@ -386,45 +427,84 @@ class AbiPrepared(Prepared):
         ]
         buf = self.buffers
         dims = [*buf.dims, buf.lda, buf.ldb, buf.ldc]
-        bias = self._bias(padded)
+        bias = self._bias(padded, steps)
         alpha, beta = contract.alpha, contract.beta
-        self.workspace = torch.empty(0, dtype=torch.uint8, device=buf.c.device)
+        self.workspace = torch.empty(0, dtype=torch.uint8, device=device)
         if impl.has_workspace:
             nbytes = self._entry.workspace_bytes(buf.a, buf.b, buf.c, dims, codes, alpha, beta, self.workspace, bias)
-            self.workspace = torch.empty(max(int(nbytes), 0), dtype=torch.uint8, device=buf.c.device)
-        entry, a, b, c, ws = self._entry, buf.a, buf.b, buf.c, self.workspace
-        self._launch: Callable[[], None] = lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws, bias)
+            self.workspace = torch.empty(max(int(nbytes), 0), dtype=torch.uint8, device=device)
+        entry, ws = self._entry, self.workspace
+        steps.append(("kernel", lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws, bias)))
+        self.steps = steps + after
+        fns = tuple(fn for _, fn in self.steps)
+        if len(fns) == 1:
+            self._launch: Callable[[], None] = fns[0]
+        else:
+            def run_steps():
+                for fn in fns:
+                    fn()
+            self._launch = run_steps
+        self.storage_info = self._storage_info()
+        self.notes = self._describe()
 
-    def _bias(self, padded: GemmProblem) -> torch.Tensor:
-        """The epilogue's FP32 bias vector (zero-padded to the padded n), or an empty tensor."""
+    def _operand(self, plan: OperandPlan, user: torch.Tensor, copy_in: list | None, copy_out: list | None):
+        """The tensor the kernel gets for one operand: the policy's buffer, widened in place to the padded
+        extent it holds (zeros), or a buffer of its own with the launch's copies added."""
+        k = plan.kernel
+        if not plan.copy:
+            return user.as_strided((k.lines, k.extent), (k.ld, 1))
+        full, view = allocate(k, user.dtype, user.device)
+        self._kernel_fulls.append(full)
+        inner = view[: user.shape[0], : user.shape[1]]
+        if copy_in is not None:
+            copy_in.append((f"copy {plan.which} in ({plan.why})", lambda: inner.copy_(user)))
+        if copy_out is not None:
+            copy_out.append((f"copy {plan.which} out ({plan.why})", lambda: user.copy_(inner)))
+        return view
+
+    def _bias(self, padded: GemmProblem, steps: list) -> torch.Tensor:
+        """The epilogue's FP32 bias vector (zero-padded to the padded n: copied inside the launch), or an
+        empty tensor."""
         bias = self.operands.bias
         if self.contract.epilogue is Epilogue.NONE or bias is None:
             return torch.empty(0, dtype=torch.float32, device=self.operands.a.device)
         if padded.n == bias.numel():
             return bias
         out = torch.zeros(padded.n, dtype=torch.float32, device=bias.device)
-        out[: bias.numel()] = bias
+        inner = out[: bias.numel()]
+        steps.append(("copy bias in (padded n)", lambda: inner.copy_(bias)))
         return out
 
-    def _layout(self, padded: GemmProblem) -> _Buffers:
-        p, c = self.problem, self.contract
-        ops = self.operands
-        if padded == p:
-            a, lda = ops.stored("a", c.order_a)
-            b, ldb = ops.stored("b", c.order_b)
-        else:  # zero-filled padded copies; zeros in the padding contribute nothing to the product
-            a = _padded_store(ops.a, padded.m, padded.k, c.order_a)
-            b = _padded_store(ops.b, padded.k, padded.n, c.order_b)
-            lda, ldb = a.stride(0), b.stride(0)
-        rows, cols = (padded.m, padded.n) if c.order_c is Order.ROW else (padded.n, padded.m)
-        out = torch.empty(rows, cols, dtype=DTYPE_INFO[c.c].torch_dtype, device=ops.a.device)
-        return _Buffers(a, b, out, lda, ldb, out.stride(0), (padded.m, padded.n, padded.k))
+    def _storage_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"policy": self.contract.storage.value}
+        for which in "abc":
+            plan = self.plan[which]
+            info[f"ld{which}"] = plan.policy.ld
+            if plan.copy:
+                info[f"kernel_ld{which}"] = plan.kernel.ld
+        info["copies_in_timing"] = [name for name, _ in self.steps if name != "kernel"]
+        return info
+
+    def _describe(self) -> str:
+        parts = []
+        if self.padded != self.problem:
+            parts.append(f"runs {self.problem.label} zero-padded to {self.padded.label} (executed FLOPs count it)")
+        copied = [w for w in "abc" if self.plan[w].copy]
+        if copied:
+            parts.append(f"copies {', '.join(w.upper() for w in copied)} into its own buffers inside the timed "
+                         f"region under {self.contract.storage.value} storage ("
+                         + "; ".join(f"{w.upper()}: {self.plan[w].why}" for w in copied) + ")")
+        elif self.padded != self.problem:
+            parts.append(f"in place on the {self.contract.storage.value} buffers (their zero padding holds it)")
+        return "; ".join(parts)
 
     def launch(self):
         self._launch()
 
     def poison(self):
-        self.buffers.c.fill_(float("nan"))
+        self._c_full.fill_(float("nan"))
+        if self.plan["c"].copy:  # its own C too: a kernel that writes nothing must not pass on a stale copy
+            self.kernel_c.fill_(float("nan"))
         self.reset_output()
 
     def reset_output(self):
@@ -432,17 +512,10 @@ class AbiPrepared(Prepared):
             self._logical_c().copy_(self.operands.c0)
 
     def _logical_c(self) -> torch.Tensor:
-        c = self.buffers.c if self.contract.order_c is Order.ROW else self.buffers.c.t()
-        return c[: self.problem.m, : self.problem.n]
+        return self.c_user if self.contract.order_c is Order.ROW else self.c_user.t()
 
     def output(self):
         return self._logical_c()
-
-
-def _padded_store(logical: torch.Tensor, rows: int, cols: int, order: Order) -> torch.Tensor:
-    buf = torch.zeros(rows, cols, dtype=logical.dtype, device=logical.device)
-    buf[: logical.shape[0], : logical.shape[1]] = logical
-    return buf if order is Order.ROW else buf.t().contiguous()
 
 
 @dataclass

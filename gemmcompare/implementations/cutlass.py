@@ -54,7 +54,9 @@ class CutlassKernel(AbiKernel):
             alpha_beta=config.READS_C,  # sm90 has no C operand: alpha only, beta must be 0
         )
         pad = config.pad_multiples()
-        self.constraints = Constraints(pad_to=None if pad == (1, 1, 1) else pad, index_bits=config.INDEX_BITS)
+        # its access width: every stored row of A, B and C must start on one (16 bytes; TMA requires it)
+        self.constraints = Constraints(pad_to=None if pad == (1, 1, 1) else pad, index_bits=config.INDEX_BITS,
+                                       ld_multiples=tuple(config.vector_elements()))
         # Configurations that differ only in run-time arguments share the (expensive) kernel TU: the
         # builder merges requests of one group into one extension and de-duplicates the kernel file.
         self.build_group = f"cutlass_{config.kernel_name}"

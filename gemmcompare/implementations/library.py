@@ -16,6 +16,7 @@ import torch
 from ..paths import EXTENSIONS_DIR
 from ..build.request import KernelSource
 from ..contracts.precision import Epilogue, Math, Order
+from ..contracts.storage import allocate, operand_shape, policy_geometry
 from ..dtypes import DTYPE_INFO, DType
 from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip
 from .registry import register_fixed
@@ -105,11 +106,15 @@ def _has_out_dtype() -> bool:
 class _TorchPrepared(Prepared):
     def __init__(self, problem, contract, operands):
         self.contract = contract
-        a, _ = operands.stored("a", contract.order_a)
-        b, _ = operands.stored("b", contract.order_b)
+        a, lda = operands.stored("a", contract.order_a)  # the storage policy's buffers, as every row gets them
+        b, ldb = operands.stored("b", contract.order_b)
         self.a = a if contract.order_a is Order.ROW else a.t()  # logical views, no copies at launch
         self.b = b if contract.order_b is Order.ROW else b.t()
-        self.out = torch.empty(problem.m, problem.n, dtype=DTYPE_INFO[contract.c].torch_dtype, device=a.device)
+        lines, extent = operand_shape("c", problem.m, problem.n, problem.k, Order.ROW)
+        geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
+        self._out_full, self.out = allocate(geometry, DTYPE_INFO[contract.c].torch_dtype, a.device)
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": geometry.ld,
+                             "copies_in_timing": []}
         self.tf32 = contract.math is Math.TF32
         self.widen = contract.c is not contract.a  # f16/bf16 -> f32 through out_dtype
         self.notes = (f"torch.mm with allow_tf32={self.tf32}, reduced-precision reductions off"
@@ -131,7 +136,7 @@ class _TorchPrepared(Prepared):
             torch.mm(self.a, self.b, out=self.out)
 
     def poison(self):
-        self.out.fill_(float("nan"))
+        self._out_full.fill_(float("nan"))
 
     def output(self):
         return self.out

@@ -232,6 +232,10 @@ class MmaSyncConfig:
             f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
             f'  return gc::mma::launch<{cfg}, {tag}>(args, "{sym}", err, err_len);\n'
             f"}}\n"
+            f"\n"
+            f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
+            f'  return gc::mma::launch<{cfg}, {tag}>(args, "{sym}", err, err_len, out);\n'
+            f"}}\n"
         )
 
     def render_entry(self) -> str:
@@ -239,8 +243,17 @@ class MmaSyncConfig:
             f'extern "C" int {self.symbol(l)}(const gc_gemm_args* args, char* err, size_t err_len);\n'
             for l in self.layouts
         )
+        decls += "".join(
+            f'extern "C" int {self.symbol(l)}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, '
+            f'size_t err_len);\n' for l in self.layouts
+        )
         branches = "".join(
             f"  if (args->order_b == {'GC_COL' if l == 'tn' else 'GC_ROW'}) return {self.symbol(l)}(args, err, err_len);\n"
+            for l in self.layouts
+        )
+        query_branches = "".join(
+            f"  if (args->order_b == {'GC_COL' if l == 'tn' else 'GC_ROW'}) "
+            f"return {self.symbol(l)}_occupancy(args, out, err, err_len);\n"
             for l in self.layouts
         )
         return (
@@ -253,6 +266,13 @@ class MmaSyncConfig:
             f'extern "C" int {self.symbol()}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
             f'  if (!args) return gc_fail(err, err_len, "null arguments");\n'
             f"{branches}"
+            f'  return gc_fail(err, err_len, "mma_sync {self.ident}: built for layouts {"/".join(self.layouts)} only");\n'
+            f"}}\n"
+            f"\n"
+            f'extern "C" int {self.symbol()}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, '
+            f'size_t err_len) {{\n'
+            f'  if (!args) return gc_fail(err, err_len, "null arguments");\n'
+            f"{query_branches}"
             f'  return gc_fail(err, err_len, "mma_sync {self.ident}: built for layouts {"/".join(self.layouts)} only");\n'
             f"}}\n"
         )

@@ -47,6 +47,7 @@ def timing_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: 
     rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
            "event_median_ms": (drive or {}).get("event_median_ms"),
            "do_bench_median_ms": (drive or {}).get("do_bench_median_ms"),
+           "do_bench_how": (drive or {}).get("do_bench_how"),
            "error": None if ncu_ms else (res.stderr[-400:] or text[-400:])}
     if rec["ncu_median_ms"] and rec["event_median_ms"]:
         rec["event_over_ncu"] = rec["event_median_ms"] / rec["ncu_median_ms"]

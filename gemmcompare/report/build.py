@@ -15,6 +15,7 @@ import pandas as pd
 from .data import attach_run, gpu_name, run_label
 from .html import figures_html, page, receipt_html, receipt_markdown
 from .plots import PLOT_KINDS, Plot, make_plots
+from .predictions import predictions_section
 from ..files import write_csv
 from .tables import summary_table, tables_html, tables_markdown
 
@@ -106,6 +107,8 @@ def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *
     md.append("\n## Results\n")
     md.append(RESULTS_NOTE + "\n")
     md.append(tables_markdown(summary, heading="###"))
+    predicted = predictions_section(rows, out)  # the model's time beside the measured one
+    md.append(predicted.markdown)
     for receipt, _ in runs:
         md.append(f"\n## Receipt: {run_label(receipt)} ({gpu_name(receipt) or 'unknown GPU'})\n")
         md.append(receipt_markdown(receipt))
@@ -115,7 +118,7 @@ def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *
     # HTML
     body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
-            tables_html(summary)]
+            tables_html(summary), predicted.html]
     for receipt, _ in runs:
         body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "
                     f"({_html.escape(gpu_name(receipt) or 'unknown GPU')})</h2>")

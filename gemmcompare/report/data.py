@@ -22,10 +22,12 @@ NUMERIC_COLUMNS = [
     "worst_bound_ratio", "median_ms", "mean_ms", "min_ms", "max_ms", "stdev_ms", "cv", "iqr_ms", "median_ci_rel",
     "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "pct_of_baseline", "peak_tflops",
     "pct_of_peak", "unique_bytes", "registers", "smem_bytes", "spill_stores", "spill_loads", "stack_bytes",
-    "build_seconds", "throttled_fraction",
+    "build_seconds", "throttled_fraction", "predicted_ms", "predicted_tflops", "occupancy_ctas_per_sm", "occupancy",
+    "wave_efficiency", "measured_over_predicted", "lda", "ldb", "ldc", "sm_clock_mhz", "max_sm_clock_mhz",
+    "median_ms_at_max_clock",
 ]
 _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_flags": list, "timing": dict,
-                  "tolerance": dict, "telemetry": dict}
+                  "tolerance": dict, "telemetry": dict, "prediction": dict}
 
 THROTTLED_MOSTLY = 0.5  # a row whose samples were mostly taken while throttled is marked in reports
 
@@ -61,7 +63,8 @@ def normalise_rows(df: pd.DataFrame | None) -> pd.DataFrame:
     for col in JSON_COLUMNS:
         df[col] = [_decode(v, _JSON_DEFAULTS[col]) for v in df[col]]
     df["is_baseline"] = [_as_bool(v) for v in df["is_baseline"]]
-    for col in ("problem", "contract", "implementation", "family", "status", "reason", "notes", "run_id"):
+    for col in ("problem", "contract", "implementation", "family", "status", "reason", "notes", "run_id",
+                "predicted_bound", "occupancy_limited_by"):
         values = ["" if is_missing(v) else str(v) for v in df[col]]
         df[col] = pd.Series([v.upper() for v in values] if col == "status" else values, index=df.index, dtype=object)
     return df.reset_index(drop=True)

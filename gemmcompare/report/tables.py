@@ -71,11 +71,12 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
 ]
 
 SUMMARY_COLUMNS = [
-    "run_id", "gpu", "contract", "problem", "m", "n", "k", "batch", "implementation", "family", "is_baseline",
-    "status", "reason", "median_ms", "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops",
+    "run_id", "gpu", "contract", "problem", "m", "n", "k", "batch", "storage", "lda", "ldb", "ldc", "implementation",
+    "family", "is_baseline", "status", "reason", "median_ms", "timing_method", "median_ms_at_max_clock",
+    "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops",
     "executed_tflops", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak", "unique_bytes", "max_abs_err",
     "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio", "registers", "smem_bytes",
-    "spill_stores", "spill_loads", "throttled_fraction", "arch",
+    "spill_stores", "spill_loads", "throttled_fraction", "sm_clock_mhz", "max_sm_clock_mhz", "arch",
 ]
 
 

@@ -23,6 +23,7 @@ from ..problems import GemmProblem
 from ..results import Result, Status
 from ..spec import Experiment, ProblemEntry
 from .inputs import Draw, draw_inputs, same_bits
+from .predictions import attach_predictions
 
 # A row is flagged when more than this share of its telemetry samples saw a power or thermal cap.
 THROTTLED_MAJORITY = 0.5
@@ -48,6 +49,7 @@ class ContextLost(GemmCompareError):
 def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: PrecisionContract,
              impl_name: str, family: str, params: dict) -> Result:
     p = entry.problem
+    lds = storage_lds(p, contract)
     return Result(
         run_id=run_id, problem=p.label, m=p.m, n=p.n, k=p.k, batch=p.batch, contract=contract.name,
         implementation=impl_name, family=family, params=dict(params), status=Status.SKIP,
@@ -55,7 +57,20 @@ def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: Precis
         unique_bytes=p.unique_bytes(DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.b].itemsize,
                                     DTYPE_INFO[contract.c].itemsize),
         tolerance=corr.describe_tolerance(exp.correctness, contract, p.k),
+        storage=contract.storage.value, lda=lds[0], ldb=lds[1], ldc=lds[2],
     )
+
+
+def storage_lds(p: GemmProblem, contract: PrecisionContract) -> tuple[int, int, int]:
+    """lda, ldb, ldc the contract's storage policy hands every implementation of this problem."""
+    from ..contracts.storage import operand_shape, policy_geometry
+
+    out = []
+    for which, order, dtype in zip("abc", (contract.order_a, contract.order_b, contract.order_c),
+                                   (contract.a, contract.b, contract.c)):
+        lines, extent = operand_shape(which, p.m, p.n, p.k, order)
+        out.append(policy_geometry(lines, extent, DTYPE_INFO[dtype].itemsize, contract.storage).ld)
+    return out[0], out[1], out[2]
 
 
 def row_problem(row: Result) -> GemmProblem:
@@ -242,9 +257,10 @@ class ProblemExecutor:
         timing_fixture = next((f for f in fixtures if f in ("uniform", "normal")), fixtures[0])
         draw = self._draw(timing_fixture, p, contract)
         ready = [t for t in (self._timed(impl, row, ext, draw, contract) for impl, row, ext in alive) if t is not None]
-        tele: dict[str, list] = {t.impl.name: [self.telemetry.sample()] for t in ready}
+        # telemetry while each batch runs (after its sleep gate): the clock and caps the samples saw
+        tele: dict[str, list] = {t.impl.name: [] for t in ready}
         timer = Timer(self.exp.timing, self.device.l2_bytes,
-                      on_batch=lambda name: tele[name].append(self.telemetry.sample()))
+                      in_batch=lambda name: tele[name].append(self.telemetry.sample()))
         measurements = timer.measure([t.launcher for t in ready], stage=self.stage)
         for t in ready:  # a hang or CUDA error: blame the implementation that caused it
             m = measurements[t.impl.name]
@@ -257,10 +273,12 @@ class ProblemExecutor:
             m = measurements[t.impl.name]
             t.row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
                             "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
-                            "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed}
+                            "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed,
+                            "storage": t.prepared.storage_info, **_method_fields(m)}
             if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
                 finished[t.impl.name] = t.row
         self._derive(finished, contract, peak)
+        attach_predictions(finished.values(), self.device)  # the model's time beside the measured one
         for t in ready:
             if t.impl.name in finished:
                 self.emit(t.row)
@@ -288,11 +306,12 @@ class ProblemExecutor:
 
     def _conclude(self, t: "_Timed", m, telemetry: list, draw: Draw, contract, p: GemmProblem, peak) -> bool:
         """Fill a timed row from its measurement and re-check its output; False after a CRASH row."""
-        from ..telemetry import summarize_samples
+        from ..telemetry import at_max_clock, summarize_samples
 
         row = t.row
         tsum = summarize_samples(telemetry)
         row.telemetry, row.throttled_fraction = tsum, tsum.get("throttled_fraction")
+        row.sm_clock_mhz, row.max_sm_clock_mhz = tsum.get("sm_clock_mhz_median"), self._max_clock()
         if m.error is not None:
             self._crash(row, m.error, "timing")
             return False
@@ -304,6 +323,10 @@ class ProblemExecutor:
         row.samples_ms = list(m.samples_ms)
         row.median_ms, row.mean_ms, row.min_ms, row.max_ms = s.median, s.mean, s.min, s.max
         row.stdev_ms, row.cv, row.iqr_ms, row.median_ci_rel, row.n_samples = s.stdev, s.cv, s.iqr, s.median_ci_rel, s.n
+        row.timing_method = m.method
+        if m.method_note:
+            row.add_note(m.method_note)
+        row.median_ms_at_max_clock = at_max_clock(s.median, row.sm_clock_mhz, row.max_sm_clock_mhz)
         row.tflops = row.flops / (s.median * 1e-3) / 1e12
         if row.executed_flops:
             row.executed_tflops = row.executed_flops / (s.median * 1e-3) / 1e12
@@ -318,6 +341,12 @@ class ProblemExecutor:
             row.reason = (f"implausible: {row.tflops:.1f} TFLOP/s is above the device's peak of {peak:g} for "
                           f"this contract; the timed launches cannot have done the work on the harness's stream")
         return True
+
+    def _max_clock(self) -> float | None:
+        if not hasattr(self, "_max_sm_clock"):
+            fn = getattr(self.telemetry, "max_sm_clock_mhz", None)
+            self._max_sm_clock = fn() if fn else None
+        return self._max_sm_clock
 
     def _recheck(self, t: "_Timed", last_index: int, draw: Draw, contract, p: GemmProblem) -> None:
         """The output of the last timed launch (whichever input copy it ran on), checked again, and one
@@ -370,6 +399,24 @@ class ProblemExecutor:
             if peak and row.tflops is not None:
                 row.peak_tflops = peak
                 row.pct_of_peak = 100.0 * row.tflops / peak
+
+
+def _method_fields(m) -> dict[str, Any]:
+    """Both methods' medians (whichever the row reports), for the row's timing receipt."""
+    import statistics
+
+    out: dict[str, Any] = {"timing_method": m.method}
+    if m.event_samples_ms:
+        out["event_median_ms"] = statistics.median(m.event_samples_ms)
+    cupti = [x for x in (m.cupti_samples_ms or []) if x is not None]
+    if cupti:
+        out["cupti_median_ms"] = statistics.median(cupti)
+        out["cupti_samples"] = len(cupti)
+    if m.method == "cupti":  # the event samples are kept beside CUPTI's, for comparing the methods
+        out["event_samples_ms"] = list(m.event_samples_ms)
+    if m.method_note:
+        out["method_note"] = m.method_note
+    return out
 
 
 def _merge_errors(row: Result, check: corr.CheckResult) -> None:

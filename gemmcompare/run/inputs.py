@@ -52,7 +52,7 @@ def draw_inputs(fixture: str, p: GemmProblem, contract: PrecisionContract, seed:
     if "c0" in originals:
         rounded["c0"] = corr.round_to(originals["c0"], contract.c)
     refs = corr.compute_references(originals, rounded, contract)
-    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"))
+    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"), contract.storage)
     return Draw(fixture, seed, operands, refs, {k: v.clone() for k, v in rounded.items()})
 
 

@@ -82,7 +82,8 @@ class Runner:
             raise NoDeviceError(
                 f"spec {self.exp.path} is valid and {ok} extension(s) built ({len(self.builds.failures)} failed) "
                 f"for sm_{self.builds.target_cc}, but no CUDA device is present: nothing can be measured on this "
-                f"machine.")
+                f"machine. What can be known without one (resources, occupancy, waves, predicted times): try "
+                f"`gemmcompare analyze {self.exp.path} --device h200`.")
         self.store = Store(self.opts.store)
         receipt = self._receipt()
         self.run_id, run_dir, done = self._open_run(receipt)

@@ -100,6 +100,11 @@ class Store:
         types = _result_column_types()
         cols = ", ".join(f"{c} {types[c]}" for c in COLUMNS)
         self.conn.execute(f"CREATE TABLE IF NOT EXISTS results (row_id INTEGER PRIMARY KEY AUTOINCREMENT, {cols})")
+        # A store made by an older gemmcompare lacks the columns added since: add them (empty for old rows).
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(results)")}
+        for c in COLUMNS:
+            if c not in have:
+                self.conn.execute(f"ALTER TABLE results ADD COLUMN {c} {types[c]}")
         self.conn.execute("CREATE INDEX IF NOT EXISTS results_run ON results(run_id)")
         self.conn.commit()
 
@@ -226,7 +231,8 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 def _check_schema(path: Path, conn: sqlite3.Connection, full: bool) -> list[str]:
     """The runs table's columns, after checking that both tables are there with the columns readers need
-    (every column, for a store a run will add to)."""
+    (for a store a run will add to, every runs column: result columns added since a store was made are
+    added to it by _create)."""
     try:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing_tables = [t for t in ("runs", "results") if t not in tables]
@@ -237,7 +243,7 @@ def _check_schema(path: Path, conn: sqlite3.Connection, full: bool) -> list[str]
     except sqlite3.Error as exc:
         raise InputError(f"cannot read the store {path}: {exc}") from None
     need_runs = RUN_COLUMNS if full else ["run_id", "started_at"]
-    need_results = COLUMNS if full else list(RESULT_KEY_COLUMNS)
+    need_results = list(RESULT_KEY_COLUMNS)
     for table, have, need in (("runs", run_cols, need_runs), ("results", result_cols, need_results)):
         lacking = [c for c in need if c not in have]
         if lacking:

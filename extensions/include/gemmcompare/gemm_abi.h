@@ -12,6 +12,12 @@
 //   extern "C" size_t NAME_workspace_bytes(const gc_gemm_args* args);      (optional)
 //       Device workspace the entry needs for this problem; gemmcompare allocates it once per problem,
 //       outside the timed region, and passes it in args->workspace.
+//   extern "C" int NAME_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len);
+//       (optional) The launch NAME would make for args (its kernel, block size, dynamic shared memory),
+//       and what the runtime says of it: cudaFuncGetAttributes and
+//       cudaOccupancyMaxActiveBlocksPerMultiprocessor, after raising the kernel's dynamic shared-memory
+//       limit as the launch would. Launches nothing and reads no operand, so the pointers may be null.
+//       A symbol of its own: the entry's launch path is unchanged (gc_query_occupancy below fills it).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,6 +58,16 @@ typedef struct gc_gemm_args {
   cudaStream_t stream;  // the harness's stream: every launch goes here
 } gc_gemm_args;
 
+// What NAME_occupancy reports: the launch's configuration and the runtime's answer for it.
+typedef struct gc_occupancy {
+  int threads_per_block;
+  int dynamic_smem_bytes;
+  int registers;               // cudaFuncAttributes::numRegs
+  int static_smem_bytes;       // cudaFuncAttributes::sharedSizeBytes
+  int max_dynamic_smem_bytes;  // cudaFuncAttributes::maxDynamicSharedSizeBytes, after the launch's opt-in
+  int blocks_per_sm;           // cudaOccupancyMaxActiveBlocksPerMultiprocessor
+} gc_occupancy;
+
 #ifdef __cplusplus
 // Helpers for entry points. Each returns non-zero (and fills err) on failure so that an entry can
 // write `if (int rc = gc_check_launch(err, err_len, "my_kernel")) return rc;`.
@@ -70,6 +86,31 @@ static inline int gc_check_cuda(cudaError_t status, char* err, size_t err_len, c
 // large) that would otherwise surface as a silently unwritten output.
 static inline int gc_check_launch(char* err, size_t err_len, const char* kernel) {
   return gc_check_cuda(cudaGetLastError(), err, err_len, kernel);
+}
+
+// Fill `out` for one kernel launched with `threads` per block and `dynamic_smem` bytes: raise the kernel's
+// dynamic shared-memory limit as a launcher does (only when it must), then ask the runtime.
+static inline int gc_query_occupancy(const void* kernel, int threads, size_t dynamic_smem, gc_occupancy* out,
+                                     char* err, size_t err_len) {
+  if (!out) return gc_fail(err, err_len, "null occupancy output");
+  cudaFuncAttributes a;
+  if (int rc = gc_check_cuda(cudaFuncGetAttributes(&a, kernel), err, err_len, "cudaFuncGetAttributes")) return rc;
+  if (dynamic_smem > static_cast<size_t>(a.maxDynamicSharedSizeBytes)) {
+    if (int rc = gc_check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(dynamic_smem)), err, err_len,
+                               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)")) return rc;
+    if (int rc = gc_check_cuda(cudaFuncGetAttributes(&a, kernel), err, err_len, "cudaFuncGetAttributes")) return rc;
+  }
+  int blocks = -1;
+  if (int rc = gc_check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem),
+                             err, err_len, "cudaOccupancyMaxActiveBlocksPerMultiprocessor")) return rc;
+  out->threads_per_block = threads;
+  out->dynamic_smem_bytes = static_cast<int>(dynamic_smem);
+  out->registers = a.numRegs;
+  out->static_smem_bytes = static_cast<int>(a.sharedSizeBytes);
+  out->max_dynamic_smem_bytes = a.maxDynamicSharedSizeBytes;
+  out->blocks_per_sm = blocks;
+  return 0;
 }
 
 #define GC_CHECK_CUDA(expr)                                                  \

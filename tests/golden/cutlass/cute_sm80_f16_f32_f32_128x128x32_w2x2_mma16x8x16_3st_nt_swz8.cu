@@ -10,6 +10,8 @@ extern "C" size_t gc_kernel_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st
 extern "C" int gc_kernel_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_nt(
     const gc_gemm_args* args, int group_m, char* err, size_t err_len);
 
+extern "C" int gc_kernel_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_nt_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len);
+
 namespace {
 constexpr int kGroupM = 8;  // rows of tiles walked together
 }  // namespace
@@ -20,4 +22,8 @@ extern "C" size_t gc_cutlass_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3s
 
 extern "C" int gc_cutlass_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_nt_swz8(const gc_gemm_args* args, char* err, size_t err_len) {
   return gc_kernel_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_nt(args, kGroupM, err, err_len);
+}
+
+extern "C" int gc_cutlass_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_nt_swz8_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_kernel_cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_nt_occupancy(args, out, err, err_len);
 }

@@ -282,3 +282,9 @@ extern "C" int gc_kernel_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn
   cute_sm80_gemm_kernel<<<dim3(unsigned(tiles)), dim3(kThreads), kSmemBytes, args->stream>>>(p);
   return gc_check_launch(err, err_len, "cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn");
 }
+
+// The occupancy query (gemm_abi.h: NAME_occupancy): the kernel, block and shared memory launched above.
+extern "C" int gc_kernel_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  if (int rc = check_args(args, err, err_len)) return rc;
+  return gc_query_occupancy((const void*)cute_sm80_gemm_kernel, kThreads, sizeof(SharedStorage), out, err, err_len);
+}

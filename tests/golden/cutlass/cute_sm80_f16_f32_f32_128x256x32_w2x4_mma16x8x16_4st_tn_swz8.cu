@@ -10,6 +10,8 @@ extern "C" size_t gc_kernel_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st
 extern "C" int gc_kernel_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn(
     const gc_gemm_args* args, int group_m, char* err, size_t err_len);
 
+extern "C" int gc_kernel_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len);
+
 namespace {
 constexpr int kGroupM = 8;  // rows of tiles walked together
 }  // namespace
@@ -20,4 +22,8 @@ extern "C" size_t gc_cutlass_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4s
 
 extern "C" int gc_cutlass_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn_swz8(const gc_gemm_args* args, char* err, size_t err_len) {
   return gc_kernel_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn(args, kGroupM, err, err_len);
+}
+
+extern "C" int gc_cutlass_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn_swz8_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_kernel_cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn_occupancy(args, out, err, err_len);
 }

@@ -10,6 +10,8 @@ extern "C" size_t gc_kernel_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1x
 extern "C" int gc_kernel_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1x1x1_4st_swz8_tn_align1(
     const gc_gemm_args* args, int slices, char* err, size_t err_len);
 
+extern "C" int gc_kernel_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1x1x1_4st_swz8_tn_align1_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len);
+
 namespace {
 constexpr int kSlices = 1;  // split-K partitions (1: no split)
 }  // namespace
@@ -20,4 +22,8 @@ extern "C" size_t gc_cutlass_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1
 
 extern "C" int gc_cutlass_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1x1x1_4st_swz8_tn_align1(const gc_gemm_args* args, char* err, size_t err_len) {
   return gc_kernel_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1x1x1_4st_swz8_tn_align1(args, kSlices, err, err_len);
+}
+
+extern "C" int gc_cutlass_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1x1x1_4st_swz8_tn_align1_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_kernel_cutlass2x_sm80_simt_f32_f32_f32_128x128x8_32x64x8_1x1x1_4st_swz8_tn_align1_occupancy(args, out, err, err_len);
 }

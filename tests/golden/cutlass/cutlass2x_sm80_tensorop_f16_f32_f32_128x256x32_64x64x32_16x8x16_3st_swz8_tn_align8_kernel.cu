@@ -155,3 +155,13 @@ extern "C" int gc_kernel_cutlass2x_sm80_tensorop_f16_f32_f32_128x256x32_64x64x32
   if (int rc = reduce_partials(args, slices, err, err_len)) return rc;
   return gc_check_launch(err, err_len, "cutlass2x_sm80_tensorop_f16_f32_f32_128x256x32_64x64x32_16x8x16_3st_swz8_tn_align8");
 }
+
+// The occupancy query (gemm_abi.h: NAME_occupancy): the GEMM kernel GemmUniversalBase launches
+// (Kernel2<GemmKernel>, kThreadCount threads, sizeof(SharedStorage) bytes); a parallel split-K's
+// reduction kernel is not in it.
+extern "C" int gc_kernel_cutlass2x_sm80_tensorop_f16_f32_f32_128x256x32_64x64x32_16x8x16_3st_swz8_tn_align8_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  if (int rc = check_args(args, err, err_len)) return rc;
+  using Kernel = typename Gemm::GemmKernel;
+  return gc_query_occupancy((const void*)cutlass::Kernel2<Kernel>, int(Kernel::kThreadCount),
+                            sizeof(typename Kernel::SharedStorage), out, err, err_len);
+}

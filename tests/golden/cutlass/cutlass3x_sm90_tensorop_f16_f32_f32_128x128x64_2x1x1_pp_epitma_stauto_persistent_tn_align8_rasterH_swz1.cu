@@ -11,6 +11,8 @@ extern "C" int gc_kernel_cutlass3x_sm90_tensorop_f16_f32_f32_128x128x64_2x1x1_pp
     const gc_gemm_args* args, int raster_order, int max_swizzle, int decomposition, int splits,
     char* err, size_t err_len);
 
+extern "C" int gc_kernel_cutlass3x_sm90_tensorop_f16_f32_f32_128x128x64_2x1x1_pp_epitma_stauto_persistent_tn_align8_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len);
+
 namespace {
 constexpr int kRasterOrder = 0;  // heuristic
 constexpr int kMaxSwizzle = 1;
@@ -24,4 +26,8 @@ extern "C" size_t gc_cutlass_cutlass3x_sm90_tensorop_f16_f32_f32_128x128x64_2x1x
 
 extern "C" int gc_cutlass_cutlass3x_sm90_tensorop_f16_f32_f32_128x128x64_2x1x1_pp_epitma_stauto_persistent_tn_align8_rasterH_swz1(const gc_gemm_args* args, char* err, size_t err_len) {
   return gc_kernel_cutlass3x_sm90_tensorop_f16_f32_f32_128x128x64_2x1x1_pp_epitma_stauto_persistent_tn_align8(args, kRasterOrder, kMaxSwizzle, kDecomposition, kSplits, err, err_len);
+}
+
+extern "C" int gc_cutlass_cutlass3x_sm90_tensorop_f16_f32_f32_128x128x64_2x1x1_pp_epitma_stauto_persistent_tn_align8_rasterH_swz1_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return gc_kernel_cutlass3x_sm90_tensorop_f16_f32_f32_128x128x64_2x1x1_pp_epitma_stauto_persistent_tn_align8_occupancy(args, out, err, err_len);
 }

@@ -162,3 +162,11 @@ extern "C" int gc_kernel_cutlass3x_sm90_tensorop_f16_f32_f32_128x256x64_1x1x1_co
   if (status != cutlass::Status::kSuccess) return cutlass_fail("run", status, err, err_len);
   return gc_check_launch(err, err_len, "cutlass3x_sm90_tensorop_f16_f32_f32_128x256x64_1x1x1_coop_epitma_stauto_persistent_tn_align8");
 }
+
+// The occupancy query (gemm_abi.h: NAME_occupancy): the kernel, block and shared memory
+// GemmUniversalAdapter launches with (device_kernel<GemmKernel>, MaxThreadsPerBlock, SharedStorageSize).
+extern "C" int gc_kernel_cutlass3x_sm90_tensorop_f16_f32_f32_128x256x64_1x1x1_coop_epitma_stauto_persistent_tn_align8_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  if (int rc = check_args(args, err, err_len)) return rc;
+  return gc_query_occupancy((const void*)cutlass::device_kernel<GemmKernel>, int(GemmKernel::MaxThreadsPerBlock),
+                            size_t(GemmKernel::SharedStorageSize), out, err, err_len);
+}

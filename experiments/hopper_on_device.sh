@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One device call for the hand-written Hopper ladder (and the GPU test suite), as committed under
+# experiments/results/h200/hopper-ladder/. From the repository root on an sm_90a machine:
+#   GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/hopper_on_device.sh OUT_DIR [gpu-tests] [ladder] [sanitize] [ladder8192x3]
+# Builds once into a shared cache (GEMMCOMPARE_CACHE_DIR), runs each part under a timeout, keeps going
+# when one fails, packs everything into OUT_DIR/hopper.tgz and prints a short table last.
+set -u
+out=$1; shift
+parts=${*:-gpu-tests ladder sanitize}
+mkdir -p "$out/runs"
+if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl
+  export PYTHONPATH=$PWD/.pydeps:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "$out/nvidia-smi.txt"
+gc="python3 -m gemmcompare"
+for part in $parts; do
+  case $part in
+    gpu-tests)
+      # the GPU suite builds small extensions of its own; the ladder's build runs beside it on the CPUs
+      ( timeout 240 $gc build experiments/hopper_ladder.yaml --no-progress > "$out/ladder_build.log" 2>&1 ) &
+      timeout 330 python3 -m pytest -q -m gpu tests -p no:cacheprovider > "$out/gpu_tests.log" 2>&1
+      echo "gpu-tests exit $?" | tee -a "$out/summary.txt"
+      wait ;;
+    ladder)
+      timeout 330 $gc run experiments/hopper_ladder.yaml --store "$out/gemmcompare.db" --runs-dir "$out/runs" --no-progress \
+        > "$out/ladder.log" 2>&1
+      echo "ladder exit $?" | tee -a "$out/summary.txt" ;;
+    ladder8192x3)
+      for i in 1 2 3; do
+        timeout 150 $gc run experiments/hopper_ladder.yaml --shapes 8192x8192x8192 --only 'cublas|hopper.best|cutlass' \
+          --store "$out/gemmcompare.db" --runs-dir "$out/runs" --no-progress --no-report > "$out/ladder8192_$i.log" 2>&1
+        echo "ladder8192 run $i exit $?" | tee -a "$out/summary.txt"
+      done ;;
+    sanitize)
+      timeout 300 $gc sanitize experiments/hopper_ladder.yaml --shapes 611x613x616,512x512x512 --only 'hopper' \
+        --log-dir "$out/sanitize" --json "$out/sanitize.json" --store "$out/sanitize.db" --runs-dir "$out/sanitize_runs" \
+        --no-progress > "$out/sanitize.log" 2>&1
+      echo "sanitize exit $?" | tee -a "$out/summary.txt" ;;
+  esac
+done
+tar czf "$out/hopper.tgz" -C "$out" --exclude hopper.tgz . 2>/dev/null
+echo "=== summary"; cat "$out/summary.txt"
+echo "=== gpu tests"; tail -3 "$out/gpu_tests.log" 2>/dev/null
+echo "=== sanitize"; tail -25 "$out/sanitize.log" 2>/dev/null
+echo "=== ladder"; grep -E "^run |^  [0-9]+x" "$out/ladder.log" 2>/dev/null | grep -v " SKIP " | cut -c1-150 | tail -60

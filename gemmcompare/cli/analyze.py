@@ -1,0 +1,48 @@
+"""`analyze`: everything that can be known about a spec without running it, for a named or detected GPU."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .options import load_spec
+
+
+def _default_out(exp, device) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{exp.name}_{device.key}")
+    return Path("analysis") / slug
+
+
+def cmd_analyze(args) -> int:
+    from ..analysis import PREDICTED, analyze, resolve_device, write_report
+
+    exp = load_spec(args.spec)  # validates: an invalid spec exits 2 with every problem
+    device = resolve_device(args.device)
+    result = analyze(exp, device, cache_dir=Path(args.cache_dir) if args.cache_dir else None, jobs=args.jobs)
+    out = Path(args.out) if args.out else _default_out(exp, device)
+    report = write_report(result, exp, out)
+    counts = result.counts()
+    print(f"analyze {exp.path} for {device.name} ({device.arch}): "
+          + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    for note in result.compile_notes:
+        print(f"  {note}")
+    for rec in result.rows:
+        if rec["status"] == PREDICTED:
+            print(f"  {rec['problem']:<16} {rec['contract']:<18} {rec['implementation'][:56]:<56} "
+                  f"{rec['predicted_ms']:>10.4f} ms  {rec['predicted_bound']}")
+        elif rec["status"] != "SKIP":
+            print(f"  {rec['problem']:<16} {rec['contract']:<18} {rec['implementation'][:56]:<56} {rec['status']}: "
+                  f"{rec['reason'][:200]}")
+    print(f"  report: {report}")
+    return 1 if counts.get("BUILD_ERROR") else 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("analyze", help="predict a spec's rows for a GPU without running anything (no GPU needed)")
+    p.add_argument("spec")
+    p.add_argument("--device", default=None,
+                   help="the GPU to predict for: h100, h200, a100, l4, rtx4090, b200 (default: the one present)")
+    p.add_argument("--out", default=None, help="report folder (default ./analysis/<spec>_<device>)")
+    p.add_argument("--cache-dir", default=None, help="build cache (default $GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare)")
+    p.add_argument("--jobs", type=int, default=None, help="parallel compiles (default: CPU count)")
+    p.set_defaults(func=cmd_analyze)

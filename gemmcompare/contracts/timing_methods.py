@@ -1,0 +1,198 @@
+"""Timing methods beside CUDA events: each launch's GPU time from CUPTI activity records, and the choice of
+which method makes a row's figure.
+
+CUDA events time a launch from a timestamp written before it to one written after it, in the same stream:
+their own cost (about 1-3 us on an H200, docs/timing.md) is inside every sample, which is noise for a 1 ms
+kernel and half the figure of a 4 us one. CUPTI records each kernel's (and copy's) start and end on the GPU,
+with nothing of the harness in between: the method for short kernels.
+
+`KernelClock` collects them through torch.profiler (which ships CUPTI) while the timer enqueues its usual
+batches: each sample's launch is enqueued inside a profiler annotation `gemmcompare#<launcher>#<sample>`;
+every GPU activity whose launch call (matched by its CUPTI correlation id) lies inside that annotation
+belongs to the sample, and the sample's time is the span from the first one's start to the last one's end
+(one kernel: its duration; a launch that copies and then computes: the whole of it, gaps included).
+
+`choose()` picks the row's figure: `events`, `cupti`, or `auto` (the default): CUPTI when the launch is
+shorter than AUTO_CUPTI_BELOW_MS, events above it, and events whenever CUPTI gave no complete record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+METHODS = ("auto", "events", "cupti")
+PREFIX = "gemmcompare#"
+# Below this median (ms), `auto` reports CUPTI's figure: the events' fixed excess (1-3 us) is over 1% of
+# such a launch. Above it the two agree within that (docs/timing.md has the measured table).
+AUTO_CUPTI_BELOW_MS = 0.2
+# GPU activities that are a launch's work; anything else on the GPU timeline (annotations, syncs) is not.
+_RUNTIME_PREFIXES = ("cuda", "cu")
+
+
+def sample_tag(launcher_index: int, sample_id: int) -> str:
+    return f"{PREFIX}{launcher_index}#{sample_id}"
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: float  # us
+    end: float
+
+
+def _range(ev) -> tuple[float, float]:
+    tr = ev.time_range
+    return float(tr.start), float(tr.end)
+
+
+def _is_device(ev) -> bool:
+    return str(getattr(ev, "device_type", "")).upper().endswith("CUDA")
+
+
+def sample_spans(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, float]:
+    """{annotation name: milliseconds from its first GPU activity's start to its last one's end}."""
+    return {name: span for name, (span, _) in sample_details(events, prefix).items()}
+
+
+def sample_details(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, tuple[float, int]]:
+    """{annotation name: (milliseconds from its first GPU activity's start to its last one's end, how many
+    GPU activities it holds (0: the profiler's own annotation span was used))}.
+
+    `events` are torch.profiler FunctionEvents (or anything with name, device_type, id, time_range and
+    is_user_annotation). A GPU activity (device_type CUDA, not an annotation) shares its CUPTI correlation id
+    (`id`) with the runtime call that launched it (a CPU event named cuda*/cu*); that call belongs to the
+    annotation that contains it in time. (Time alone, not threads: the profiler numbers a runtime call's
+    thread differently from an annotation's, and the harness enqueues from one thread, annotations never
+    overlapping.) The GPU-side annotation spans the profiler itself draws (device events named like the
+    annotation) are merged in: the union of both."""
+    events = list(events)
+    annotations: list[tuple[float, float, str]] = []
+    runtime: dict[int, float] = {}
+    device_ops: list[Any] = []
+    gpu_annotations: dict[str, _Span] = {}
+    for ev in events:
+        name = str(getattr(ev, "name", ""))
+        if _is_device(ev):
+            if name.startswith(prefix):
+                s, e = _range(ev)
+                gpu_annotations[name] = _Span(s, e)
+            elif not getattr(ev, "is_user_annotation", False):
+                device_ops.append(ev)
+            continue
+        if name.startswith(prefix):
+            s, e = _range(ev)
+            annotations.append((s, e, name))
+        elif name.startswith(_RUNTIME_PREFIXES):
+            runtime[int(getattr(ev, "id", -1))] = _range(ev)[0]
+    annotations.sort()
+    found: dict[str, _Span] = {}
+    counts: dict[str, int] = {}
+    for ev in device_ops:
+        t = runtime.get(int(getattr(ev, "id", -1)))
+        if t is None:
+            continue
+        name = _containing(annotations, t)
+        if name is None:
+            continue
+        s, e = _range(ev)
+        old = found.get(name)
+        found[name] = _Span(s, e) if old is None else _Span(min(old.start, s), max(old.end, e))
+        counts[name] = counts.get(name, 0) + 1
+    # The profiler's own GPU-side span of an annotation covers the activities it could tie to it; so does
+    # ours. Both lie within the launch's true span: their union is the closest to it (one of them may miss
+    # an activity whose launch call the profiler did not record, e.g. a driver-API launch).
+    for name, span in gpu_annotations.items():
+        old = found.get(name)
+        found[name] = span if old is None else _Span(min(old.start, span.start), max(old.end, span.end))
+    return {name: ((span.end - span.start) * 1e-3, counts.get(name, 0)) for name, span in found.items()
+            if span.end >= span.start}
+
+
+def _containing(spans: list[tuple[float, float, str]], t: float) -> str | None:
+    """The annotation (start, end, name), sorted by start, whose interval holds t."""
+    lo, hi = 0, len(spans)
+    while lo < hi:  # last span starting at or before t
+        mid = (lo + hi) // 2
+        if spans[mid][0] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo and spans[lo - 1][0] <= t <= spans[lo - 1][1]:
+        return spans[lo - 1][2]
+    return None
+
+
+class KernelClock:
+    """CUPTI activity records of the launches enqueued between start() and stop(), through torch.profiler."""
+
+    def __init__(self):
+        self._prof = None
+        self.error: str | None = None
+
+    def start(self) -> bool:
+        try:
+            from torch.profiler import ProfilerActivity, profile
+
+            self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=False,
+                                 with_stack=False, profile_memory=False)
+            self._prof.__enter__()
+            return True
+        except Exception as exc:  # noqa: BLE001 - no CUPTI here: the timer keeps its events
+            self.error, self._prof = f"CUPTI unavailable: {exc}", None
+            return False
+
+    def annotate(self, tag: str):
+        if self._prof is None:
+            return contextlib.nullcontext()
+        from torch.profiler import record_function
+
+        return record_function(tag)
+
+    def stop(self) -> dict[str, float]:
+        """{sample tag: ms}; empty (with `error` set) when the profiler recorded nothing usable."""
+        return {tag: span for tag, (span, _) in self.stop_details().items()}
+
+    def stop_details(self) -> dict[str, tuple[float, int]]:
+        """{sample tag: (ms, GPU activities)}, as sample_details; empty (with `error` set) when nothing usable."""
+        if self._prof is None:
+            return {}
+        prof, self._prof = self._prof, None
+        try:
+            prof.__exit__(None, None, None)
+            details = sample_details(prof.events())
+        except Exception as exc:  # noqa: BLE001
+            self.error = f"CUPTI records could not be read: {exc}"
+            return {}
+        if not details:
+            self.error = "CUPTI recorded no GPU activity inside the sample annotations"
+        return details
+
+
+@dataclass(frozen=True)
+class Choice:
+    method: str  # "events" or "cupti": what made the row's figure
+    samples_ms: list[float]
+    note: str = ""
+
+
+def choose(setting: str, event_ms: Sequence[float], cupti_ms: Sequence[float | None] | None,
+           cupti_error: str | None = None) -> Choice:
+    """The samples a row reports. `cupti_ms[i]` is CUPTI's figure for the launch of `event_ms[i]` (None where
+    no record was matched). CUPTI is used only when every sample has its record."""
+    complete = bool(cupti_ms) and len(cupti_ms) == len(event_ms) and all(x is not None and x > 0 for x in cupti_ms)
+    if setting == "events":
+        return Choice("events", list(event_ms))
+    if not complete:
+        missing = "no CUPTI records" if not cupti_ms else \
+            f"CUPTI records for {sum(x is not None for x in cupti_ms)} of {len(event_ms)} samples"
+        why = cupti_error or missing
+        return Choice("events", list(event_ms), f"timed with events: {why}")
+    cupti = [float(x) for x in cupti_ms]
+    if setting == "cupti":
+        return Choice("cupti", cupti)
+    median = statistics.median(cupti)
+    if median < AUTO_CUPTI_BELOW_MS:
+        return Choice("cupti", cupti)
+    return Choice("events", list(event_ms))

@@ -1,0 +1,215 @@
+"""The `hopper` family: the hand-written Hopper GEMM ladder (wgmma + TMA, sm_90a), one step per name.
+
+The kernels are headers under extensions/hopper/ (see its README): each step adds one idea to the last.
+
+  hopper.wgmma_tma         TMA loads (128B swizzle), wgmma from shared memory, mbarrier completion; one stage
+  hopper.pipelined         a ring of stages with full/empty mbarriers, loads ahead of math
+  hopper.warp_specialized  a producer warpgroup and consumer warpgroups, registers moved with setmaxnreg
+  hopper.persistent        one CTA per SM walking tiles in a grouped (L2-friendly) order
+  hopper.cluster           clusters along M sharing B through TMA multicast
+  hopper.best              epilogue through shared memory with TMA stores, no accumulator zeroing
+
+A spec's parameters map one to one onto `gc::hopper::Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M,
+GROUP>`; `HopperConfig` is that mapping, checked here with the kernels' own rules (so an impossible
+combination is a SKIP row with the reason before anything compiles) and rendered into one tiny
+instantiation TU per configuration.
+
+Parameters (spec spelling -> template parameter):
+  block      [BM, BN, BK]  CTA tile; BN is the wgmma N (64/128/192/256), BK a multiple of 64
+  stages     int           shared-memory stages (wgmma_tma: 1; the others 2..8)
+  consumers  1 | 2         math warpgroups (wgmma_tma and pipelined: 1)
+  cluster_m  1 | 2 | 4     CTAs per cluster along M sharing B (cluster and best only)
+  group      int >= 1      grouped raster: tile rows walked together
+
+TMA needs 16-byte-aligned rows: lda and ldb multiples of 8 elements. With contiguous operands that is
+K % 8 == 0; any other K is a SKIP row that says so (the entry refuses it too, before launching).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..build.request import KernelSource
+from ..contracts.precision import Math
+from ..dtypes import DType
+from ..paths import EXTENSIONS_DIR
+from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
+from .registry import InvalidConfig, Parametrized, register_parametrized
+
+SMEM_LIMIT = 232448  # bytes of dynamic shared memory a block may opt into on sm_90
+MAX_ACCUMULATORS = 128  # f32 accumulators per consumer thread before the kernel would spill
+WGMMA_N = (64, 128, 192, 256)
+
+
+@dataclass(frozen=True)
+class StepRules:
+    """What one step of the ladder allows, and its default configuration."""
+
+    title: str
+    stages: tuple[int, int]  # inclusive range
+    consumers: tuple[int, ...]
+    cluster_m: tuple[int, ...]
+    default: tuple[tuple[int, int, int], int, int, int, int]  # block, stages, consumers, cluster_m, group
+    epilogue_bytes_per_consumer: int = 0  # shared-memory epilogue buffers (best: two 64 x 128-byte slabs)
+
+
+STEPS: dict[str, StepRules] = {
+    "wgmma_tma": StepRules("TMA + wgmma, one stage", (1, 1), (1,), (1,), ((128, 128, 64), 1, 1, 1, 8)),
+    "pipelined": StepRules("stage ring with full/empty mbarriers", (2, 8), (1,), (1,), ((128, 128, 64), 3, 1, 1, 8)),
+    "warp_specialized": StepRules("producer + consumer warpgroups, setmaxnreg", (2, 8), (1, 2), (1,),
+                                  ((128, 256, 64), 4, 2, 1, 8)),
+    "persistent": StepRules("persistent CTAs, grouped raster", (2, 8), (1, 2), (1,), ((128, 256, 64), 4, 2, 1, 8)),
+    "cluster": StepRules("clusters along M, TMA multicast of B", (2, 8), (1, 2), (1, 2, 4),
+                         ((128, 256, 64), 4, 2, 2, 8)),
+    "best": StepRules("shared-memory + TMA-store epilogue, no zeroing", (2, 8), (1, 2), (1, 2, 4),
+                      ((128, 256, 64), 4, 2, 2, 8), epilogue_bytes_per_consumer=2 * 8192),
+}
+
+
+@dataclass(frozen=True)
+class HopperConfig:
+    step: str
+    block: tuple[int, int, int]
+    stages: int
+    consumers: int
+    cluster_m: int
+    group: int
+
+    @property
+    def rules(self) -> StepRules:
+        return STEPS[self.step]
+
+    def smem_bytes(self) -> int:
+        """Dynamic shared memory: the stages, the epilogue buffers (best), a barrier pair per stage, and
+        1 KB of slack to round the base up to the 1024-byte alignment of the 128B swizzle."""
+        bm, bn, bk = self.block
+        epilogue = self.consumers * self.rules.epilogue_bytes_per_consumer
+        return self.stages * (bm + bn) * bk * 2 + epilogue + 16 * self.stages + 1024
+
+    @property
+    def threads(self) -> int:
+        return 128 * (self.consumers + (0 if self.step in ("wgmma_tma", "pipelined") else 1))
+
+    def validate(self) -> None:
+        bm, bn, bk = self.block
+        r = self.rules
+        lo, hi = r.stages
+        if not lo <= self.stages <= hi:
+            raise InvalidConfig(f"stages={self.stages}: hopper.{self.step} takes {lo}" + (f"..{hi}" if hi != lo else ""))
+        if self.consumers not in r.consumers:
+            raise InvalidConfig(f"consumers={self.consumers}: hopper.{self.step} takes {list(r.consumers)}")
+        if self.cluster_m not in r.cluster_m:
+            raise InvalidConfig(f"cluster_m={self.cluster_m}: hopper.{self.step} takes {list(r.cluster_m)}")
+        if bn not in WGMMA_N:
+            raise InvalidConfig(f"BN={bn} must be a wgmma N: one of {list(WGMMA_N)}")
+        if bk % 64 or not 64 <= bk <= 256:
+            raise InvalidConfig(f"BK={bk} must be 64, 128, 192 or 256 (whole 128-byte swizzle lines)")
+        if bm % (64 * self.consumers) or bm > 256:
+            raise InvalidConfig(f"BM={bm} must be a multiple of {64 * self.consumers} (64 rows per consumer) and at most 256")
+        if (bn // self.cluster_m) % 8:
+            raise InvalidConfig(f"BN={bn} does not split into {self.cluster_m} multicast slices of whole 8-row groups")
+        accumulators = (bm // self.consumers // 64) * bn // 2
+        if accumulators > MAX_ACCUMULATORS:
+            raise InvalidConfig(f"{accumulators} f32 accumulators per consumer thread (more than {MAX_ACCUMULATORS}: "
+                                f"it would spill); use 2 consumers or a smaller tile")
+        if self.group < 1:
+            raise InvalidConfig(f"group={self.group} must be at least 1")
+        if self.smem_bytes() > SMEM_LIMIT:
+            raise InvalidConfig(f"{self.stages} stages of {bm}x{bn}x{bk} need {self.smem_bytes():,} bytes of shared "
+                                f"memory; sm_90 allows {SMEM_LIMIT:,} per block")
+
+    @property
+    def ident(self) -> str:
+        bm, bn, bk = self.block
+        return f"{self.step}_{bm}x{bn}x{bk}_s{self.stages}_c{self.consumers}_cm{self.cluster_m}_g{self.group}"
+
+    def symbol(self) -> str:
+        return f"gc_hopper_{self.ident}"
+
+    def render(self) -> str:
+        """The instantiation TU: every input/output type of this configuration behind one ABI entry, and
+        its occupancy query (gemm_abi.h NAME_occupancy)."""
+        bm, bn, bk = self.block
+        sym = self.symbol()
+        return (
+            f"// hopper.{self.step} ({self.rules.title}): {bm}x{bn}x{bk} tile, {self.stages} stages, "
+            f"{self.consumers} consumer warpgroup(s), cluster {self.cluster_m}x1, raster group {self.group}.\n"
+            f'#include "hopper/{self.step}.cuh"\n\n'
+            f"struct {sym}_tag;  // names this configuration's kernels in the ptxas report\n"
+            f"using {sym}_config = gc::hopper::Config<{bm}, {bn}, {bk}, {self.stages}, {self.consumers}, "
+            f"{self.cluster_m}, {self.group}>;\n\n"
+            f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
+            f"  return gc::hopper::{self.step}::run<{sym}_config, {sym}_tag>(args, err, err_len);\n"
+            f"}}\n\n"
+            f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
+            f"  return gc::hopper::{self.step}::occupancy<{sym}_config, {sym}_tag>(args, out, err, err_len);\n"
+            f"}}\n"
+        )
+
+    def params(self) -> dict[str, Any]:
+        return {"block": self.block, "stages": self.stages, "consumers": self.consumers, "cluster_m": self.cluster_m,
+                "group": self.group}
+
+
+class HopperKernel(AbiKernel):
+    family = "hopper"
+    min_cc = 90
+    arch_specific = True  # wgmma, setmaxnreg, TMA multicast: sm_90a only
+    build_group = "hopper"
+    include_dirs = (str(EXTENSIONS_DIR),)
+    # TMA: 16-byte-aligned rows of A and B (lda, ldb multiples of 8 halves); offsets are 64-bit inside.
+    constraints = Constraints(k_multiple_of=8, index_bits=64)
+    contract_support = ContractSupport(
+        inputs=frozenset({DType.F16, DType.BF16}),
+        outputs=frozenset({DType.F32, DType.F16, DType.BF16}),
+        maths=frozenset({Math.STRICT}),
+        layouts=layouts("tn"),
+        alpha_beta=True,
+    )
+
+    def __init__(self, cfg: HopperConfig):
+        super().__init__(cfg.step, cfg.params())
+        self.config = cfg
+        self.entry_symbol = cfg.symbol()
+        self.kernel_filter = f"{cfg.symbol()}_tag"
+        bm, bn, bk = cfg.block
+        self.description = (f"hand-written Hopper GEMM, step {cfg.step} ({cfg.rules.title}): {bm}x{bn}x{bk} tile, "
+                            f"{cfg.stages} stages, {cfg.consumers} consumer warpgroup(s), cluster {cfg.cluster_m}x1")
+
+    def sources(self) -> tuple[KernelSource, ...]:
+        return (KernelSource(f"{self.config.symbol()}.cu", text=self.config.render()),)
+
+    def dynamic_smem_bytes(self) -> int:
+        return self.config.smem_bytes()
+
+
+def _factory(step: str):
+    def make(params: dict[str, Any]) -> HopperKernel:
+        block, stages, consumers, cluster_m, group = STEPS[step].default
+        cfg = HopperConfig(
+            step, tuple(params.get("block") or block),
+            *(int(params[k]) if params.get(k) is not None else d
+              for k, d in (("stages", stages), ("consumers", consumers), ("cluster_m", cluster_m), ("group", group))))
+        cfg.validate()
+        return HopperKernel(cfg)
+
+    return make
+
+
+def _params(step: str) -> list[Param]:
+    block, stages, consumers, cluster_m, group = STEPS[step].default
+    return [
+        Param("block", "shape", default=block, length=3, help="CTA tile [BM, BN, BK]"),
+        Param("stages", "int", default=stages, help="shared-memory stages"),
+        Param("consumers", "int", default=consumers, help="math warpgroups (1 or 2)"),
+        Param("cluster_m", "int", default=cluster_m, help="CTAs per cluster along M sharing B (multicast)"),
+        Param("group", "int", default=group, help="grouped raster: tile rows walked together"),
+    ]
+
+
+for _step, _rules in STEPS.items():
+    register_parametrized(Parametrized(
+        f"hopper.{_step}", _params(_step), _factory(_step),
+        description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; f16/bf16 in, f32/f16/bf16 out; tn; K % 8 == 0)",
+    ))

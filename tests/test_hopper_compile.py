@@ -1,0 +1,208 @@
+"""Compile tests (nvcc, no GPU) of the hand-written Hopper GEMM ladder, extensions/hopper/*.cuh.
+
+Every step (wgmma_tma, pipelined, warp_specialized, persistent, cluster, best) is instantiated the way
+an instantiation TU does it -- one extern "C" entry per configuration, dispatching on the input/output
+types -- for its default configuration and for variants (other tiles, BK = 128, one consumer, clusters of
+4, BN = 192), compiled for sm_90a exactly as a JIT build compiles kernels
+(gemmcompare.build.toolchain.compile_object), and the ptxas report is checked: no "Potential Performance
+Loss" note (C7510 and kin: a serialised wgmma pipeline costs up to 5x), no spills, no stack, every kernel
+attributed to its configuration's tag. The default instantiation TUs (extensions/hopper/instances/) and the
+device check program (extensions/hopper/check/hopper_check.cu) must build and link too.
+
+All translation units are compiled once, in parallel, by a module fixture (about a minute on 2 cores).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gemmcompare import paths
+from gemmcompare.build import toolchain
+from gemmcompare.build.ptxas import parse_ptxas, summarize_for
+from gemmcompare.errors import ToolchainError
+
+pytestmark = pytest.mark.compile
+
+ARCH = "sm_90a"
+HOPPER_DIR = paths.EXTENSIONS_DIR / "hopper"
+
+# (step, variant) -> Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP>
+VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
+    ("wgmma_tma", "default"): (128, 128, 64, 1, 1, 1, 8),
+    ("wgmma_tma", "64x128x128"): (64, 128, 128, 1, 1, 1, 4),
+    ("pipelined", "default"): (128, 128, 64, 3, 1, 1, 8),
+    ("pipelined", "s4"): (128, 128, 64, 4, 1, 1, 8),
+    ("pipelined", "bk128_s3"): (128, 128, 128, 3, 1, 1, 8),
+    ("warp_specialized", "default"): (128, 256, 64, 4, 2, 1, 8),
+    ("warp_specialized", "one_consumer"): (128, 128, 64, 4, 1, 1, 8),
+    ("persistent", "default"): (128, 256, 64, 4, 2, 1, 8),
+    ("persistent", "256x128"): (256, 128, 64, 4, 2, 1, 8),
+    ("cluster", "default"): (128, 256, 64, 4, 2, 2, 8),
+    ("cluster", "cluster4"): (128, 256, 64, 4, 2, 4, 16),
+    ("best", "default"): (128, 256, 64, 4, 2, 2, 8),
+    ("best", "256x128_c1"): (256, 128, 64, 4, 2, 1, 8),
+    ("best", "128x192"): (128, 192, 64, 4, 2, 2, 8),
+}
+DEFAULTS = {step: cfg for (step, variant), cfg in VARIANTS.items() if variant == "default"}
+STEPS = list(DEFAULTS)
+OUT_TYPES = 3  # f32, f16, bf16 C for each input type
+IN_TYPES = 2  # f16, bf16
+
+
+def tag(step: str, variant: str) -> str:
+    return f"gc_hopper_test_{step}_{variant}_tag"
+
+
+def render(step: str, variant: str, cfg: tuple[int, ...]) -> str:
+    """The instantiation TU the Python family is expected to render (see extensions/hopper/README.md)."""
+    args = ", ".join(map(str, cfg))
+    t = tag(step, variant)
+    return (
+        f'#include "hopper/{step}.cuh"\n'
+        f"\n"
+        f"struct {t};\n"
+        f"using {t}_config = gc::hopper::Config<{args}>;\n"
+        f"\n"
+        f'extern "C" int gc_hopper_test_{step}_{variant}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
+        f"  return gc::hopper::{step}::run<{t}_config, {t}>(args, err, err_len);\n"
+        f"}}\n"
+    )
+
+
+@dataclass
+class Compiled:
+    returncode: int
+    log: str
+    kernels: list
+
+    def spills(self):
+        return [(k["demangled"][:140], k["spill_stores"], k["spill_loads"]) for k in self.kernels
+                if k["spill_stores"] or k["spill_loads"]]
+
+
+def _nvcc_or_skip():
+    try:
+        toolchain.nvcc_version()
+        return toolchain.nvcc_path()
+    except (ToolchainError, OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"nvcc is not available, so kernels cannot be compiled here: {exc}")
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("hopper")
+
+
+@pytest.fixture(scope="module")
+def compiled(build_dir):
+    """(step, variant) -> Compiled, plus ("instance", step) for the committed default TUs."""
+    _nvcc_or_skip()
+    jobs = []
+    for (step, variant), cfg in VARIANTS.items():
+        src = build_dir / f"hopper_test_{step}_{variant}.cu"
+        src.write_text(render(step, variant, cfg))
+        jobs.append(((step, variant), src))
+    for step in STEPS:
+        jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
+
+    def build(job):
+        key, src = job
+        out = build_dir / (src.name + ".o")
+        res = toolchain.compile_object(Path(src), ARCH, out, include_dirs=(str(paths.EXTENSIONS_DIR),))
+        log = res.stdout + res.stderr
+        return key, Compiled(res.returncode, log, parse_ptxas(log))
+
+    workers = max(1, os.cpu_count() or 1)
+    with cf.ThreadPoolExecutor(workers) as pool:
+        return dict(pool.map(build, jobs))
+
+
+@pytest.mark.parametrize("step, variant", list(VARIANTS))
+def test_hopper_step_compiles_clean(compiled, step, variant):
+    c = compiled[(step, variant)]
+    assert c.returncode == 0, f"{step}/{variant} failed to compile for {ARCH}:\n{c.log[-6000:]}"
+    assert "Potential Performance Loss" not in c.log, (
+        f"{step}/{variant}: ptxas serialised the wgmma pipeline:\n"
+        + "\n".join(sorted({ln for ln in c.log.splitlines() if "Performance Loss" in ln})))
+    assert c.kernels, f"{step}/{variant}: no ptxas report"
+    for k in c.kernels:
+        assert not k["perf_warnings"], f"{k['demangled'][:160]}: {k['perf_warnings']}"
+    assert not c.spills(), f"{step}/{variant} spills: {c.spills()}"
+    # Every kernel of the TU (the GEMM kernels and the K == 0 kernels) carries the configuration's tag.
+    mine = summarize_for(c.kernels, re.escape(tag(step, variant)))
+    assert mine and len(mine["kernels"]) == len(c.kernels), [k["demangled"] for k in c.kernels]
+    assert mine["stack_bytes"] == 0 and mine["registers"] <= 255
+    # One GEMM kernel per (input, output) type -- two for best (TMA-store and direct epilogues) -- and
+    # one K == 0 kernel per output type.
+    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
+    per_types = 2 if step == "best" else 1
+    assert len(gemm) == IN_TYPES * OUT_TYPES * per_types, [k["demangled"] for k in gemm]
+    assert len(c.kernels) - len(gemm) == OUT_TYPES
+
+
+@pytest.mark.parametrize("step", [s for s in STEPS if DEFAULTS[s][4] == 2])
+def test_two_consumer_steps_get_the_launch_bound_registers(compiled, step):
+    """setmaxnreg takes effect only under a register cap at entry: the 384-thread kernels must be compiled
+    at 65536 / 384 = 168 registers (producer 40 + 2 consumers x 232 = 64512 fit in the register file)."""
+    c = compiled[(step, "default")]
+    for k in c.kernels:
+        if "scale_c_kernel" not in k["demangled"]:
+            assert k["registers"] == 168, (k["demangled"][:120], k["registers"])
+    assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_default_instance_tu_compiles_clean(compiled, step):
+    c = compiled[("instance", step)]
+    assert c.returncode == 0, c.log[-6000:]
+    assert "Potential Performance Loss" not in c.log
+    assert not c.spills()
+    assert summarize_for(c.kernels, rf"gc_hopper_{step}_tag")["kernels"]
+
+
+def test_device_check_program_builds_and_links(compiled, build_dir):
+    """extensions/hopper/check/hopper_check.cu against the default instance objects (built above): what
+    run_check.sh builds on the device. Linked, not run (no GPU here)."""
+    nvcc = _nvcc_or_skip()
+    assert all(compiled[("instance", s)].returncode == 0 for s in STEPS)
+    src = HOPPER_DIR / "check" / "hopper_check.cu"
+    obj = build_dir / "hopper_check.o"
+    res = toolchain.compile_object(src, ARCH, obj, include_dirs=(str(paths.EXTENSIONS_DIR),))
+    assert res.returncode == 0, (res.stdout + res.stderr)[-6000:]
+    objs = [str(build_dir / f"hopper_{s}.cu.o") for s in STEPS]
+    exe = build_dir / "hopper_check"
+    link = subprocess.run([str(nvcc), "-o", str(exe), str(obj), *objs, "-ldl"], capture_output=True, text=True,
+                          timeout=600)
+    assert link.returncode == 0, link.stdout + link.stderr
+    assert exe.exists()
+
+
+def test_tile_walks_cover_every_tile_once(tmp_path):
+    """extensions/hopper/check/raster_check.cu: the kernels' own grouped_raster, walked as each step walks
+    it (one CTA per tile; persistent; persistent over cluster tiles of 1, 2, 4 CTAs), computes every tile
+    of C exactly once, for many grid shapes. Host code only."""
+    nvcc = _nvcc_or_skip()
+    exe = tmp_path / "raster_check"
+    cmd = [str(nvcc), "-std=c++17", "-O2", *toolchain.gencode_flags(ARCH), f"-I{paths.ABI_INCLUDE_DIR}",
+           f"-I{paths.EXTENSIONS_DIR}", str(HOPPER_DIR / "check" / "raster_check.cu"), "-o", str(exe)]
+    build = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "PASSED" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+def test_generated_wgmma_wrappers_are_current(tmp_path):
+    """hopper_wgmma.cuh is generated by gen_wgmma.py: regenerate it elsewhere and compare."""
+    out = tmp_path / "hopper_wgmma.cuh"
+    subprocess.run([sys.executable, str(HOPPER_DIR / "gen_wgmma.py"), str(out)], check=True, capture_output=True,
+                   timeout=60)
+    assert out.read_text() == (HOPPER_DIR / "hopper_wgmma.cuh").read_text(), (
+        "hopper_wgmma.cuh differs from what gen_wgmma.py writes: rerun python3 extensions/hopper/gen_wgmma.py")

@@ -1,0 +1,69 @@
+"""The hopper family on the CPU: names, the kernels' rules as SKIP reasons, the K % 8 rule, rendering."""
+
+import pytest
+
+from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
+from gemmcompare.implementations import PARAMETRIZED, instantiate
+from gemmcompare.implementations.hopper import STEPS, HopperConfig
+from gemmcompare.implementations.registry import UnbuildableImplementation
+from gemmcompare.problems import GemmProblem
+from gemmcompare.spec import parse_spec
+
+
+@pytest.mark.parametrize("step", sorted(STEPS))
+def test_every_default_is_valid_and_renders_its_own_entry(step):
+    impl = instantiate(PARAMETRIZED[f"hopper.{step}"], {})
+    assert not isinstance(impl, UnbuildableImplementation), getattr(impl, "reason", "")
+    (src,) = impl.sources()
+    assert f'#include "hopper/{step}.cuh"' in src.text
+    assert f'extern "C" int {impl.entry_symbol}(' in src.text
+    assert f"gc::hopper::{step}::run<" in src.text
+    assert impl.kernel_filter == f"{impl.entry_symbol}_tag" and impl.kernel_filter in src.text
+    assert impl.arch_specific and impl.required_arch() == "sm_90a"
+    assert impl.name.startswith(f"hopper.{step}[block=")
+
+
+def test_default_shared_memory_matches_the_kernels_readme():
+    # extensions/hopper/README.md: 33,808 B (wgmma_tma), 99,376 (pipelined), 197,696 (steps 3-5), 230,464 (best)
+    expected = {"wgmma_tma": 33808, "pipelined": 99376, "warp_specialized": 197696, "persistent": 197696,
+                "cluster": 197696, "best": 230464}
+    for step, nbytes in expected.items():
+        assert instantiate(PARAMETRIZED[f"hopper.{step}"], {}).dynamic_smem_bytes() == nbytes
+
+
+@pytest.mark.parametrize("step, params, reason", [
+    ("wgmma_tma", {"stages": 2}, "stages=2: hopper.wgmma_tma takes 1"),
+    ("pipelined", {"consumers": 2}, "consumers=2: hopper.pipelined takes [1]"),
+    ("persistent", {"cluster_m": 2}, "cluster_m=2: hopper.persistent takes [1]"),
+    ("best", {"block": [128, 96, 64]}, "BN=96 must be a wgmma N"),
+    ("best", {"block": [128, 256, 32]}, "BK=32 must be 64, 128, 192 or 256"),
+    ("warp_specialized", {"consumers": 1}, "256 f32 accumulators per consumer thread"),
+    ("best", {"stages": 5}, "need 279,632 bytes of shared memory"),
+    ("cluster", {"cluster_m": 3}, "cluster_m=3: hopper.cluster takes [1, 2, 4]"),
+])
+def test_impossible_configurations_are_skip_rows_with_the_reason(step, params, reason):
+    impl = instantiate(PARAMETRIZED[f"hopper.{step}"], params)
+    assert isinstance(impl, UnbuildableImplementation)
+    assert reason in impl.reason
+    support = impl.supports(GemmProblem(256, 256, 256), BUILTIN_CONTRACTS["f16_f32acc_tn"])
+    assert not support and reason in support.reason
+
+
+def test_tma_needs_k_a_multiple_of_8_and_the_contracts_it_runs():
+    impl = instantiate(PARAMETRIZED["hopper.best"], {})
+    c = BUILTIN_CONTRACTS
+    assert not impl.supports(GemmProblem(611, 613, 617), c["f16_f32acc_tn"])
+    assert "k=617 is not a multiple of 8" in impl.supports(GemmProblem(611, 613, 617), c["f16_f32acc_tn"]).reason
+    for name in ("f16_f32acc_tn", "f16_f16out_f32acc_tn", "bf16_bf16out_f32acc_tn", "bf16_f32acc_tn"):
+        assert impl.supports(GemmProblem(611, 613, 616), c[name]), name
+    for name in ("f16_f32acc_tt", "f32_strict_tn", "f16_f16acc_tn"):  # B row-major, FP32 in, FP16 accumulate
+        assert not impl.supports(GemmProblem(64, 64, 64), c[name]), name
+
+
+def test_a_spec_sweeps_hopper_parameters():
+    exp = parse_spec("name: h\nproblems: [{m: 64, n: 64, k: 64}]\ncontracts: [f16_f32acc_tn]\n"
+                     "implementations:\n  - hopper.best: {stages: [3, 4], cluster_m: [1, 2]}\n")
+    assert len(exp.implementations) == 4
+    assert {i.config.ident for i in exp.implementations} == {
+        f"best_128x256x64_s{s}_c2_cm{cm}_g8" for s in (3, 4) for cm in (1, 2)}
+    assert HopperConfig("best", (128, 256, 64), 4, 2, 2, 8).symbol() == "gc_hopper_best_128x256x64_s4_c2_cm2_g8"
