@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from gemmcompare.build import extension
-from gemmcompare.build.cache_entry import damage, seal
+from gemmcompare.build.cache_entry import damage, entry_files, seal
 from gemmcompare.build.flags import check_flag
 from gemmcompare.cli import main
 from gemmcompare.device import parse_arch
@@ -490,17 +490,40 @@ def test_a_damaged_cache_entry_is_rebuilt_not_loaded(tmp_path):
     (entry / "build_seconds").write_text("1.0")
     (entry / "complete").write_text("")
     assert extension._cached(tmp_path, plan) is None  # no manifest: an older or unfinished build
-    seal(entry, plan.module_name)
+    seal(entry, entry_files(plan.module_name))
     assert extension._cached(tmp_path, plan) == entry
     notes = []
     with open(so, "r+b") as f:
         f.truncate(50_000)  # loading this would be SIGBUS
     assert extension._cached(tmp_path, plan, notes.append) is None and "50,000 bytes" in notes[0]
-    assert "bytes when it was built" in damage(entry, plan.module_name)
+    assert "bytes when it was built" in damage(entry, entry_files(plan.module_name))
     so.write_bytes(os.urandom(100_000))
-    seal(entry, plan.module_name)
+    seal(entry, entry_files(plan.module_name))
     (entry / "resources.json").write_text("[{not json")
-    assert extension._cached(tmp_path, plan) is None and "resources.json" in damage(entry, plan.module_name)
+    assert extension._cached(tmp_path, plan) is None and "resources.json" in damage(entry, entry_files(plan.module_name))
+
+
+def test_kernel_objects_check_their_cache_too(tmp_path):
+    from gemmcompare.build.kernel_objects import compile_request
+    from gemmcompare.errors import InputError
+    from gemmcompare.implementations import FIXED
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InputError, match="build cache"):
+        compile_request(FIXED["lab.scalar_coalesced"]().build_request("sm_80"), cache_dir=tmp_path / "file")
+
+
+@pytest.mark.compile
+def test_a_damaged_kernel_objects_entry_is_compiled_again(tmp_path):
+    from gemmcompare.build.kernel_objects import ENTRY_FILES, KernelObjects, compile_request
+    from gemmcompare.implementations import FIXED
+
+    req = FIXED["lab.scalar_coalesced"]().build_request("sm_80")
+    first = compile_request(req, cache_dir=tmp_path)
+    assert isinstance(first, KernelObjects) and damage(first.folder, ENTRY_FILES) is None
+    (first.folder / "resources.json").write_text("[{not json")
+    again = compile_request(req, cache_dir=tmp_path)
+    assert isinstance(again, KernelObjects) and not again.cached and again.resources == first.resources
 
 
 # -- nothing silently accepted ----------------------------------------------------------------------------------
@@ -698,4 +721,4 @@ def test_one_ctrl_c_stops_every_build_process(tmp_path):
     names = sorted(os.listdir(cache))
     assert not [n for n in names if n.startswith(".tmp-")], names  # no half-built folder
     for entry in (cache / n for n in names if not n.endswith(".lock")):
-        assert damage(entry, entry.name) is None  # whatever is in the cache is whole
+        assert damage(entry, entry_files(entry.name)) is None  # whatever is in the cache is whole

@@ -34,16 +34,16 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def seal(folder: Path, module_name: str) -> None:
-    """Record the size and digest of each file of a finished build (before it is renamed into the cache)."""
-    files = {name: {"size": (folder / name).stat().st_size, "sha256": _sha256(folder / name)}
-             for name in entry_files(module_name)}
-    (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=1))
+def seal(folder: Path, files) -> None:
+    """Record the size and digest of each of `files` (names in `folder`) of a finished build, before it is
+    renamed into the cache."""
+    listed = {name: {"size": (folder / name).stat().st_size, "sha256": _sha256(folder / name)} for name in files}
+    (folder / MANIFEST).write_text(json.dumps({"files": listed}, indent=1))
 
 
-def damage(folder: Path, module_name: str) -> str | None:
-    """What is wrong with a cache entry (a file missing, cut short or changed since it was built), or None
-    when every file matches its manifest."""
+def damage(folder: Path, required) -> str | None:
+    """What is wrong with a cache entry (a file missing, cut short or changed since it was built, or one of
+    `required` not in its manifest), or None when every file its manifest lists matches."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
     except FileNotFoundError:
@@ -51,7 +51,7 @@ def damage(folder: Path, module_name: str) -> str | None:
     except (OSError, ValueError) as exc:
         return f"its manifest cannot be read ({exc})"
     files = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(files, dict) or set(files) != set(entry_files(module_name)):
+    if not isinstance(files, dict) or not set(required) <= set(files):
         return "its manifest does not list the entry's files"
     for name, want in sorted(files.items()):
         path = folder / name

@@ -225,7 +225,7 @@ def _cached(cache_dir: Path, plan: ExtensionPlan, note: Callable[[str], None] | 
     final = cache_dir / plan.module_name
     if not final.is_dir():
         return None
-    damage = cache_entry.damage(final, plan.module_name)
+    damage = cache_entry.damage(final, cache_entry.entry_files(plan.module_name))
     if damage is None:
         return final
     if note is not None and (final / "complete").exists():
@@ -256,7 +256,7 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> BuildAtte
     t0 = time.time()
     with open(cache / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per extension across processes
-        if final.is_dir() and cache_entry.damage(final, name) is None:
+        if final.is_dir() and cache_entry.damage(final, cache_entry.entry_files(name)) is None:
             return BuildAttempt(True, 0.0, str(final), cached=True)
         cache_entry.remove_leftovers(cache, name)  # of a build that was killed
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=cache))
@@ -310,7 +310,7 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> BuildAtte
             return BuildAttempt(False, seconds, error=error, log=log_text)
         (tmp / "resources.json").write_text(json.dumps(parse_ptxas(log_text)))
         (tmp / "build_seconds").write_text(str(seconds))
-        cache_entry.seal(tmp, name)
+        cache_entry.seal(tmp, cache_entry.entry_files(name))
         (tmp / "complete").write_text("")
         if final.exists():
             shutil.rmtree(final)

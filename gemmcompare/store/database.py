@@ -230,16 +230,17 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _check_schema(path: Path, conn: sqlite3.Connection, full: bool) -> list[str]:
-    """The runs table's columns, after checking that both tables are there with the columns readers need
-    (for a store a run will add to, every runs column: result columns added since a store was made are
-    added to it by _create)."""
+    """The runs table's columns, after checking that both tables are there with the columns readers need.
+    For a store a run will add to (`full`), a missing table is created and result columns added since the
+    store was made are added (by _create), but an existing runs table needs every column."""
     try:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing_tables = [t for t in ("runs", "results") if t not in tables]
-        if missing_tables:
+        if missing_tables and not full:
             raise InputError(f"the store {path} has no {' and no '.join(missing_tables)} table: not a gemmcompare "
                              f"store, or a damaged one")
-        run_cols, result_cols = _columns(conn, "runs"), _columns(conn, "results")
+        run_cols = _columns(conn, "runs") if "runs" in tables else list(RUN_COLUMNS)
+        result_cols = _columns(conn, "results") if "results" in tables else list(COLUMNS)
     except sqlite3.Error as exc:
         raise InputError(f"cannot read the store {path}: {exc}") from None
     need_runs = RUN_COLUMNS if full else ["run_id", "started_at"]
