@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -40,17 +41,15 @@ def probe_device(index: int = 0) -> DeviceInfo | None:
     )
 
 
+_ARCH = re.compile(r"(?:sm_)?([1-9][0-9]{1,2})(a?)")  # matched whole: the value reaches nvcc's flags
+
+
 def parse_arch(text: str) -> tuple[int, bool]:
     """'sm_90a' -> (90, True); 'sm_80' -> (80, False); '90' -> (90, False). Raises ValueError."""
-    t = text.strip().lower()
-    if t.startswith("sm_"):
-        t = t[3:]
-    specific = t.endswith("a")
-    if specific:
-        t = t[:-1]
-    if not t.isdigit() or len(t) < 2:
-        raise ValueError(f"bad architecture {text!r}: expected a form like sm_80, sm_90a or 90")
-    return int(t), specific
+    m = _ARCH.fullmatch(text.lower()) if isinstance(text, str) else None
+    if not m:
+        raise ValueError(f"bad architecture {text!r}: expected sm_XY or sm_XYa, like sm_80, sm_90a or 90")
+    return int(m.group(1)), m.group(2) == "a"
 
 
 def arch_name(cc: int, specific: bool = False) -> str:

@@ -17,6 +17,13 @@ class SpecError(GemmCompareError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+class InputError(GemmCompareError):
+    """A file, folder or argument given to a command is missing, unreadable, malformed or out of bounds. The
+    message names it and says what is wrong; the command changes nothing on disk before raising it."""
+
+    exit_code = 2
+
+
 class NoDeviceError(GemmCompareError):
     """The job needs a CUDA device and there is none."""
 

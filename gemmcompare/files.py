@@ -29,3 +29,22 @@ def write_csv(table: pd.DataFrame, path: Path) -> Path:
     table.to_csv(tmp, index=False, float_format=FULL_PRECISION)
     os.replace(tmp, path)
     return path
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """`path` as a folder this process can write into (existing, or creatable), checked before any work;
+    InputError (exit 2) naming `what` (e.g. '--out') otherwise. Creates nothing."""
+    from .errors import InputError
+
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise InputError(f"{what} {path} is a file, not a folder")
+        where = path
+    else:
+        where = next((p for p in path.absolute().parents if p.exists()), Path("/"))
+        if not where.is_dir():
+            raise InputError(f"{what} {path}: {where} is a file, not a folder")
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise InputError(f"{what} {path}: {where} is not writable")
+    return path

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .errors import GemmCompareError
+from .store.validation import check_rows
 from .report.data import normalise_rows, problem_sort_key
 from .report.plots import save_figure
 from .report.writers import write_table_page
@@ -72,6 +73,7 @@ def history(store, implementation: str, problem: str | None = None, contract: st
     rows = store.results(decode=False)
     if rows.empty:
         raise HistoryError(f"the store {getattr(store, 'path', '')} holds no results")
+    check_rows(rows, f"the store {getattr(store, 'path', '')}")
     name = _resolve(implementation, sorted(set(rows["implementation"])))
     rows = rows[rows["implementation"] == name]
     for col, value in (("problem", problem), ("contract", contract)):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .contracts.precision import PrecisionContract
-from .errors import GemmCompareError
+from .errors import InputError
+from .limits import MAX_PROBLEMS, MAX_ROWS
 from .implementations.base import Implementation, Skip, Support
 from .problems import GemmProblem
 from .spec import Experiment, ProblemEntry
@@ -95,18 +96,25 @@ def make_plan(exp: Experiment) -> Plan:
 
 # -- narrowing an experiment (quick checks, sanitizers, profilers) ---------------------------------------
 
-_SHAPE = re.compile(r"\s*(\d+)x(\d+)x(\d+)\s*")
+_SHAPE = re.compile(r"\s*([0-9]{1,10})x([0-9]{1,10})x([0-9]{1,10})\s*")
+_MAX_DIM = 2**31 - 1  # as a spec's dimensions
 
 
 def parse_shapes(text: str) -> tuple[ProblemEntry, ...]:
     """'MxNxK[,MxNxK...]' -> problem entries (each shape once)."""
     entries: list[ProblemEntry] = []
-    for part in text.split(","):
+    seen: set[str] = set()
+    parts = text.split(",")
+    if len(parts) > MAX_PROBLEMS:
+        raise InputError(f"--shapes: {len(parts):,} shapes, over the limit of {MAX_PROBLEMS:,} "
+                         f"(MAX_PROBLEMS in gemmcompare/limits.py)")
+    for part in parts:
         m = _SHAPE.fullmatch(part)
-        if not m or min(map(int, m.groups())) < 1:
-            raise GemmCompareError(f"--shapes: {part!r} is not MxNxK with positive integers")
+        if not m or not all(1 <= int(d) <= _MAX_DIM for d in m.groups()):
+            raise InputError(f"--shapes: {part[:40]!r} is not MxNxK with integers from 1 to {_MAX_DIM}")
         entry = ProblemEntry(GemmProblem(*map(int, m.groups())))
-        if entry.label not in {e.label for e in entries}:
+        if entry.label not in seen:
+            seen.add(entry.label)
             entries.append(entry)
     return tuple(entries)
 
@@ -125,10 +133,13 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
         try:
             rx = re.compile(only)
         except re.error as exc:
-            raise GemmCompareError(f"--only {only!r} is not a regular expression: {exc}") from None
+            raise InputError(f"--only {only!r} is not a regular expression: {exc}") from None
         kept = tuple(i for i in exp.implementations if rx.search(i.name))
         if not kept:
-            raise GemmCompareError(f"--only {only!r} matches none of {[i.name for i in exp.implementations]}")
+            raise InputError(f"--only {only!r} matches none of {[i.name for i in exp.implementations]}")
         exp = dataclasses.replace(exp, implementations=kept,
                                   baseline=exp.baseline if exp.baseline in {i.name for i in kept} else None)
+    rows = len(exp.problems) * len(exp.contracts) * len(exp.implementations)
+    if rows > MAX_ROWS:
+        raise InputError(f"--shapes: {rows:,} rows, over the limit of {MAX_ROWS:,} (MAX_ROWS in gemmcompare/limits.py)")
     return exp

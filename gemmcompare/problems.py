@@ -49,9 +49,10 @@ def pow2_values(lo: int, hi: int) -> list[int]:
     return values
 
 
-def range_values(start: int, stop: int, step: int) -> list[int]:
-    """start, start+step, ... up to and including stop."""
-    return list(range(start, stop + 1, step))
+def range_values(start: int, stop: int, step: int) -> range:
+    """start, start+step, ... up to and including stop: lazy, so that its length is known before a sweep
+    of 2**31 values is built (it never is: the spec's limits count first)."""
+    return range(start, stop + 1, step)
 
 
 def expand_sweep(axes: dict[str, list[int]], ties: dict[str, str]) -> list[GemmProblem]:

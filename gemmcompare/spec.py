@@ -10,9 +10,11 @@ from __future__ import annotations
 import difflib
 import hashlib
 import itertools
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import yaml
 
@@ -25,6 +27,8 @@ from .dtypes import DType
 from .errors import SpecError
 from .implementations import PARAMETRIZED, FIXED, instantiate
 from .implementations.base import Param, Implementation
+from .limits import (MAX_IMPLEMENTATIONS, MAX_ISSUES, MAX_NESTING, MAX_PROBLEMS, MAX_ROWS, MAX_SPEC_BYTES, MAX_VALUES,
+                     exceeded)
 from .problems import GemmProblem, expand_sweep, pow2_values, range_values
 from .report.kinds import PLOT_NAMES as PLOTS
 
@@ -43,7 +47,16 @@ class SpecIssue:
         where = f"{self.file}:{self.line}" if self.line else self.file
         key = _dotted(self.path) or "(top level)"
         text = f"{where}: {key}: {self.message}"
-        return text + (f" (did you mean {self.hint!r}?)" if self.hint else "")
+        return printable(text + (f" (did you mean {self.hint!r}?)" if self.hint else ""))
+
+
+MAX_MESSAGE_CHARS = 400  # one issue's line: a spec value quoted in it may be long
+
+
+def printable(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """One line of text safe to print to a terminal: control characters escaped, cut to `limit` characters."""
+    out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 def _dotted(path: tuple) -> str:
@@ -95,13 +108,75 @@ class Experiment:
 # YAML with line numbers
 
 
+class _BoundedLoader(yaml.SafeLoader):
+    """The pure-Python SafeLoader (where libyaml is missing), stopping at MAX_NESTING levels while it
+    composes: PyYAML composes recursively, so a deeper document would end in a RecursionError."""
+
+    def __init__(self, text: str, file: str):
+        super().__init__(text)
+        self.file, self.depth = file, 0
+
+    def compose_node(self, parent, index):
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                raise _too_deep(self.file, self.peek_event().start_mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _too_deep(file: str, line: int) -> SpecError:
+    return SpecError([SpecIssue(file, (), line, exceeded(f"the YAML nests more than {MAX_NESTING} levels deep",
+                                                         MAX_NESTING, "MAX_NESTING"))])
+
+
+_CSafeLoader = getattr(yaml, "CSafeLoader", None)  # libyaml: composes a spec some 30x faster
+
+
+def _loader(text: str, file: str):
+    """A safe loader for `text`, its nesting checked before anything is composed."""
+    if _CSafeLoader is None:
+        return _BoundedLoader(text, file)
+    scan, depth = _CSafeLoader(text), 0  # libyaml composes recursively in C: bound the depth from the events first
+    try:
+        while scan.check_event():
+            event = scan.get_event()
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise _too_deep(file, event.start_mark.line + 1)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    finally:
+        scan.dispose()
+    return _CSafeLoader(text)
+
+
+# what PyYAML's reader refuses (every control character but tab, newline and carriage return)
+_NOT_PRINTABLE = yaml.reader.Reader.NON_PRINTABLE
+
+
+def _check_printable(text: str, file: str) -> None:
+    bad = _NOT_PRINTABLE.search(text)
+    if bad:
+        before = text[: bad.start()]
+        ch = bad.group()
+        raise SpecError([SpecIssue(file, (), before.count("\n") + 1,
+                                   f"not valid YAML: the character {ch!r} (U+{ord(ch):04X}) at column "
+                                   f"{bad.start() - before.rfind(chr(10))} is not allowed (a spec is plain text: "
+                                   f"no control characters but tab and newline)")])
+
+
 def _compose(text: str, file: str) -> tuple[Any, dict[tuple, int]]:
     """Parse YAML safely, keeping the line of every key path."""
-    loader = yaml.SafeLoader(text)
+    _check_printable(text, file)
+    loader = None
     try:
+        loader = _loader(text, file)
         node = loader.get_single_node()
         lines: dict[tuple, int] = {}
-        data = _construct(loader, node, (), lines, file) if node is not None else None
+        data = _construct(loader, node, (), lines, _Expansion(file)) if node is not None else None
         return data, lines
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -110,30 +185,68 @@ def _compose(text: str, file: str) -> tuple[Any, dict[tuple, int]]:
     except yaml.YAMLError as exc:
         raise SpecError([SpecIssue(file, (), None, f"not valid YAML: {exc}")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 _STANDARD_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_INT_TAG = "tag:yaml.org,2002:int"
 
 
-def _construct(loader, node, path, lines, file):
+class _Expansion:
+    """What building the plain data from the YAML graph has done so far: an alias repeats the node it names,
+    so a few lines can stand for billions of values (or for themselves: a recursive alias)."""
+
+    def __init__(self, file: str):
+        self.file, self.values, self.open = file, 0, set()
+
+    def issue(self, path, node, message):
+        return SpecError([SpecIssue(self.file, path, node.start_mark.line + 1, message)])
+
+
+def _scalar(loader, node, path, state: _Expansion):
+    try:
+        return loader.construct_object(node, deep=True)
+    except ValueError as exc:  # e.g. an integer past Python's 4300-digit conversion limit
+        if node.tag == _INT_TAG:
+            digits = sum(ch.isdigit() for ch in node.value)
+            raise state.issue(path, node, f"a number with {digits:,} digits cannot be read (no setting needs "
+                                          f"more than 20)") from None
+        raise state.issue(path, node, f"cannot read the value {node.value[:40]!r}: {exc}") from None
+
+
+def _construct(loader, node, path, lines, state: _Expansion):
     lines[path] = node.start_mark.line + 1
+    state.values += 1
+    if state.values > MAX_VALUES:
+        raise state.issue(path, node, exceeded(f"the spec holds more than {MAX_VALUES:,} values once its YAML "
+                                               f"aliases (*name) are expanded", MAX_VALUES, "MAX_VALUES"))
+    if len(path) > MAX_NESTING:  # aliases can nest a deep node inside another
+        raise state.issue(path, node, exceeded(f"the YAML nests more than {MAX_NESTING} levels deep once its "
+                                               f"aliases are expanded", MAX_NESTING, "MAX_NESTING"))
     if not isinstance(node, yaml.ScalarNode) and node.tag not in _STANDARD_TAGS:
         # safe loading: no object construction, and no tag silently ignored either
-        raise SpecError([SpecIssue(file, path, node.start_mark.line + 1, f"not valid YAML: tag {node.tag!r} is not allowed")])
-    if isinstance(node, yaml.MappingNode):
-        out = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            if not isinstance(key, (str, int)):
-                raise SpecError([SpecIssue(file, path, key_node.start_mark.line + 1, f"keys must be names, got {key!r}")])
-            if key in out:
-                raise SpecError([SpecIssue(file, path + (key,), key_node.start_mark.line + 1, "duplicate key")])
-            out[key] = _construct(loader, value_node, path + (key,), lines, file)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(loader, v, path + (i,), lines, file) for i, v in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)
+        raise state.issue(path, node, f"not valid YAML: tag {node.tag!r} is not allowed")
+    if isinstance(node, yaml.ScalarNode):
+        return _scalar(loader, node, path, state)
+    if id(node) in state.open:
+        raise state.issue(path, node, "a YAML alias that contains itself (a recursive alias) cannot be read")
+    state.open.add(id(node))
+    try:
+        if isinstance(node, yaml.MappingNode):
+            out = {}
+            for key_node, value_node in node.value:
+                key = _scalar(loader, key_node, path, state) if isinstance(key_node, yaml.ScalarNode) else None
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else "a list or mapping"
+                    raise state.issue(path, key_node, f"keys must be names, got {shown!r}")
+                if key in out:
+                    raise state.issue(path + (key,), key_node, "duplicate key")
+                out[key] = _construct(loader, value_node, path + (key,), lines, state)
+            return out
+        return [_construct(loader, v, path + (i,), lines, state) for i, v in enumerate(node.value)]
+    finally:
+        state.open.discard(id(node))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -146,6 +259,9 @@ class _Checker:
     def __init__(self, file: str, lines: dict[tuple, int]):
         self.file, self.lines = file, lines
         self.issues: list[SpecIssue] = []
+        self.unlisted = 0  # issues past MAX_ISSUES, counted only
+        self.problem_count = 0  # problems so far, over every entry (MAX_PROBLEMS)
+        self.implementation_count = 0  # implementations so far (MAX_IMPLEMENTATIONS)
 
     def line(self, path: tuple) -> int | None:
         while path and path not in self.lines:
@@ -153,7 +269,14 @@ class _Checker:
         return self.lines.get(path)
 
     def error(self, path: tuple, message: str, hint: str | None = None):
+        if len(self.issues) >= MAX_ISSUES:
+            self.unlisted += 1
+            return
         self.issues.append(SpecIssue(self.file, path, self.line(path), message, hint))
+
+    def all_issues(self) -> list[SpecIssue]:
+        more = [SpecIssue(self.file, (), None, f"... and {self.unlisted:,} more problems")] if self.unlisted else []
+        return self.issues + more
 
     def unknown_keys(self, mapping: dict, allowed, path: tuple, what: str) -> None:
         for key in mapping:
@@ -198,15 +321,29 @@ def load_spec(path: str | Path) -> Experiment:
     """Read, validate and expand an experiment spec. Raises SpecError listing every issue."""
     p = Path(path)
     try:
-        text = p.read_text()
+        with open(p, "rb") as f:
+            data = f.read(MAX_SPEC_BYTES + 1)  # never more: the path may be /dev/zero or a 50 GB file
     except FileNotFoundError:
         raise SpecError([SpecIssue(str(path), (), None, "file not found")]) from None
-    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
-        raise SpecError([SpecIssue(str(path), (), None, f"cannot read the spec: {exc}")]) from None
+    except OSError as exc:  # a folder, no permission, an I/O error
+        raise SpecError([SpecIssue(str(path), (), None, f"cannot read the spec: {exc.strerror or exc}")]) from None
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecError([SpecIssue(str(path), (), None, _too_big())])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SpecError([SpecIssue(str(path), (), line, f"not UTF-8 text (byte {exc.start}: {exc.reason})")]) from None
     return parse_spec(text, str(path), base_dir=p.parent)
 
 
+def _too_big() -> str:
+    return exceeded(f"the spec is more than {MAX_SPEC_BYTES:,} bytes", MAX_SPEC_BYTES, "MAX_SPEC_BYTES")
+
+
 def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) -> Experiment:
+    if len(text) > MAX_SPEC_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
+        raise SpecError([SpecIssue(file, (), None, _too_big())])
     data, lines = _compose(text, file)
     ck = _Checker(file, lines)
     if not isinstance(data, dict):
@@ -245,8 +382,12 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
             for f in bad:
                 ck.error(("problems", entry_index, "fixtures"), f"unknown fixture {f!r}; expected {list(FIXTURES)}", nearest(f, FIXTURES))
 
+    rows = len(problems) * len(contracts) * len(implementations)
+    if rows > MAX_ROWS:
+        ck.error((), exceeded(f"{len(problems):,} problems x {len(contracts)} contracts x {len(implementations)} "
+                              f"implementations make {rows:,} rows", MAX_ROWS, "MAX_ROWS"))
     if ck.issues:
-        raise SpecError(ck.issues)
+        raise SpecError(ck.all_issues())
     return Experiment(
         name=name,
         description=description,
@@ -281,6 +422,8 @@ def _problems(ck: _Checker, raw) -> list[ProblemEntry]:
     owner: dict[str, int] = {}  # shape label -> the problems[] entry that first produced it
     for i, item in enumerate(raw):
         ip = path + (i,)
+        if ck.problem_count > MAX_PROBLEMS:
+            break  # the limit is reported once
         if not isinstance(item, dict):
             ck.error(ip, f"each problem must be a mapping like {{m: 64, n: 64, k: 64}} or {{sweep: ...}}, got {_kind(item)}")
             continue
@@ -300,6 +443,11 @@ def _problems(ck: _Checker, raw) -> list[ProblemEntry]:
             if None in dims.values() or len(dims) < 3 or batch is None:
                 continue
             generated = [GemmProblem(dims["m"], dims["n"], dims["k"], batch)]
+            ck.problem_count += 1
+            if ck.problem_count > MAX_PROBLEMS:
+                ck.error(ip, exceeded(f"with this entry the spec has {ck.problem_count:,} problems", MAX_PROBLEMS,
+                                      "MAX_PROBLEMS"))
+                break
         for prob in generated:
             first = owner.get(prob.label)
             if first == i:  # repeated within one entry (e.g. a list naming a value twice): once is enough
@@ -362,16 +510,19 @@ def _sweep(ck: _Checker, raw, sp) -> list[GemmProblem]:
             ck.error(sp + (d,), f"{d} ties to {src}, which has no values")
     if ck.issues or len(axes) + len(ties) < 3:
         return []
-    total = 1
-    for values in axes.values():
-        total *= len(values)
-    if total > 100_000:
-        ck.error(sp, f"the sweep expands to {total:,} problems; more than 100,000 is surely a mistake")
+    total = math.prod(len(values) for values in axes.values())  # counted before anything is built
+    before = ck.problem_count
+    ck.problem_count += total
+    if ck.problem_count > MAX_PROBLEMS:
+        ck.error(sp, exceeded(f"the sweep expands to {total:,} problems" + (f" (after {before:,} before it)" if before else ""),
+                              MAX_PROBLEMS, "MAX_PROBLEMS"))
         return []
     return expand_sweep(axes, ties)
 
 
-def _sweep_values(ck, v, vp) -> list[int] | None:
+def _sweep_values(ck, v, vp) -> Sequence[int] | None:
+    """The values of one sweep axis: a list as given, or a lazy range (its length is known without
+    building it)."""
     if isinstance(v, list):
         if not v:
             ck.error(vp, "an empty list of values")
@@ -414,6 +565,7 @@ def _sweep_values(ck, v, vp) -> list[int] | None:
 # -- contracts --------------------------------------------------------------------------------------
 
 CONTRACT_KEYS = {"name", "a", "b", "c", "acc", "math", "layout", "c_order", "alpha", "beta", "epilogue", "storage"}
+_CONTRACT_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # fullmatch: "x\n" is not a name
 
 
 def _contracts(ck: _Checker, raw) -> list[PrecisionContract]:
@@ -457,6 +609,8 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
     name = item.get("name")
     if not isinstance(name, str) or not name:
         ck.error(ip, "a contract definition needs a name")
+    elif not _CONTRACT_NAME.fullmatch(name):
+        ck.error(ip + ("name",), f"a contract name is letters, digits, '_', '.' and '-', got {name!r}")
     elif name in BUILTIN_CONTRACTS:
         ck.error(ip + ("name",), f"{name!r} is a built-in contract; give yours another name or use the built-in")
 
@@ -483,8 +637,8 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
         layout = "tn"
     alpha, beta = item.get("alpha", 1.0), item.get("beta", 0.0)
     for key, v in (("alpha", alpha), ("beta", beta)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            ck.error(ip + (key,), f"{key} must be a number, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
+            ck.error(ip + (key,), f"{key} must be a finite number, got {v!r}")
     if len(ck.issues) > before:
         return None
     order_a, order_b = LAYOUTS[layout]
@@ -516,12 +670,15 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
         return []
     known = sorted(FIXED) + sorted(PARAMETRIZED)
     out: list[Implementation] = []
-    seen: set[str] = set()
+    owner: dict[str, tuple[int, tuple]] = {}  # name -> (entry, parameters) that first produced it
     for i, item in enumerate(raw):
         ip = path + (i,)
+        if ck.implementation_count > MAX_IMPLEMENTATIONS:
+            break  # the limit is reported once
         if isinstance(item, str):
             if item in FIXED:
-                impls = [FIXED[item]()]
+                impls = [(FIXED[item](), ())]
+                ck.implementation_count += 1
             elif item in PARAMETRIZED:  # every parameter at its default; a required one is an error here
                 impls = _expand_family(ck, PARAMETRIZED[item], {}, ip, base_dir)
             else:
@@ -530,7 +687,8 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
         elif isinstance(item, dict) and len(item) == 1:
             key, params = next(iter(item.items()))
             if key in FIXED and not params:
-                impls = [FIXED[key]()]
+                impls = [(FIXED[key](), ())]
+                ck.implementation_count += 1
             elif key in PARAMETRIZED:
                 impls = _expand_family(ck, PARAMETRIZED[key], params, ip + (key,), base_dir)
             elif key in FIXED:
@@ -543,14 +701,26 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
             ck.error(ip, "an implementation is a name (library.cublas) or a one-key mapping "
                          "(mma_sync: {stages: [2, 3]})")
             continue
-        for impl in impls:
-            if impl.name not in seen:
-                seen.add(impl.name)
+        if ck.implementation_count > MAX_IMPLEMENTATIONS:
+            ck.error(ip, exceeded(f"with this entry the spec has {ck.implementation_count:,} implementations",
+                                  MAX_IMPLEMENTATIONS, "MAX_IMPLEMENTATIONS"))
+            break
+        for impl, combo in impls:
+            first = owner.get(impl.name)
+            if first is None:
+                owner[impl.name] = (i, combo)
                 out.append(impl)
+            elif first[0] != i:  # rows are keyed by name: two entries of one name would be ambiguous
+                ck.error(ip, f"implementation {impl.name!r} already comes from implementations[{first[0]}]; "
+                             f"list it once (a custom kernel needs a name of its own)")
+            elif first[1] != combo:  # one sweep giving one name to two different builds
+                ck.error(ip, f"two parameter combinations of this entry are both named {impl.name!r}; the name "
+                             f"must tell them apart (give each custom kernel its own entry and name)")
+            # the same parameters twice within one entry (a list naming a value twice): once is enough
     return out
 
 
-def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> list[Implementation]:
+def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> list[tuple[Implementation, tuple]]:
     params = ck.mapping(params, fp, f"the parameters of {family.name}")
     if params is None:
         return []
@@ -565,10 +735,14 @@ def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> l
         choices.append(values if values else [p.default])
     if any(k not in names for k in params):
         return []
+    count = math.prod(len(c) for c in choices)  # counted before any is built
+    ck.implementation_count += count
+    if ck.implementation_count > MAX_IMPLEMENTATIONS:
+        return []  # reported by the caller
     impls = []
     for combo in itertools.product(*choices):
         try:
-            impls.append(instantiate(family, dict(zip(names, combo))))
+            impls.append((instantiate(family, dict(zip(names, combo))), combo))
         except ValueError as exc:  # the entry itself is wrong (not a sweep point that cannot work)
             ck.error(fp, str(exc))
             return []
@@ -658,14 +832,21 @@ def _param_values(ck: _Checker, p: Param, raw, pp: tuple, base_dir: Path) -> lis
 # -- settings ---------------------------------------------------------------------------------------
 
 
-def _number(ck, mapping, key, path, default, *, integer=False, minimum=None):
+def _finite(v) -> bool:
+    return not isinstance(v, float) or math.isfinite(v)
+
+
+def _number(ck, mapping, key, path, default, *, integer=False, minimum=None, below=None):
     v = mapping.get(key, default)
     ok = isinstance(v, int) if integer else isinstance(v, (int, float))
-    if isinstance(v, bool) or not ok:
-        ck.error(path + (key,), f"{key} must be {'an integer' if integer else 'a number'}, got {v!r}")
+    if isinstance(v, bool) or not ok or not _finite(v):  # .nan and .inf are YAML floats: never a setting
+        ck.error(path + (key,), f"{key} must be {'an integer' if integer else 'a finite number'}, got {v!r}")
         return default
     if minimum is not None and v < minimum:
         ck.error(path + (key,), f"{key} must be at least {minimum}, got {v}")
+        return default
+    if below is not None and v >= below:
+        ck.error(path + (key,), f"{key} must be below {below}, got {v}")
         return default
     return v
 
@@ -760,7 +941,10 @@ def _report(ck, raw) -> ReportSettings:
         return ReportSettings()
     ck.unknown_keys(raw, {"plots", "threshold"}, path, "report")
     plots = raw.get("plots", list(ReportSettings().plots))
-    threshold = float(_number(ck, raw, "threshold", path, ReportSettings().threshold, minimum=0))
+    threshold = float(_number(ck, raw, "threshold", path, ReportSettings().threshold, minimum=0, below=1))
+    if threshold <= 0:  # `compare` takes a threshold in (0, 1) and would ignore this one
+        ck.error(path + ("threshold",), f"threshold must be above 0 (a fraction such as 0.03), got {threshold}")
+        threshold = ReportSettings().threshold
     if not isinstance(plots, list):
         ck.error(path + ("plots",), f"plots must be a list from {list(PLOTS)}")
         return ReportSettings(threshold=threshold)

@@ -8,18 +8,20 @@ the arch, and the versions of nvcc, torch, CUTLASS and the ABI. A finished build
 processes never see half a build; a cache hit only imports the module (well under a second).
 
 Each build runs in its own process: it captures the compiler's full output (for the ptxas report and
-for errors) without touching this process's file descriptors, and lets builds run side by side.
+for errors) without touching this process's file descriptors, and lets builds run side by side. Each
+build process leads a process group of its own, so one Ctrl-C stops every build and every nvcc below it
+(processes.py). A cache entry is checked against the manifest its build wrote before it is loaded, and
+a damaged one is rebuilt (cache_entry.py). Flags reach nvcc through build.ninja and /bin/sh quoted, each
+as the one argument it was (flags.py).
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -31,10 +33,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
-from ..errors import BuildError
+from ..errors import BuildError, InputError
 from ..paths import ABI_HEADER, ABI_INCLUDE_DIR
-from . import toolchain
+from . import cache_entry, toolchain
 from .binding import EntryPoint, render_binding
+from .flags import ninja_shell_arg
+from .processes import ChildFailed, run_children
 from .ptxas import parse_ptxas, summarize_for
 from .request import BuildRequest, KernelSource
 
@@ -216,10 +220,17 @@ def _load_module(name: str, so_path: Path):
     return module
 
 
-def _cached(cache_dir: Path, plan: ExtensionPlan) -> Path | None:
+def _cached(cache_dir: Path, plan: ExtensionPlan, note: Callable[[str], None] | None = None) -> Path | None:
+    """The plan's finished build in the cache, if it is there and whole (a damaged one is rebuilt)."""
     final = cache_dir / plan.module_name
-    so = final / f"{plan.module_name}.so"
-    return final if (final / "complete").exists() and so.exists() else None
+    if not final.is_dir():
+        return None
+    damage = cache_entry.damage(final, cache_entry.entry_files(plan.module_name))
+    if damage is None:
+        return final
+    if note is not None and (final / "complete").exists():
+        note(f"cache entry {final} is damaged: {damage}; rebuilding it")
+    return None
 
 
 def _plan_payload(plan: ExtensionPlan) -> dict:
@@ -229,9 +240,10 @@ def _plan_payload(plan: ExtensionPlan) -> dict:
         "sources": [(s.filename, None, str(Path(s.path).resolve())) if s.path is not None else (s.filename, s.text, None)
                     for s in plan.sources],
         "binding": render_binding(plan.entries),
-        "cuda_flags": plan.cuda_flags_full(),
-        "include_dirs": plan.all_include_dirs,
-        "link_flags": list(plan.link_flags),
+        # torch writes these into build.ninja as they are, and ninja runs the command through /bin/sh
+        "cuda_flags": [ninja_shell_arg(f) for f in plan.cuda_flags_full()],
+        "include_dirs": plan.all_include_dirs,  # torch quotes these itself
+        "link_flags": [ninja_shell_arg(f) for f in plan.link_flags],
     }
 
 
@@ -244,8 +256,9 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> BuildAtte
     t0 = time.time()
     with open(cache / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per extension across processes
-        if (final / "complete").exists():
+        if final.is_dir() and cache_entry.damage(final, cache_entry.entry_files(name)) is None:
             return BuildAttempt(True, 0.0, str(final), cached=True)
+        cache_entry.remove_leftovers(cache, name)  # of a build that was killed
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=cache))
         src_dir = tmp / "src"
         src_dir.mkdir()
@@ -297,6 +310,7 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> BuildAtte
             return BuildAttempt(False, seconds, error=error, log=log_text)
         (tmp / "resources.json").write_text(json.dumps(parse_ptxas(log_text)))
         (tmp / "build_seconds").write_text(str(seconds))
+        cache_entry.seal(tmp, cache_entry.entry_files(name))
         (tmp / "complete").write_text("")
         if final.exists():
             shutil.rmtree(final)
@@ -318,12 +332,11 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
 
     Builds run in parallel worker processes; each one failing becomes a BuildFailure and the rest go on.
     """
-    cache = Path(cache_dir or default_cache_dir())
-    cache.mkdir(parents=True, exist_ok=True)
+    cache = usable_cache_dir(Path(cache_dir or default_cache_dir()))
     results: dict[str, LoadedExtension | BuildFailure] = {}
     todo = []
     for plan in plans:
-        hit = _cached(cache, plan)
+        hit = _cached(cache, plan, note=lambda text: print(f"note: {text}", file=sys.stderr))
         if hit:
             results[plan.module_name] = load_extension(plan, hit, cached=True)
             if on_done:
@@ -336,29 +349,49 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
     workers = max(1, min(len(todo), jobs or cpus, cpus))
     max_jobs = max(1, cpus // workers)
     bar = _progress(len(todo), "building", progress)
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = {pool.submit(_build_in_process, _plan_payload(p), str(cache), max_jobs): p for p in todo}
-        for fut in cf.as_completed(futures):
-            plan = futures[fut]
+
+    def finished(index: int, out) -> None:
+        plan = todo[index]
+        if isinstance(out, ChildFailed):  # the build process itself failed or died
+            out = BuildAttempt(False, 0.0, error=f"build process failed: {out.message}")
+        if out.ok:
             try:
-                out = fut.result()
-            except Exception as exc:  # noqa: BLE001 - the worker itself died
-                out = BuildAttempt(False, 0.0, error=f"build process failed: {exc}")
-            if out.ok:
-                try:
-                    results[plan.module_name] = load_extension(plan, Path(out.folder), cached=out.cached)
-                except Exception as exc:  # noqa: BLE001 - e.g. an undefined symbol at import
-                    results[plan.module_name] = BuildFailure(plan, f"built but failed to load: {exc}", "", out.seconds)
-            else:
-                msg = compiler_errors(out.log) or out.error
-                results[plan.module_name] = BuildFailure(plan, msg, out.log, out.seconds)
-            if on_done:
-                on_done(plan, results[plan.module_name])
-            bar.set_postfix_str(plan.group[:30])
-            bar.update(1)
-    bar.close()
+                results[plan.module_name] = load_extension(plan, Path(out.folder), cached=out.cached)
+            except Exception as exc:  # noqa: BLE001 - e.g. an undefined symbol at import
+                results[plan.module_name] = BuildFailure(plan, f"built but failed to load: {exc}", "", out.seconds)
+        else:
+            msg = compiler_errors(out.log) or out.error
+            results[plan.module_name] = BuildFailure(plan, msg, out.log, out.seconds)
+        if on_done:
+            on_done(plan, results[plan.module_name])
+        bar.set_postfix_str(plan.group[:30])
+        bar.update(1)
+
+    calls = [(_build_in_process, (_plan_payload(p), str(cache), max_jobs)) for p in todo]
+    try:
+        run_children(calls, workers, finished)
+    except KeyboardInterrupt:  # every build process is gone by now: remove what they left half done
+        cache_entry.clean_after_interrupt(cache, [p.module_name for p in todo])
+        raise
+    finally:
+        bar.close()
     return results
+
+
+def usable_cache_dir(cache: Path) -> Path:
+    """The build cache folder, created if missing; an InputError (exit 2) when it cannot be one."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(f"the build cache {cache} is not a folder (--cache-dir or GEMMCOMPARE_CACHE_DIR names "
+                         f"it)") from None
+    except OSError as exc:
+        raise InputError(f"cannot create the build cache {cache}: {exc.strerror or exc}") from None
+    if not cache.is_dir():
+        raise InputError(f"the build cache {cache} is not a folder")
+    if not os.access(cache, os.W_OK | os.X_OK):
+        raise InputError(f"the build cache {cache} is not writable (--cache-dir names another)")
+    return cache
 
 
 def load_extension(plan: ExtensionPlan, folder: Path, cached: bool) -> LoadedExtension:

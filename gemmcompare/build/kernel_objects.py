@@ -9,7 +9,8 @@ sources (.cpp: the cuBLAS binding) are not compiled: they have no kernels.
 
 The cache key hashes what changes the objects: nvcc's and CUTLASS's versions, the arch, the flags, the
 include folders, every TU's name and text and every local header it includes. A finished entry is
-renamed into <cache>/objects/<key>/ from a temporary folder, so a reader never sees half of one.
+renamed into <cache>/objects/<key>/ from a temporary folder, so a reader never sees half of one, and is
+checked against its manifest before it is used (cache_entry.py): a damaged one is compiled again.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from . import toolchain
-from .extension import compiler_errors, default_cache_dir, plan_extensions
+from . import cache_entry, toolchain
+from .extension import compiler_errors, default_cache_dir, plan_extensions, usable_cache_dir
 from .ptxas import parse_ptxas, summarize_for
 from .request import BuildRequest
 
 PIC = "-Xcompiler=-fPIC"
+ENTRY_FILES = ("objects.json", "resources.json", "ptxas.log")  # and the objects objects.json lists
 
 
 @dataclass
@@ -81,12 +83,13 @@ def cache_key(req: BuildRequest) -> str:
 def compile_request(req: BuildRequest, cache_dir: Path | None = None) -> KernelObjects | CompileFailure:
     """Compile the request's kernel TUs (or find them in the cache). A request without .cu sources gives
     an empty KernelObjects."""
-    cache = Path(cache_dir or default_cache_dir()) / "objects"
+    cache = usable_cache_dir(Path(cache_dir or default_cache_dir()) / "objects")
     key = cache_key(req)
     final = cache / f"{''.join(c if c.isalnum() else '_' for c in req.group)[:40]}_{req.arch}_{key}"
-    if (final / "complete").exists():
-        return _load(req, final, cached=True)
-    cache.mkdir(parents=True, exist_ok=True)
+    if final.is_dir():
+        if cache_entry.damage(final, ENTRY_FILES) is None:
+            return _load(req, final, cached=True)
+        shutil.rmtree(final, ignore_errors=True)  # damaged (or from before manifests): compiled again
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache))
     t0, logs, objects = time.time(), [], []
     try:
@@ -107,6 +110,7 @@ def compile_request(req: BuildRequest, cache_dir: Path | None = None) -> KernelO
         (tmp / "ptxas.log").write_text(text)
         (tmp / "resources.json").write_text(json.dumps(parse_ptxas(text)))
         (tmp / "objects.json").write_text(json.dumps({"objects": objects, "seconds": seconds}))
+        cache_entry.seal(tmp, [*ENTRY_FILES, *objects])
         (tmp / "complete").write_text("")
         if final.exists():  # another process finished the same compile first
             shutil.rmtree(tmp, ignore_errors=True)
@@ -131,5 +135,8 @@ def compile_requests(reqs: list[BuildRequest], cache_dir: Path | None = None,
                      jobs: int | None = None) -> list[KernelObjects | CompileFailure]:
     """compile_request for each, several at a time (nvcc runs in its own processes), in the given order."""
     workers = max(1, min(len(reqs) or 1, jobs or os.cpu_count() or 2))
-    with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = cf.ThreadPoolExecutor(max_workers=workers)
+    try:
         return list(pool.map(lambda r: compile_request(r, cache_dir), reqs))
+    finally:  # on Ctrl-C, start no further compile (the running nvcc get the terminal's SIGINT themselves)
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -18,19 +18,23 @@ def _render(starter: str, **values: str) -> str:
 
 def cmd_new_kernel(args) -> int:
     name = args.name
-    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):  # not `$`: it accepts "x\n"
         print(f"gemmcompare: kernel name must be a C identifier, got {name!r}", file=sys.stderr)
         return 2
     out = Path(args.dir)
-    out.mkdir(parents=True, exist_ok=True)
     cu, spec = out / f"{name}.cu", out / f"{name}.yaml"
     for path in (cu, spec):
         if path.exists() and not args.force:
             print(f"gemmcompare: {path} exists (use --force to overwrite)", file=sys.stderr)
             return 1
     entry = "solve" if args.abi == "capstone" else name
-    cu.write_text(_render(f"{args.abi}.cu", name=name, contract=CONTRACT))
-    spec.write_text(_render("spec.yaml", name=name, contract=CONTRACT, entry=entry, abi=args.abi))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        cu.write_text(_render(f"{args.abi}.cu", name=name, contract=CONTRACT))
+        spec.write_text(_render("spec.yaml", name=name, contract=CONTRACT, entry=entry, abi=args.abi))
+    except OSError as exc:  # --dir is a file, or not writable
+        print(f"gemmcompare: cannot write into --dir {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"wrote {cu} ({args.abi} ABI) and {spec}\nnext: gemmcompare run {spec}")
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from ..store import DEFAULT_STORE
@@ -14,9 +15,31 @@ def add_store(p, help_text: str = "SQLite store") -> None:
 def add_build_options(p) -> None:
     """Where builds are cached, what they target without a device, how many run at once, progress bars."""
     p.add_argument("--cache-dir", default=None, help="build cache (default $GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare)")
-    p.add_argument("--arch", default=None, help="compile target when there is no device, e.g. sm_90a or sm_80")
-    p.add_argument("--jobs", type=int, default=None, help="parallel builds (default: CPU count)")
+    p.add_argument("--arch", type=arch_argument, default=None,
+                   help="compile target when there is no device, e.g. sm_90a or sm_80")
+    p.add_argument("--jobs", type=positive_int, default=None, help="parallel builds (default: CPU count)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def arch_argument(text: str) -> str:
+    """--arch: sm_XY or sm_XYa only (argparse turns the error into exit 2 with the option named)."""
+    from ..device import parse_arch
+
+    try:
+        parse_arch(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def add_run_storage(p) -> None:

@@ -47,6 +47,17 @@ def _fail(command: str, exc: Exception) -> int:
     return getattr(exc, "exit_code", 2)
 
 
+def _output(out: Path, explicit: bool) -> Path:
+    """The output folder, checked before anything is written (a file, or not writable: exit 2)."""
+    from ..files import writable_dir
+
+    return writable_dir(out, "--out" if explicit else "the output folder (--out names another)")
+
+
+def _write_failed(command: str, out: Path | None, exc: OSError) -> int:
+    return _fail(command, SourceError(f"cannot write into {out}: {exc.strerror or exc} (--out names another folder)"))
+
+
 # -- handlers -------------------------------------------------------------------------------------------------
 
 def cmd_report(args) -> int:
@@ -55,12 +66,15 @@ def cmd_report(args) -> int:
     unknown = [k for k in args.plots or () if k not in PLOT_NAMES]
     if unknown:
         return _fail("report", SourceError(f"--plots: unknown plot kind(s) {unknown}; expected some of {list(PLOT_NAMES)}"))
+    out = None
     try:
         src = load_source(args.run, args.store)
-        out = Path(args.out) if args.out else src.home
+        out = _output(Path(args.out) if args.out else src.home, bool(args.out))
         report = build_report(src.pair, out, plots=args.plots)
     except GemmCompareError as exc:
         return _fail("report", exc)
+    except OSError as exc:
+        return _write_failed("report", out, exc)
     print(report.text_summary())
     return 0
 
@@ -77,33 +91,51 @@ def cmd_compare(args) -> int:
         return _fail("compare", SourceError(f"give BASE and CAND (or --baseline PATH CAND), got {len(runs)}: {runs}"))
     try:
         base, cand = (load_source(r, args.store) for r in runs)
+        for name, src in ((runs[0], base), (runs[1], cand)):
+            if src.rows.empty:  # else every row of the other side would read NEW or GONE, and exit 0
+                raise SourceError(f"{name}: holds no result rows; there is nothing to compare")
+        out = Path(args.out) if args.out else Path("reports") / f"compare_{_slug(base.label)}_vs_{_slug(cand.label)}"
+        _output(out, bool(args.out))
     except GemmCompareError as exc:
         return _fail("compare", exc)
     threshold = args.threshold or _receipt_threshold(cand.receipt) or DEFAULT_THRESHOLD
     comp = compare(base.pair, cand.pair, threshold, base_label=base.label, cand_label=cand.label)
-    out = Path(args.out) if args.out else Path("reports") / f"compare_{_slug(base.label)}_vs_{_slug(cand.label)}"
-    files = write_comparison(comp, out)
+    try:
+        files = write_comparison(comp, out)
+    except OSError as exc:
+        return _write_failed("compare", out, exc)
     print(comp.summary_text())
     print(f"table and plot: {files[2]}")
     return comp.exit_code
 
 
 def cmd_history(args) -> int:
+    import sqlite3
+
     from ..history import history, write_history
     from ..store import Store
 
     store_file = Path(args.store)
     if not store_file.exists():
         return _fail("history", SourceError(f"no store at {store_file} (--store names another)"))
-    store = Store(store_file)
     try:
-        h = history(store, args.implementation, problem=args.problem, contract=args.contract)
+        store = Store.open_read(store_file)  # read-only: a read never creates or changes a store
+        try:
+            h = history(store, args.implementation, problem=args.problem, contract=args.contract)
+        finally:
+            store.close()
     except GemmCompareError as exc:
         return _fail("history", exc)
-    finally:
-        store.close()
+    except (sqlite3.Error, ValueError) as exc:  # a damaged database, a JSON column that is not JSON
+        return _fail("history", SourceError(f"cannot read the store {store_file}: {str(exc)[:300]}"))
     out = Path(args.out) if args.out else Path("reports") / f"history_{_slug(h.implementation)}"
-    files = write_history(h, out)
+    try:
+        _output(out, bool(args.out))
+        files = write_history(h, out)
+    except GemmCompareError as exc:
+        return _fail("history", exc)
+    except OSError as exc:
+        return _write_failed("history", out, exc)
     print(h.text())
     print(f"table and plot: {files[2]}")
     return 0

@@ -12,8 +12,8 @@ Two ABIs:
   alpha/beta, and whatever contract the user declares.
 
 No torch headers and no Python in the user's file: gemmcompare generates the binding. Relative paths
-resolve against the spec's folder; user flags are separate arguments (never through a shell), and those
-that would change the arch, the output or the harness's include paths are rejected.
+resolve against the spec's folder; user flags come from an allow-list (build/flags.py) and reach nvcc
+each as one argument, never interpreted by a shell.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..build.flags import check_flag, ninja_safe_path  # noqa: F401  (check_flag: the allow-list, re-exported)
 from ..build.request import KernelSource
 from ..contracts.precision import BUILTIN_CONTRACTS
 from ..device import parse_arch
+from ..limits import MAX_SOURCE_BYTES
 from .base import AbiKernel, Constraints, ContractSupport, Param, Skip
 from .registry import Parametrized, register_parametrized
 
@@ -32,40 +34,7 @@ ABIS = ("capstone", "general")
 CAPSTONE_SIGNATURE = ("void {entry}(const __half* a, const __half* b, float* c, size_t m, size_t n, size_t k, "
                       "cudaStream_t stream)")
 
-# flag prefix -> why it is refused
-REJECTED_FLAGS = {
-    "-arch": "the architecture is set by gemmcompare (use the entry's `arch:`)",
-    "--gpu-architecture": "the architecture is set by gemmcompare (use the entry's `arch:`)",
-    "-gencode": "the architecture is set by gemmcompare (use the entry's `arch:`)",
-    "--generate-code": "the architecture is set by gemmcompare (use the entry's `arch:`)",
-    "-code": "the architecture is set by gemmcompare (use the entry's `arch:`)",
-    "--gpu-code": "the architecture is set by gemmcompare (use the entry's `arch:`)",
-    "-o": "the output is gemmcompare's",
-    "--output-file": "the output is gemmcompare's",
-    "-odir": "the output is gemmcompare's",
-    "--output-directory": "the output is gemmcompare's",
-    "-I": "include paths are gemmcompare's (headers beside your sources are found already)",
-    "-isystem": "include paths are gemmcompare's (headers beside your sources are found already)",
-    "--include-path": "include paths are gemmcompare's (headers beside your sources are found already)",
-    "-ccbin": "the host compiler is gemmcompare's",
-    "--compiler-bindir": "the host compiler is gemmcompare's",
-    "-E": "preprocess-only would produce no object",
-    "-c": "gemmcompare decides what is compiled",
-    "--run": "nothing is run at build time",
-}
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def check_flag(flag: str) -> str | None:
-    """Why a user flag is refused, or None if it may be passed to nvcc."""
-    if not isinstance(flag, str) or not flag.startswith("-"):
-        return f"flag {flag!r} must be one nvcc option starting with '-' (each flag a separate list item)"
-    if any(ch.isspace() for ch in flag):
-        return f"flag {flag!r} contains white space: give each option as its own list item"
-    for prefix, why in REJECTED_FLAGS.items():
-        if flag == prefix or flag.startswith(prefix + "=") or (len(prefix) == 2 and flag.startswith(prefix) and prefix in ("-I", "-o")):
-            return f"flag {flag!r} is not allowed: {why}"
-    return None
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch only: `$` would accept "x\n"
 
 
 def _check_flags(flags) -> str | None:
@@ -85,7 +54,7 @@ def _check_arch(arch) -> str | None:
 
 
 def _check_name(name) -> str | None:
-    if not name or not _NAME.match(str(name)):
+    if not name or not _NAME.fullmatch(str(name)):
         return f"name must be a C identifier (letters, digits, '_'), got {name!r}"
     return None
 
@@ -118,10 +87,15 @@ extern "C" int {symbol}(const gc_gemm_args* args, char* err, size_t err_len) {{
 """
 
 
+def _head(path: Path) -> str:
+    with open(path, "rb") as f:  # bounded: a source path may name a huge file
+        return f.read(MAX_SOURCE_BYTES).decode("utf-8", errors="ignore")
+
+
 def entry_defined(sources: list[Path], entry: str) -> bool:
     """Whether a function named `entry` is defined in the sources (a cheap check before building)."""
     rx = re.compile(rf"\b{re.escape(entry)}\s*\(")
-    return any(rx.search(Path(s).read_text(errors="ignore")) for s in sources)
+    return any(rx.search(_head(Path(s))) for s in sources)
 
 
 class CustomKernel(AbiKernel):
@@ -139,8 +113,14 @@ class CustomKernel(AbiKernel):
         for s in sources:
             if s.suffix != ".cu":
                 raise ValueError(f"sources: {s} is not a .cu file")
+            problem = ninja_safe_path(str(s))
+            if problem:
+                raise ValueError(f"sources: {problem}")
+            if s.stat().st_size > MAX_SOURCE_BYTES:
+                raise ValueError(f"sources: {s} is {s.stat().st_size:,} bytes, over the limit of "
+                                 f"{MAX_SOURCE_BYTES:,} (MAX_SOURCE_BYTES in gemmcompare/limits.py)")
         entry = params["entry"]
-        if not _NAME.match(entry or ""):
+        if not isinstance(entry, str) or not _NAME.fullmatch(entry):
             raise ValueError(f"entry must be a C identifier, got {entry!r}")
         if not entry_defined(sources, entry):
             raise ValueError(f"entry point {entry!r} is not defined in {', '.join(map(str, sources))}")

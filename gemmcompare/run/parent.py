@@ -18,6 +18,7 @@ from ..build.extension import LoadedExtension
 from ..contracts import correctness as corr
 from ..device import probe_device
 from ..errors import GemmCompareError, NoDeviceError
+from ..files import writable_dir
 from ..plan import Group, Plan, make_plan
 from ..results import Result, Status
 from ..spec import Experiment
@@ -70,6 +71,9 @@ class Runner:
         self.worker: WorkerHandle | None = None
 
     def run(self) -> RunOutcome:
+        # where the run will write, checked before minutes of building: a bad --store or --runs-dir is exit 2
+        Store.check_writable(self.opts.store)
+        writable_dir(self.opts.runs_dir, "--runs-dir")
         self.builds = build_for(self.exp, self.device, self.opts)
         for name, failure in self.builds.failures.items():
             log(f"BUILD_ERROR {name}:\n{failure.message}")

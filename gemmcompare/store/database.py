@@ -2,6 +2,11 @@
 
 Rows are written as they are produced and committed at once, so a crash loses nothing already measured
 and `run --resume RUN` can skip what is done. Reading goes through pandas.
+
+Commands that only read (report, compare, history) open a store with `Store.open_read`: SQLite's
+read-only mode, after checking that the file is an SQLite database with the tables and columns a store
+has, so that a wrong or damaged file is an InputError (exit 2) naming it, and is never created, changed
+or given tables by a read.
 """
 
 from __future__ import annotations
@@ -9,11 +14,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ..errors import InputError
 from ..results import COLUMNS, JSON_COLUMNS, Result
 
 _SQL_TYPES = {int: "INTEGER", float: "REAL", bool: "INTEGER", str: "TEXT"}
@@ -42,15 +49,50 @@ def _result_column_types() -> dict[str, str]:
     return types
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+RESULT_KEY_COLUMNS = ("run_id", "problem", "contract", "implementation", "status")  # what every reader needs
+
+
 class Store:
     """One SQLite file holding many runs. Safe to open from several processes (SQLite locking)."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(self.path), timeout=60)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self._create()
+        if self.path.exists():  # a file that is no store (or another version's) is an error, not a crash mid-run
+            _check_existing(self.path, full=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(str(self.path), timeout=60)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self._create()
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"cannot write the store {self.path}: {exc}") from None
+        self.run_columns = list(RUN_COLUMNS)
+
+    @classmethod
+    def open_read(cls, path: str | os.PathLike) -> "Store":
+        """An existing store, opened read-only after checking what it is; InputError (exit 2) naming the
+        file and the problem otherwise. Nothing on disk is created or changed."""
+        store = cls.__new__(cls)
+        store.path = Path(path)
+        _check_store_file(store.path)
+        store.conn = _read_only_connection(store.path)
+        store.run_columns = _check_schema(store.path, store.conn, full=False)
+        return store
+
+    @staticmethod
+    def check_writable(path: str | os.PathLike) -> None:
+        """Before a run does any work: that `path` is a store it can add to, or a new file it can create."""
+        path = Path(path)
+        if path.exists():
+            _check_existing(path, full=True)
+            where = path
+        else:
+            where = next((p for p in path.absolute().parents if p.exists()), Path("/"))
+            if not where.is_dir():
+                raise InputError(f"cannot create the store {path}: {where} is not a folder")
+        if not os.access(where, os.W_OK) or not os.access(path.absolute().parent if path.exists() else where, os.W_OK):
+            raise InputError(f"cannot write the store {path}: {where} is not writable (--store names another)")
 
     def _create(self):
         run_cols = ", ".join(f"{c} TEXT" if c != "run_id" else "run_id TEXT PRIMARY KEY" for c in RUN_COLUMNS)
@@ -92,28 +134,34 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------------------
     def run(self, run_id: str) -> dict[str, Any] | None:
-        cur = self.conn.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE run_id = ?", (run_id,))
+        cur = self.conn.execute(f"SELECT {', '.join(self.run_columns)} FROM runs WHERE run_id = ?", (run_id,))
         row = cur.fetchone()
         if row is None:
             return None
-        rec = dict(zip(RUN_COLUMNS, row))
-        rec["receipt"] = json.loads(rec["receipt"]) if rec["receipt"] else {}
+        rec = dict.fromkeys(RUN_COLUMNS)  # columns an older store lacks read as None
+        rec.update(zip(self.run_columns, row))
+        try:
+            receipt = json.loads(rec["receipt"]) if rec["receipt"] else {}
+        except (TypeError, ValueError):
+            receipt = None
+        if not isinstance(receipt, dict):
+            raise InputError(f"the store {self.path}: the receipt of run {run_id} is not a JSON mapping")
+        rec["receipt"] = receipt
         return rec
 
     def find_run(self, prefix: str) -> dict[str, Any] | None:
         """A run by id or unique id prefix, or 'latest'."""
         if prefix == "latest":
             cur = self.conn.execute("SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
-        else:
-            cur = self.conn.execute("SELECT run_id FROM runs WHERE run_id LIKE ? ORDER BY started_at", (prefix + "%",))
+        else:  # a prefix, literally: with LIKE, '_' and '%' in it would be wildcards
+            cur = self.conn.execute("SELECT run_id FROM runs WHERE substr(run_id, 1, ?) = ? ORDER BY started_at",
+                                    (len(prefix), prefix))
         ids = [r[0] for r in cur.fetchall()]
         return self.run(ids[-1]) if len(ids) == 1 or (prefix == "latest" and ids) else None
 
     def runs(self) -> pd.DataFrame:
-        return pd.read_sql_query(
-            f"SELECT {', '.join(c for c in RUN_COLUMNS if c not in ('spec_text', 'receipt'))} FROM runs ORDER BY started_at",
-            self.conn,
-        )
+        cols = [c for c in self.run_columns if c not in ('spec_text', 'receipt')]
+        return pd.read_sql_query(f"SELECT {', '.join(cols)} FROM runs ORDER BY started_at", self.conn)
 
     def results(self, run_id: str | None = None, decode: bool = True) -> pd.DataFrame:
         """Result rows (every run, or one), JSON columns decoded into Python objects."""
@@ -130,3 +178,77 @@ class Store:
         """(problem, contract, implementation) of the rows a run already has, for --resume."""
         cur = self.conn.execute("SELECT problem, contract, implementation FROM results WHERE run_id = ?", (run_id,))
         return {tuple(r) for r in cur.fetchall()}
+
+
+# -- checking a file before it is used as a store ------------------------------------------------------
+
+def _check_store_file(path: Path) -> None:
+    """That `path` is a file that starts as an SQLite database does (no connection is opened yet)."""
+    if path.is_dir():
+        raise InputError(f"the store {path} is a folder, not an SQLite file (--store names the file)")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise InputError(f"cannot read the store {path}: {exc.strerror or exc}") from None
+    if not head:
+        raise InputError(f"the store {path} is an empty file, not an SQLite database")
+    if head != SQLITE_HEADER:
+        raise InputError(f"the store {path} is not an SQLite database (it does not start as one)")
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write. A WAL store that no process has open (no -wal file beside it) is
+    opened as immutable: in plain read-only mode SQLite would create its -wal and -shm files, and a read
+    must leave the folder as it found it. (A writer that starts meanwhile writes to a new WAL, not to the
+    file read here.)"""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(20)
+    except OSError as exc:
+        raise InputError(f"cannot read the store {path}: {exc.strerror or exc}") from None
+    wal = len(header) == 20 and header[18] == 2
+    quiet = wal and not Path(f"{path}-wal").exists()
+    uri = "file:" + urllib.parse.quote(str(path.absolute())) + ("?mode=ro&immutable=1" if quiet else "?mode=ro")
+    try:
+        return sqlite3.connect(uri, uri=True, timeout=60)
+    except sqlite3.Error as exc:
+        raise InputError(f"cannot open the store {path}: {exc}") from None
+
+
+def _check_existing(path: Path, full: bool) -> None:
+    _check_store_file(path)
+    conn = _read_only_connection(path)
+    try:
+        _check_schema(path, conn, full)
+    finally:
+        conn.close()
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def _check_schema(path: Path, conn: sqlite3.Connection, full: bool) -> list[str]:
+    """The runs table's columns, after checking that both tables are there with the columns readers need.
+    For a store a run will add to (`full`), a missing table is created and result columns added since the
+    store was made are added (by _create), but an existing runs table needs every column."""
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing_tables = [t for t in ("runs", "results") if t not in tables]
+        if missing_tables and not full:
+            raise InputError(f"the store {path} has no {' and no '.join(missing_tables)} table: not a gemmcompare "
+                             f"store, or a damaged one")
+        run_cols = _columns(conn, "runs") if "runs" in tables else list(RUN_COLUMNS)
+        result_cols = _columns(conn, "results") if "results" in tables else list(COLUMNS)
+    except sqlite3.Error as exc:
+        raise InputError(f"cannot read the store {path}: {exc}") from None
+    need_runs = RUN_COLUMNS if full else ["run_id", "started_at"]
+    need_results = list(RESULT_KEY_COLUMNS)
+    for table, have, need in (("runs", run_cols, need_runs), ("results", result_cols, need_results)):
+        lacking = [c for c in need if c not in have]
+        if lacking:
+            raise InputError(f"the store {path}: its {table} table lacks the column(s) {lacking[:8]}"
+                             f"{' ...' if len(lacking) > 8 else ''} (a damaged store, or one from another version of "
+                             f"gemmcompare{'; --store names a new one' if full else ''})")
+    return [c for c in RUN_COLUMNS if c in run_cols]

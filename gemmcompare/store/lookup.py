@@ -3,6 +3,7 @@ results.csv on disk (committed baselines). Every command that reads runs comes t
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from ..errors import GemmCompareError
 from ..receipt import gpu_name
 from .database import Store
 from .run_folder import load_result_file
+from .validation import check_rows
 
 DEFAULT_STORE = "gemmcompare.db"
 
@@ -45,8 +47,8 @@ def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
     if path.exists():
         try:
             receipt, rows = load_result_file(path)
-        except (OSError, ValueError, KeyError) as exc:  # JSONDecodeError is a ValueError
-            raise SourceError(f"{text}: cannot read results ({exc})") from None
+        except (OSError, ValueError, KeyError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+            raise SourceError(f"{text}: cannot read results ({str(exc)[:300]})") from None
         receipt = dict(receipt or {})
         named = path if path.is_dir() or path.stem != "results" else path.parent  # results.csv: its folder's name
         label = str(receipt.get("run_id") or named.name)
@@ -61,11 +63,11 @@ def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
     if not store_file.exists():
         raise SourceError(f"'{text}' is not a file or folder, and there is no store at {store_file} to look it up in "
                           f"(--store names another)")
-    store = Store(store_file)
+    store = Store.open_read(store_file)  # read-only: a read never creates or changes a store
     try:
         run = store.find_run(text)
         if run is None:
-            ids = list(store.runs()["run_id"])
+            ids = [str(i) for i in store.runs()["run_id"]]
             matches = [i for i in ids if i.startswith(text)]
             if len(matches) > 1:
                 raise SourceError(f"run id prefix '{text}' is ambiguous in {store_file}: "
@@ -74,7 +76,9 @@ def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
                 raise SourceError(f"no run '{text}': the store {store_file} holds no runs")
             recent = ", ".join(ids[-5:])
             raise SourceError(f"no run '{text}' in {store_file} (latest runs: {recent})")
-        rows = store.results(run["run_id"])
+        rows = check_rows(store.results(run["run_id"]), f"{store_file}, run {run['run_id']}")
+    except (sqlite3.Error, ValueError) as exc:  # a damaged database, a JSON column that is not JSON
+        raise SourceError(f"cannot read the store {store_file}: {str(exc)[:300]}") from None
     finally:
         store.close()
     receipt = dict(run.get("receipt") or {})

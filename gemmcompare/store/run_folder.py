@@ -10,8 +10,10 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from ..errors import InputError
 from ..files import atomic_write_text, write_csv
 from ..results import COLUMNS, JSON_COLUMNS, Result, decode_record
+from .validation import check_receipt, check_records, check_rows
 
 
 class RunFolder:
@@ -25,8 +27,14 @@ class RunFolder:
         self.records: list[dict[str, Any]] = []
         self.receipt: dict[str, Any] = {}
         if self.json_path.exists():  # resuming: keep what the folder already holds, encoded as add() keeps it
-            data = json.loads(self.json_path.read_text())
-            self.receipt = data.get("receipt", {})
+            try:
+                data = json.loads(self.json_path.read_text())
+                if not isinstance(data, dict):
+                    raise ValueError(f"a {type(data).__name__}, not a mapping")
+                self.receipt = check_receipt(data.get("receipt"), str(self.json_path))
+                check_records(data.get("results", []), str(self.json_path))
+            except (OSError, ValueError, RecursionError) as exc:
+                raise InputError(f"{self.json_path}: cannot continue this run folder: {str(exc)[:300]}") from None
             for rec in data.get("results", []):
                 self.records.append({k: (json.dumps(v) if k in JSON_COLUMNS and not isinstance(v, str) else v)
                                      for k, v in rec.items()})
@@ -47,13 +55,19 @@ class RunFolder:
 
 
 def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFrame]:
-    """(receipt, rows) from a run folder, a results.json or a results.csv (committed baselines)."""
+    """(receipt, rows) from a run folder, a results.json or a results.csv (committed baselines), checked
+    (store/validation.py): a file that is not gemmcompare results raises InputError naming it."""
     p = Path(path)
     if p.is_dir():
         p = p / "results.json" if (p / "results.json").exists() else p / "results.csv"
     if p.suffix == ".json":
         data = json.loads(p.read_text())
-        return data.get("receipt", {}), pd.DataFrame(data.get("results", []))
+        if not isinstance(data, dict):
+            raise InputError(f"{p}: not gemmcompare results: a {type(data).__name__}, not a mapping with "
+                             f"'receipt' and 'results'")
+        receipt = check_receipt(data.get("receipt"), str(p))
+        records = check_records(data.get("results", []), str(p))
+        return receipt, check_rows(pd.DataFrame(records), str(p)) if records else pd.DataFrame(records)
     if p.suffix == ".csv":
         df = pd.read_csv(p)
         for col in JSON_COLUMNS:
@@ -61,7 +75,7 @@ def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFr
                 df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
         receipt_path = p.parent / "receipt.json"
         receipt = json.loads(receipt_path.read_text()) if receipt_path.exists() else {}
-        return receipt, df
+        return check_receipt(receipt, str(receipt_path)), check_rows(df, str(p))
     raise FileNotFoundError(f"{path}: not a run folder, results.json or results.csv")
 
 
