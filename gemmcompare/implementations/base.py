@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Callable
-
-import torch
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..build.request import BuildRequest
 from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract
 from ..device import DeviceInfo, arch_name
 from ..dtypes import DTYPE_INFO, DType
 from ..problems import INT32_MAX, GemmProblem
+
+if TYPE_CHECKING:  # torch loads where tensors are made, so that reading a spec stays cheap
+    import torch
 
 
 @dataclass(frozen=True)
@@ -366,6 +367,8 @@ class AbiPrepared(Prepared):
     """Lays out A, B and C for an AbiKernel (padding with zeros if it declares pad_to) and launches it."""
 
     def __init__(self, impl: AbiKernel, problem: GemmProblem, contract: PrecisionContract, operands: Operands, extension):
+        import torch
+
         self.impl, self.problem, self.contract = impl, problem, contract
         self.operands = operands
         padded = impl.constraints.padded(problem)
@@ -397,6 +400,8 @@ class AbiPrepared(Prepared):
 
     def _bias(self, padded: GemmProblem) -> torch.Tensor:
         """The epilogue's FP32 bias vector (zero-padded to the padded n), or an empty tensor."""
+        import torch
+
         bias = self.operands.bias
         if self.contract.epilogue is Epilogue.NONE or bias is None:
             return torch.empty(0, dtype=torch.float32, device=self.operands.a.device)
@@ -407,6 +412,8 @@ class AbiPrepared(Prepared):
         return out
 
     def _layout(self, padded: GemmProblem) -> _Buffers:
+        import torch
+
         p, c = self.problem, self.contract
         ops = self.operands
         if padded == p:
@@ -440,6 +447,8 @@ class AbiPrepared(Prepared):
 
 
 def _padded_store(logical: torch.Tensor, rows: int, cols: int, order: Order) -> torch.Tensor:
+    import torch
+
     buf = torch.zeros(rows, cols, dtype=logical.dtype, device=logical.device)
     buf[: logical.shape[0], : logical.shape[1]] = logical
     return buf if order is Order.ROW else buf.t().contiguous()
