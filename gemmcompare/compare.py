@@ -466,3 +466,10 @@ from the medians' CIs of the row and of its baseline).
 SLOWER/FASTER: |d| > tau and the CI excludes 0.  SAME: |d| <= tau and (hi - lo)/2 <= tau.  UNKNOWN otherwise.
 REGRESSION: PASS -> FAIL/CRASH/TIMEOUT/BUILD_ERROR.  Exit code 1 on any REGRESSION or SLOWER row.
 """
+
+
+# `gemmcompare.compare(base, cand)` is the API's DataFrame of verdicts (gemmcompare.api.compare); the package
+# attribute becomes this module once it is imported, so the module answers the call.
+from .api import callable_module  # noqa: E402
+
+callable_module(__name__, "compare")
