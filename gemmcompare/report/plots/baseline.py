@@ -75,15 +75,14 @@ def _bars(ax, xs, vals, lo, hi, width, cut, color, label=None, horizontal=False,
                 ax.errorbar([centre], [v], yerr=[[v - l], [h - v]], fmt="none", ecolor="black", elinewidth=0.8,
                             capsize=1.5)
         end = max(h, v) if np.isfinite(h) and not clipped else min(v, cut) if cut else v
-        text = _fmt(v) + ("↑" if clipped else "")
+        text = _fmt(v)  # a cut bar is hatched; its number is its real value
         if horizontal:
             ax.annotate(text, (end, b.get_y() + b.get_height() / 2), xytext=(3, 0), textcoords="offset points",
-                        va="center", fontsize=value_font, fontweight="bold" if clipped else "normal", zorder=5,
+                        va="center", fontsize=value_font, zorder=5,
                         bbox=dict(boxstyle="square,pad=0.05", fc="white", ec="none", alpha=0.8))
         else:
             ax.annotate(text, (b.get_x() + b.get_width() / 2, end), xytext=(0, 2.5), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=value_font, rotation=90 if rotate else 0,
-                        fontweight="bold" if clipped else "normal")
+                        ha="center", va="bottom", fontsize=value_font, rotation=90 if rotate else 0)
     return bars
 
 
@@ -92,12 +91,13 @@ def _grouped(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, co
     problems = problems_by_size(ok)
     names = impl_order(ok)
     slots = len(problems) * len(names)
-    fig = Figure(figsize=(min(16, max(7.5, 0.26 * slots + 0.6 * len(problems) + 2)), 4.8))
+    fig = Figure(figsize=(min(16, max(7.5, 0.33 * slots + 0.6 * len(problems) + 2)), 4.8))
     ax = fig.add_subplot()
     width = 0.8 / len(names)
     top, cut = axis_top(ok["pct_of_baseline"])
     bar_in = fig.get_figwidth() * 0.75 / len(problems) * 0.8 / len(names)
-    rotate = bar_in < 0.32  # a value written across a bar needs about 0.3 in at 7 pt
+    chars = max(len(_fmt(v)) for v in ok["pct_of_baseline"])
+    rotate = bar_in < 0.062 * chars + 0.03  # a value written across its bar: about 0.06 in per character at 7 pt
     handles, labels = [], []
     for j, name in enumerate(names):
         rows = [ok[(ok["problem"] == p) & (ok["implementation"] == name)] for p in problems]
@@ -123,7 +123,7 @@ def _grouped(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, co
     legend(fig, ax, handles, labels)
     caption = f"same-run baseline, same contract and problem; {CI_NOTE}; {PASS_ONLY_NOTE}"
     if cut:
-        caption += "; hatched bars marked ↑ go past the top of the axis and carry their value"
+        caption += "; hatched bars go past the top of the axis: the number above each is its value"
     return Plot("percent_of_baseline", title, save_figure(fig, out_dir, f"pct_of_baseline_{contract}"), caption=caption)
 
 

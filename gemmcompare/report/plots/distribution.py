@@ -80,8 +80,10 @@ def plot_distribution(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
                     for b in body["bodies"]:
                         b.set_facecolor(color)
                         b.set_alpha(0.35)
+                        b.set_rasterized(True)
                 jitter = np.random.default_rng(i).uniform(-0.18, 0.18, len(dev))  # fixed seed: same figure each time
-                ax.scatter(dev, i + jitter, s=4, color=color, alpha=0.7, linewidths=0, zorder=3)
+                ax.scatter(dev, i + jitter, s=4, color=color, alpha=0.7, linewidths=0, zorder=3,
+                           rasterized=True)  # thousands of dots: a bitmap inside the SVG, not one element each
                 tf = sub.loc[name, "throttled_fraction"]
                 mark = " T" if pd.notna(tf) and tf > THROTTLED_MOSTLY else ""
                 throttled += bool(mark)

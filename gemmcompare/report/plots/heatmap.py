@@ -46,12 +46,12 @@ def sweep_axes(family_rows: pd.DataFrame) -> list[str]:
 def scale_tops(panel_max: list[float]) -> list[float]:
     """The top of each panel's colour scale (bottom is 0): one shared top, unless a panel's max is more than
     twice the largest of the others, which then keeps its own."""
-    tops = [max(100.0, m) for m in panel_max]
+    tops = [max(110.0, m) for m in panel_max]  # past 100, so that the parity line on the scale shows
     out = []
     for i, t in enumerate(tops):
         rest = [x for j, x in enumerate(tops) if j != i]
         out.append(t if rest and t > 2 * max(rest) else None)
-    shared = max([t for t, o in zip(tops, out) if o is None], default=100.0)
+    shared = max([t for t, o in zip(tops, out) if o is None], default=110.0)
     return [o if o is not None else shared for o in out]
 
 
@@ -103,9 +103,12 @@ def plot_sweep_heatmap(rows: pd.DataFrame, out_dir: Path, max_problems: int = MA
                         if not text[i][j]:
                             continue
                         value = grid[i, j]
-                        dark = np.isfinite(value) and norm(value) < 0.6  # viridis: light text on the dark end
-                        ax.text(j, i, text[i][j], ha="center", va="center", fontsize=8,
-                                color="white" if dark else ("black" if np.isfinite(value) else "dimgrey"))
+                        if np.isfinite(value):  # light text on a dark cell, by the cell colour's luminance
+                            r, g, b, _ = cmap(norm(value))
+                            color = "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else "black"
+                        else:
+                            color = "dimgrey"
+                        ax.text(j, i, text[i][j], ha="center", va="center", fontsize=8, color=color)
                 ax.set_xticks(range(len(xs)))
                 ax.set_xticklabels(xs, fontsize=8, rotation=30 if max(map(len, xs)) > 8 else 0)
                 ax.set_yticks(range(len(ys)))
