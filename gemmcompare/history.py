@@ -320,5 +320,8 @@ def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
 def write_history(h: History, out_dir: str | Path) -> list[Path]:
     """history.csv (full precision), history.md, history.html and history.png/.svg."""
     files, caption = plot_history(h, Path(out_dir))
+    display = display_history(h.table)
+    constant = [c for c in ("gpu", "implementation", "contract", "problem") if display[c].nunique() == 1]
+    notes = [f"{c}: {display[c].iloc[0]} (every row)" for c in constant] + list(h.notes)
     return write_table_page(out_dir, "history", f"gemmcompare history: {h.implementation}", h.table,
-                            display_history(h.table), plot_files=files, caption=caption, notes=list(h.notes))
+                            display.drop(columns=constant), plot_files=files, caption=caption, notes=notes)

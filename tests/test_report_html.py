@@ -113,3 +113,17 @@ def test_the_browser_check_sees_errors_and_wide_tables(tmp_path):
     result = check_page(bad, width=1400)
     assert any("boom" in e for e in result["errors"]) and any("notDefined" in e for e in result["errors"])
     assert result["tables"][0]["right"] > 1400
+
+
+@needs_browser
+def test_compare_and_history_pages_fit_and_sort(tmp_path):
+    from gemmcompare.compare import compare, write_comparison
+    from gemmcompare.history import history, write_history
+
+    release_ab = H200 / "cutlass-sm90-release-ab"
+    comp = compare(load_result_file(release_ab / "assert"), load_result_file(release_ab / "release"))
+    page = write_comparison(comp, tmp_path / "cmp")[2]
+    assert_readable(check_page(page, width=1400), 1400)
+    h = history(H200, r"cutlass3x_sm90.*128x256x64_2x1x1_coop_epitma_stauto_persistent_tn_align8_rasterH_swz1$")
+    page = write_history(h, tmp_path / "hist")[2]
+    assert_readable(check_page(page, width=1400), 1400)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -31,7 +32,8 @@ def markdown_table(display: pd.DataFrame) -> str:
     return "\n".join([line(headers), sep] + [line(r) for r in rows])
 
 
-WRAP_COLUMNS = ("implementation", "remark", "detail", "reason", "best", "library", "CUTLASS", "hand-written",
+_NUMBER = re.compile(r"^[-+±]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?\s*%?$", re.I)  # right-aligned, sorted as numbers
+WRAP_COLUMNS = ("implementation", "remark", "detail", "reason", "source", "best", "library", "CUTLASS", "hand-written",
                 "custom")  # long text: these cells wrap so that a table fits the page
 
 
@@ -61,8 +63,8 @@ def html_table(display: pd.DataFrame, cell_class: Callable[[str], str | None] | 
     for a cell."""
     headers = [str(c) for c in display.columns]
     text = [[str(v) for v in row] for row in display.itertuples(index=False)]
-    numeric = [h not in TEXT_COLUMNS and not h.endswith(("implementation", "verdict", "contract", "problem", "detail"))
-               and h not in ("base", "candidate", "started_at", "run_id", "git_commit", "reason") for h in headers]
+    numeric = [bool(col) and all(_NUMBER.match(v) for v in col if v) and any(col)
+               for col in ([row[j] for row in text] for j in range(len(headers)))]
     css = [[cell_class(v) if cell_class else None for v in row] for row in text]
     return cells_table(headers, [[html.escape(v) for v in row] for row in text], numeric=numeric, css=css)
 
