@@ -57,12 +57,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from .report.data import (THROTTLED_MOSTLY, gpu_name, normalise_rows, problem_sort_key, run_label, short_names,
-                          timing_summary)
-from .report.plots import save_figure
+from .report.data import THROTTLED_MOSTLY, gpu_name, normalise_rows, problem_sort_key, run_label, timing_summary
+from .report.labels import legend_labels
 from .report.writers import write_table_page
 
 MIN_SAMPLES = 5
@@ -487,6 +484,11 @@ def display_comparison(table: pd.DataFrame) -> pd.DataFrame:
 
 def plot_ratios(comp: Comparison, out_dir: Path, max_rows: int = 60) -> tuple[list[Path], str]:
     """Ratio per row with its CI, coloured by verdict, the threshold band shaded. Returns (files, caption)."""
+    from matplotlib.figure import Figure  # plotting loads only when a comparison is drawn
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    from .report.plots import save_figure
+
     t = comp.table
     timed = t[pd.to_numeric(t["ratio"], errors="coerce").notna()].copy()
     broken = t[t["verdict"] == "REGRESSION"]
@@ -502,7 +504,7 @@ def plot_ratios(comp: Comparison, out_dir: Path, max_rows: int = 60) -> tuple[li
     rows = pd.concat([broken, timed.drop(columns="_abs")], ignore_index=True)
     rows["_p"] = rows["problem"].map(problem_sort_key)
     rows = rows.sort_values(["contract", "_p", "implementation"], ascending=False).reset_index(drop=True)
-    short = short_names(list(dict.fromkeys(rows["implementation"])), width=44)
+    short = legend_labels(rows["implementation"])
     several = rows["contract"].nunique() > 1
     labels = [f"{short[r['implementation']]}  {r['problem']}" + (f"  [{r['contract']}]" if several else "")
               for _, r in rows.iterrows()]
@@ -583,3 +585,10 @@ the times at the maximum clock differ beyond the threshold too; the baseline row
 side was THROTTLED or the SM clocks differ by more than the threshold.
 REGRESSION: PASS -> FAIL/CRASH/TIMEOUT/BUILD_ERROR.  Exit code 1 on any REGRESSION or SLOWER row.
 """
+
+
+# `gemmcompare.compare(base, cand)` is the API's DataFrame of verdicts (gemmcompare.api.compare); the package
+# attribute becomes this module once it is imported, so the module answers the call.
+from .api import callable_module  # noqa: E402
+
+callable_module(__name__, "compare")

@@ -16,7 +16,8 @@ import pytest
 
 from gemmcompare.peaks import compute_class, device_peaks, peak_for
 from gemmcompare.report import PLOT_KINDS, build_report
-from gemmcompare.report.data import normalise_rows, short_names, split_name
+from gemmcompare.report.data import normalise_rows
+from gemmcompare.report.labels import legend_labels, split_name, wrap
 from gemmcompare.report.tables import display_table, markdown_table, summary_table
 from gemmcompare.results import Result, Status
 from gemmcompare.store import RunFolder, Store, load_result_file
@@ -159,23 +160,28 @@ def test_peaks_by_gpu_and_contract():
 
 # -- names and tables -------------------------------------------------------------------------------------
 
-def test_short_names_drop_shared_params_and_stay_unique():
+def test_legend_labels_drop_shared_params_keep_identity_and_stay_unique():
     names = [MMA.format(smem=s, stages=t) for s in ("padded", "swizzle") for t in (2, 3)] + [BASELINE]
-    short = short_names(names)
-    assert short[MMA.format(smem="padded", stages=2)] == "mma_sync[smem=padded,stages=2]"
+    short = legend_labels(names)
+    # warps=4 is shared by all, but identity parameters (block, stages, warps) always stay; smem tells them apart
+    assert short[MMA.format(smem="padded", stages=2)] == "mma_sync[block=128x128x32,smem=padded,stages=2,warps=4]"
     assert short[BASELINE] == BASELINE
     assert len(set(short.values())) == len(names)
     assert split_name("cutlass[config=a_b,tile=[1,2]]") == ("cutlass", [("config", "a_b"), ("tile", "[1,2]")])
+    # alone of its head: only its identity parameters
+    alone = "mma_sync[acc=f32,block=256x128x64,epilogue=plain,group=8,layout=tn,stages=3,warp_tile=64x64,warps=8]"
+    assert legend_labels([alone, BASELINE])[alone] == "mma_sync[block=256x128x64,stages=3,warp_tile=64x64,warps=8]"
 
 
-def test_short_names_that_cutting_merges_keep_their_uncut_short_form():
+def test_labels_are_never_cut_and_wrap_between_tokens():
     long = "mma_sync[acc=f32,block=256x128x64,epilogue=plain,group=8,layout=tn,mma=m16n8k16,smem=swizzle,stages={},warp_tile=64x32,warps=16]"
     other = "mma_sync[acc=f32,block=128x256x64,epilogue=plain,group=8,layout=tn,mma=m16n8k16,smem=swizzle,stages=3,warp_tile=64x64,warps=8]"
-    short = short_names([long.format(3), long.format(4), other], width=40)
-    # cut to 40 characters both 256x128x64 labels read "mma_sync[block=256x128x64,…4x32,warps=16]"
+    short = legend_labels([long.format(3), long.format(4), other])
     assert short[long.format(3)] == "mma_sync[block=256x128x64,stages=3,warp_tile=64x32,warps=16]"
-    assert short[long.format(4)] == "mma_sync[block=256x128x64,stages=4,warp_tile=64x32,warps=16]"
-    assert len(short[other]) <= 40
+    assert "…" not in "".join(short.values())
+    wrapped = wrap(short[long.format(3)], width=30)
+    assert wrapped.replace("\n", "") == short[long.format(3)]  # nothing lost
+    assert all(len(line) <= 30 for line in wrapped.split("\n")) and "warp_\n" not in wrapped
 
 
 def test_summary_table_full_precision_and_display(tmp_path):
@@ -213,7 +219,7 @@ def test_report_writes_md_csv_html_and_plots(tmp_path):
     for name in ("report.md", "report.html", "summary.csv"):
         assert (tmp_path / "report" / name).exists()
     drawn = {p.kind for p in report.plots if not p.skipped}
-    assert drawn == {"throughput_vs_size", "percent_of_baseline", "roofline", "error_vs_k", "heatmap"}
+    assert drawn == {"throughput_vs_size", "percent_of_baseline", "roofline", "error_vs_k", "heatmap", "distribution"}
     assert [p.kind for p in report.plots if p.skipped] == ["architectures"]
     _check_pngs(report)
     page = (tmp_path / "report" / "report.html").read_text()
@@ -325,16 +331,17 @@ def test_cli_report_from_store_and_errors(tmp_path, capsys):
     assert "missing.json" in err and not (tmp_path / "none.db").exists()  # no store created as a side effect
 
 
-def test_short_procedural_names_keep_the_tokens_that_tell_them_apart():
+def test_procedural_labels_keep_tile_cluster_schedule_stages():
     sm90 = "cutlass.cutlass3x_sm90_tensorop_f16_f32_f32_128x256x64_{}_coop_epitma_stauto_persistent_tn_align8_{}"
     names = [sm90.format("2x1x1", "rasterH_swz1"), sm90.format("1x1x1", "rasterN_swz8"),
              "cutlass.cute_sm80_f16_f32_f32_128x256x32_w2x4_mma16x8x16_4st_tn_swz8",
              "cutlass.cute_sm80_f16_f32_f32_128x128x32_w2x2_mma16x8x16_3st_tn_swz8",
              "cutlass.cutlass2x_sm80_tensorop_f16_f32_f32_128x256x32_64x64x32_16x8x16_3st_swz8_tn_align8", BASELINE]
-    short = short_names(names, width=40)
-    assert short[names[0]] == "cutlass3x_sm90…2x1x1_rasterH_swz1"
-    assert short[names[1]] == "cutlass3x_sm90…1x1x1_rasterN_swz8"
-    assert short[names[2]] == "cute_sm80…128x256x32_w2x4_4st"
-    assert short[names[3]] == "cute_sm80…128x128x32_w2x2_3st"
-    assert short[names[4]] == "cutlass.cutlass2x_sm80_ten…wz8_tn_align8"  # alone of its kind: cut as before
+    short = legend_labels(names)
+    assert short[names[0]] == "cutlass3x_sm90 128x256x64 cluster 2x1x1 coop stauto rasterH swz1"
+    assert short[names[1]] == "cutlass3x_sm90 128x256x64 cluster 1x1x1 coop stauto rasterN swz8"
+    assert short[names[2]] == "cute_sm80 128x256x32 w2x4 4st"
+    assert short[names[3]] == "cute_sm80 128x128x32 w2x2 3st"
+    # alone of its kind: every token but the ones the contract fixes (types, layout, alignment)
+    assert short[names[4]] == "cutlass2x_sm80 128x256x32 64x64x32 16x8x16 3st swz8"
     assert short[BASELINE] == BASELINE and len(set(short.values())) == len(names)

@@ -13,8 +13,8 @@
 Command modules import heavy libraries (torch, pandas, matplotlib) inside their handlers only, so that
 `--help` and the quick commands answer at once; no command module imports another.
 
-Exit codes: 0 success; 1 a failure (build errors, regressions, failed rows); 2 invalid spec, arguments or
-input file (and an unknown --device); 3 no CUDA device; 130 interrupted; 141 the reader of the output went away.
+Exit codes are the same in every command (options.EXIT_MEANINGS); each command's --help lists the ones it
+can return, and the top-level --help all of them.
 """
 
 from __future__ import annotations
@@ -25,14 +25,16 @@ import sys
 
 from ..errors import GemmCompareError, SpecError
 from . import analyze, cutlass, listing, new_kernel, profile, report, run, sanitize
+from .options import EXIT_MEANINGS, exit_codes
 
 COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gemmcompare", description="Compare GEMM kernels honestly.",
-                                     epilog=__doc__.split("Exit codes:")[1].join(["Exit codes:", ""]),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="gemmcompare", description="Compare GEMM kernels honestly.",
+        epilog=exit_codes(*EXIT_MEANINGS) + "\n(each command's --help lists the codes it returns)",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for group in COMMAND_GROUPS:
         group.register(sub)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .options import load_spec
+from .options import add_out, exit_codes, load_spec, parser_args, positive_int
 
 
 def _default_out(exp, device) -> Path:
@@ -38,11 +38,13 @@ def cmd_analyze(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("analyze", help="predict a spec's rows for a GPU without running anything (no GPU needed)")
+    p = sub.add_parser("analyze", **parser_args(
+        "predict a spec's rows for a GPU without running anything (no GPU needed)",
+        exit_codes(0, 2, c2="invalid spec, arguments or input file, or an unknown --device")))
     p.add_argument("spec")
     p.add_argument("--device", default=None,
                    help="the GPU to predict for: h100, h200, a100, l4, rtx4090, b200 (default: the one present)")
-    p.add_argument("--out", default=None, help="report folder (default ./analysis/<spec>_<device>)")
+    add_out(p, "the report", "./analysis/<spec>_<device>")
     p.add_argument("--cache-dir", default=None, help="build cache (default $GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare)")
-    p.add_argument("--jobs", type=int, default=None, help="parallel compiles (default: CPU count)")
+    p.add_argument("--jobs", type=positive_int, default=None, help="parallel compiles (default: CPU count)")
     p.set_defaults(func=cmd_analyze)

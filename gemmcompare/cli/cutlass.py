@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 
 from ..cutlass.kernel_templates import TEMPLATES
+from ..device import parse_arch
+from .options import add_arch, exit_codes, parser_args
+
+ENUMERABLE = (80, 86, 89, 90)  # the architectures cutlass_library's generator is asked about
 
 
 def register(subparsers) -> None:
@@ -16,24 +20,24 @@ def register(subparsers) -> None:
     commands = parser.add_subparsers(dest="cutlass_command", metavar="{list,enumerate}")
     commands.required = True
 
-    ls = commands.add_parser("list", help="the named configurations and their procedural names")
+    ls = commands.add_parser("list", **parser_args("the named configurations and their procedural names",
+                                                   exit_codes(0, 2, c2="a configuration file is invalid")))
     ls.add_argument("--template", choices=list(TEMPLATES), help="only this kernel template")
     ls.add_argument("--fields", action="store_true", help="list each kernel template's fields instead")
     ls.set_defaults(func=cmd_list)
 
-    en = commands.add_parser(
-        "enumerate", help="propose configurations from cutlass_library's kernel generator, as YAML",
-        description="Runs cutlass_library's GEMM generator for one architecture (the kernels the CUTLASS "
-                    "profiler would instantiate), keeps what gemmcompare can render and writes it as an "
-                    "editable cutlass_configs/ file.")
-    en.add_argument("--arch", type=int, required=True, choices=[80, 86, 89, 90],
-                    help="80/86/89: CUTLASS 2.x kernel template sm80; 90: CUTLASS 3.x kernel template sm90")
+    en = commands.add_parser("enumerate", **parser_args(
+        "propose configurations from cutlass_library's kernel generator, as YAML",
+        exit_codes(0, 1, 2, c1="cutlass_library's generator is missing or failed"),
+        "Runs cutlass_library's GEMM generator for one architecture (the kernels the CUTLASS profiler would "
+        "instantiate), keeps what gemmcompare can render and writes it as an editable cutlass_configs/ file."))
+    add_arch(en, "sm_80, sm_86, sm_89 (CUTLASS 2.x kernel template sm80) or sm_90 (CUTLASS 3.x, sm90)", required=True)
     en.add_argument("--dtype", required=True, choices=["f16", "bf16", "tf32", "f32"], help="input type")
     en.add_argument("--layout", default="tn", choices=["tn", "tt", "nn", "nt", "all"], help="A/B layout (default tn)")
     en.add_argument("--out-dtype", choices=["f16", "bf16", "f32"], help="keep only this output type")
     en.add_argument("--kernels", default="all", choices=["all", "default"],
                     help="all: every kernel the generator can emit; default: CUTLASS's default build set")
-    en.add_argument("--out", type=Path, help="write the YAML here (default: standard output)")
+    en.add_argument("--out", metavar="FILE", help="write the YAML here (default: standard output)")
     en.set_defaults(func=cmd_enumerate)
 
 
@@ -67,13 +71,18 @@ def cmd_list(args) -> int:
 def cmd_enumerate(args) -> int:
     from ..cutlass.enumerate import enumerate_configs, to_yaml
 
-    result = enumerate_configs(args.arch, args.dtype, args.layout, args.out_dtype, args.kernels)
+    cc = parse_arch(args.arch)[0]
+    if cc not in ENUMERABLE:
+        print(f"gemmcompare cutlass enumerate: error: --arch {args.arch}: expected one of "
+              f"{', '.join(f'sm_{c}' for c in ENUMERABLE)}", file=sys.stderr)
+        return 2
+    result = enumerate_configs(cc, args.dtype, args.layout, args.out_dtype, args.kernels)
     command = " ".join(["gemmcompare cutlass enumerate", f"--arch {args.arch}", f"--dtype {args.dtype}",
                         f"--layout {args.layout}", f"--kernels {args.kernels}"]
                        + ([f"--out-dtype {args.out_dtype}"] if args.out_dtype else []))
     text = to_yaml(result, command)
     if args.out:
-        args.out.write_text(text)
+        Path(args.out).write_text(text)
         print(f"wrote {len(result.configs)} configuration(s) to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..paths import STARTERS_DIR
+from .options import exit_codes, parser_args
 
 CONTRACT = "f16_f32acc_tn"  # what both starters compute: FP16 A row-major, B column-major, FP32 C
 
@@ -40,7 +41,9 @@ def cmd_new_kernel(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("new-kernel", help="write a starting .cu file and a spec that runs it")
+    p = subparsers.add_parser("new-kernel", **parser_args(
+        "write a starting .cu file and a spec that runs it",
+        exit_codes(0, 1, 2, c1="a file exists (--force overwrites)", c2="NAME is not a C identifier")))
     p.add_argument("name", help="C identifier: names the files and the implementation custom.<name>")
     p.add_argument("--abi", choices=("capstone", "general"), default="capstone")
     p.add_argument("--dir", default=".", help="where to write NAME.cu and NAME.yaml (default: here)")

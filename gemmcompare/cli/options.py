@@ -1,4 +1,5 @@
-"""Options that several commands share, defined once so that a flag means the same in every command."""
+"""Options that several commands share, defined once so that a flag means the same in every command, and
+each command's exit codes (printed under its --help)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,39 @@ from pathlib import Path
 
 from ..store import DEFAULT_STORE
 
-
-def add_store(p, help_text: str = "SQLite store") -> None:
-    p.add_argument("--store", default=DEFAULT_STORE, help=f"{help_text} (default ./{DEFAULT_STORE})")
-
-
-def add_build_options(p) -> None:
-    """Where builds are cached, what they target without a device, how many run at once, progress bars."""
-    p.add_argument("--cache-dir", default=None, help="build cache (default $GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare)")
-    p.add_argument("--arch", type=arch_argument, default=None,
-                   help="compile target when there is no device, e.g. sm_90a or sm_80")
-    p.add_argument("--jobs", type=positive_int, default=None, help="parallel builds (default: CPU count)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+# exit code -> meaning, the same in every command; each command lists the ones it can return
+EXIT_MEANINGS = {
+    0: "success",
+    1: "a failure: failed rows, build errors, a regression, or tool errors (the output says which)",
+    2: "invalid spec, arguments or input file (the message names it)",
+    3: "no CUDA device (the spec was valid and what could be built was built)",
+    130: "interrupted (Ctrl-C); finished rows are kept",
+    141: "the reader of the output went away (a closed pipe)",
+}
 
 
-def arch_argument(text: str) -> str:
-    """--arch: sm_XY or sm_XYa only (argparse turns the error into exit 2 with the option named)."""
+def exit_codes(*codes: int, **meanings: str) -> str:
+    """The 'exit codes:' block of a command's --help: the codes given, with a command's own wording of a
+    meaning (`c1="..."`) where it says more than the shared one."""
+    lines = ["exit codes:"]
+    for code in codes:
+        lines.append(f"  {code:<4} {meanings.get(f'c{code}', EXIT_MEANINGS[code])}")
+    return "\n".join(lines)
+
+
+def parser_args(help_text: str, epilog: str, description: str | None = None) -> dict:
+    """Keyword arguments of add_parser that keep the exit-code block's layout."""
+    return dict(help=help_text, description=description or help_text, epilog=epilog,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_store(p, help_text: str = "SQLite store", default: str | None = DEFAULT_STORE) -> None:
+    shown = f"default ./{default}" if default else "none unless given"
+    p.add_argument("--store", default=default, metavar="DB", help=f"{help_text} ({shown})")
+
+
+def arch(text: str) -> str:
+    """An --arch value (sm_90a, sm_80, 90), checked here so that a typo is an argument error (exit 2)."""
     from ..device import parse_arch
 
     try:
@@ -30,6 +48,18 @@ def arch_argument(text: str) -> str:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def add_arch(p, help_text: str = "compile target when there is no device, e.g. sm_90a or sm_80", **kw) -> None:
+    p.add_argument("--arch", type=arch, metavar="ARCH", help=help_text, **kw)
+
+
+def add_build_options(p) -> None:
+    """Where builds are cached, what they target without a device, how many run at once, progress bars."""
+    p.add_argument("--cache-dir", default=None, help="build cache (default $GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare)")
+    add_arch(p, default=None)
+    p.add_argument("--jobs", type=positive_int, default=None, help="parallel builds (default: CPU count)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def positive_int(text: str) -> int:
@@ -48,8 +78,28 @@ def add_run_storage(p) -> None:
 
 
 def add_narrowing(p, shapes_default: str | None = None) -> None:
-    p.add_argument("--shapes", default=shapes_default, help="replace the spec's problems: MxNxK[,MxNxK...]")
+    shown = f" (default {shapes_default})" if shapes_default else ""
+    p.add_argument("--shapes", default=shapes_default, help=f"replace the spec's problems: MxNxK[,MxNxK...]{shown}")
     p.add_argument("--only", default=None, metavar="REGEX", help="only the implementations whose name matches")
+
+
+def add_json(p) -> None:
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                   help="also write the result as JSON to FILE (no FILE, or '-': standard output)")
+
+
+def add_out(p, what: str, default: str) -> None:
+    p.add_argument("--out", metavar="DIR", default=None, help=f"folder to write {what} in (default {default})")
+
+
+def write_json(target: str | None, text: str) -> None:
+    """--json's output: FILE, or standard output for '-'."""
+    if target is None:
+        return
+    if target == "-":
+        print(text)
+    else:
+        Path(target).write_text(text + "\n")
 
 
 def run_options(args):

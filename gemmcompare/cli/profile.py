@@ -5,9 +5,8 @@ reasons."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from .options import add_build_options, add_narrowing, load_spec
+from .options import add_build_options, add_json, add_narrowing, exit_codes, load_spec, parser_args, write_json
 
 
 def cmd_profile(args) -> int:
@@ -32,8 +31,7 @@ def cmd_profile(args) -> int:
         print_timings(out_rows)
     if args.stalls or args.stalls_only:
         print_stalls(out_rows)
-    if args.json:
-        Path(args.json).write_text(json.dumps(out_rows, indent=1))
+    write_json(args.json, json.dumps(out_rows, indent=1))
     timed = args.stalls_only or all(r.get("ncu_median_ms") for r in out_rows)
     profiled = not (args.stalls or args.stalls_only) or all("error" not in k for r in out_rows for k in r["stalls"])
     return 0 if timed and profiled else 1
@@ -71,8 +69,10 @@ def print_stalls(rows: list[dict]) -> None:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("profile", help="ncu's gpu__time_duration next to the harness's event timing")
-    p.add_argument("spec")
+    p = subparsers.add_parser("profile", **parser_args(
+        "ncu's gpu__time_duration next to the harness's event timing",
+        exit_codes(0, 1, 2, c1="a row could not be profiled (ncu's message is printed)")))
+    p.add_argument("spec", metavar="SPEC")
     add_narrowing(p)
     p.add_argument("--launches", type=int, default=5, help="profiled launches per row")
     p.add_argument("--stalls", action="store_true",
@@ -80,6 +80,6 @@ def register(subparsers) -> None:
                         "occupancy, tensor-pipe use, warp stall reasons")
     p.add_argument("--stalls-only", action="store_true", help="only the stall profile (no timing comparison)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per ncu run")
-    p.add_argument("--json", default=None, help="also write the table as JSON here")
+    add_json(p)
     add_build_options(p)
     p.set_defaults(func=cmd_profile)

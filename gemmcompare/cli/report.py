@@ -3,6 +3,7 @@
 A RUN is a run id in the store, a unique prefix of one, or 'latest'; or a run folder, a results.json or a
 results.csv (committed baselines under experiments/results/<gpu>/). Exit codes: report and history 0;
 compare 1 when a row regressed, else 0; 2 when an input cannot be found or read (the message names it).
+`report` writes under reports/ unless asked (--out, --in-place): a committed run folder stays untouched.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..errors import GemmCompareError
 from ..receipt import receipt_value
 from ..report.kinds import PLOT_NAMES
 from ..store.lookup import DEFAULT_STORE, SourceError, load_source
-from .options import add_store
+from .options import add_out, add_store, exit_codes, parser_args
 
 DEFAULT_THRESHOLD = 0.03  # `compare`: the smallest relative change that counts, unless the spec sets one
 
@@ -66,10 +67,14 @@ def cmd_report(args) -> int:
     unknown = [k for k in args.plots or () if k not in PLOT_NAMES]
     if unknown:
         return _fail("report", SourceError(f"--plots: unknown plot kind(s) {unknown}; expected some of {list(PLOT_NAMES)}"))
+    if args.out and args.in_place:
+        return _fail("report", SourceError("give --out DIR or --in-place, not both"))
     out = None
     try:
         src = load_source(args.run, args.store)
-        out = _output(Path(args.out) if args.out else src.home, bool(args.out))
+        # a committed run folder is part of the tree: its report/ is rewritten only when asked
+        target = Path(args.out) if args.out else src.home if args.in_place else Path("reports") / _slug(src.label)
+        out = _output(target, bool(args.out))
         report = build_report(src.pair, out, plots=args.plots)
     except GemmCompareError as exc:
         return _fail("report", exc)
@@ -113,21 +118,21 @@ def cmd_history(args) -> int:
     import sqlite3
 
     from ..history import history, write_history
-    from ..store import Store
 
-    store_file = Path(args.store)
-    if not store_file.exists():
-        return _fail("history", SourceError(f"no store at {store_file} (--store names another)"))
+    sources = list(args.runs or [])
+    if args.store:
+        sources.append(args.store)
+    elif not sources:
+        if not Path(DEFAULT_STORE).exists():
+            return _fail("history", SourceError(f"no store at ./{DEFAULT_STORE}: name runs with --runs PATH... "
+                                                f"(run folders, e.g. experiments/results/h200) or a store with --store"))
+        sources.append(DEFAULT_STORE)
     try:
-        store = Store.open_read(store_file)  # read-only: a read never creates or changes a store
-        try:
-            h = history(store, args.implementation, problem=args.problem, contract=args.contract)
-        finally:
-            store.close()
+        h = history(sources, args.implementation, problem=args.problem, contract=args.contract)
     except GemmCompareError as exc:
         return _fail("history", exc)
     except (sqlite3.Error, ValueError) as exc:  # a damaged database, a JSON column that is not JSON
-        return _fail("history", SourceError(f"cannot read the store {store_file}: {str(exc)[:300]}"))
+        return _fail("history", SourceError(f"cannot read {', '.join(map(str, sources))}: {str(exc)[:300]}"))
     out = Path(args.out) if args.out else Path("reports") / f"history_{_slug(h.implementation)}"
     try:
         _output(out, bool(args.out))
@@ -147,41 +152,54 @@ def register(subparsers) -> None:
     run_help = ("run id, unique id prefix or 'latest' in the store; or a run folder, results.json or results.csv")
     store_help = "SQLite store to read runs from"
 
-    p = subparsers.add_parser("report", help="tables, plots and an HTML page of a run",
-                              description="Write the report of a run: report.md, report.html (self-contained), "
-                                          "summary.csv and the plots as PNG and SVG.")
+    p = subparsers.add_parser("report", **parser_args(
+        "tables, plots and an HTML page of a run",
+        exit_codes(0, 2, c2="RUN cannot be found or read, or an unknown --plots kind"),
+        "Write the report of a run: report.md, report.html (self-contained; opens on a summary), summary.csv and "
+        "the plots as PNG and SVG, under reports/RUN unless --out or --in-place says otherwise."))
     p.add_argument("run", metavar="RUN", help=run_help)
     add_store(p, store_help)
-    p.add_argument("--out", metavar="DIR", help="output folder (default: the run folder's report/, else reports/RUN)")
+    add_out(p, "the report", "reports/RUN")
+    p.add_argument("--in-place", action="store_true",
+                   help="write into the run folder's report/ (for a committed run: it rewrites files in the tree)")
     p.add_argument("--plots", nargs="+", metavar="KIND",
                    help="plots to draw (default all: " + ", ".join(PLOT_NAMES) + ")")
     p.set_defaults(func=cmd_report)
 
-    c = subparsers.add_parser(
-        "compare", help="noise-aware comparison of two runs; exit 1 on a regression",
-        description="Compare CAND with BASE row by row (problem, contract, implementation): SAME / FASTER / SLOWER / "
-                    "UNKNOWN from the sample distributions and the threshold, REGRESSION for PASS -> FAIL, NEW, GONE. "
-                    "Runs from different GPUs are judged on % of baseline and % of peak. Exit code 1 when a row "
-                    "is SLOWER or a REGRESSION, 0 otherwise, 2 when a run cannot be read.",
-        epilog="examples: gemmcompare compare 20250101-ab 20250102-cd\n"
-               "          gemmcompare compare --baseline experiments/results/h200/quickstart latest\n"
-               "The rule: docs/reports.md",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    c = subparsers.add_parser("compare", **parser_args(
+        "noise-aware comparison of two runs; exit 1 on a regression",
+        "examples: gemmcompare compare 20250101-ab 20250102-cd\n"
+        "          gemmcompare compare --baseline experiments/results/h200/quickstart latest\n"
+        "The rule: docs/reports.md\n\n"
+        + exit_codes(0, 1, 2, c0="no row regressed", c1="a row is SLOWER or a REGRESSION",
+                     c2="a run cannot be found or read, or bad arguments"),
+        "Compare CAND with BASE row by row (problem, contract, implementation): SAME / FASTER / SLOWER / UNKNOWN "
+        "from the sample distributions and the threshold, REGRESSION for PASS -> FAIL, NEW, GONE. Runs from "
+        "different GPUs are judged on % of baseline and % of peak."))
     c.add_argument("runs", nargs="+", metavar="RUN", help="BASE CAND, or only CAND with --baseline; each " + run_help)
     c.add_argument("--baseline", metavar="PATH", help="the base run: a committed results file or run folder (or id)")
     c.add_argument("--threshold", type=_threshold, default=None, metavar="T",
                    help=f"smallest change that counts, as a fraction or percent (default: the candidate spec's "
                         f"setting when its receipt has one, else {DEFAULT_THRESHOLD:g})")
     add_store(c, store_help)
-    c.add_argument("--out", metavar="DIR", help="output folder (default reports/compare_BASE_vs_CAND)")
+    add_out(c, "the comparison", "reports/compare_BASE_vs_CAND")
     c.set_defaults(func=cmd_compare)
 
-    h = subparsers.add_parser("history", help="one implementation's figures over every stored run",
-                              description="TFLOP/s and % of baseline of one implementation over every run in the "
-                                          "store, by date and git commit: a table and a plot.")
-    h.add_argument("implementation", metavar="IMPL", help="implementation name (or a unique part of it)")
+    h = subparsers.add_parser("history", **parser_args(
+        "implementations' figures over many runs (store or run folders)",
+        "example: gemmcompare history 'cutlass3x_sm90.*128x256x64_2x1x1' --runs experiments/results/h200\n\n"
+        + exit_codes(0, 2, c2="nothing matches, the pattern matches too many implementations, or a run cannot be "
+                              "read (the message lists the candidates)"),
+        "TFLOP/s (with its 95% CI band) and % of baseline of one or a few implementations over every run found, "
+        "by date and git commit: a table and a plot. Runs come from run folders (--runs) and stores (--store) "
+        "alike; without either, ./gemmcompare.db."))
+    h.add_argument("implementation", metavar="IMPL",
+                   help="a name, a part of one, or a regular expression; each implementation it matches (at most 6) "
+                        "is its own series")
+    h.add_argument("--runs", nargs="+", metavar="PATH",
+                   help="run folders, folders of run folders (e.g. experiments/results/h200) or store files")
     h.add_argument("--problem", metavar="MxNxK", help="only this problem")
     h.add_argument("--contract", metavar="C", help="only this contract")
-    add_store(h, store_help)
-    h.add_argument("--out", metavar="DIR", help="output folder (default reports/history_IMPL)")
+    add_store(h, store_help, default=None)
+    add_out(h, "the table and plot", "reports/history_IMPL")
     h.set_defaults(func=cmd_history)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .options import add_build_options, add_narrowing, add_run_storage, load_spec, run_options
+from .options import (add_build_options, add_narrowing, add_run_storage, exit_codes, load_spec, parser_args,
+                      run_options)
 
 
 def cmd_validate(args) -> int:
@@ -79,7 +80,9 @@ def cmd_build(args) -> int:
     from ..device import probe_device
     from ..run.parent import build_for
 
-    exp = load_spec(args.spec)
+    from ..plan import narrow
+
+    exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
     outcome = build_for(exp, probe_device(), run_options(args))
     filters = {impl.name: impl.kernel_filter for impl in exp.implementations}
     failed = 0
@@ -97,24 +100,32 @@ def cmd_build(args) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("validate", help="check experiment specs without running anything")
-    p.add_argument("specs", nargs="+")
+    p = sub.add_parser("validate", **parser_args(
+        "check experiment specs without running anything",
+        exit_codes(0, 2, c0="every spec is valid", c2="a spec is invalid (every problem is listed, with its line)")))
+    p.add_argument("specs", nargs="+", metavar="SPEC")
     p.add_argument("-v", "--verbose", action="store_true", help="list the rows that will be SKIP and why")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("run", help="build, check and time a spec; store the rows; write a report")
-    p.add_argument("spec")
+    p = sub.add_parser("run", **parser_args(
+        "build, check and time a spec; store the rows; write a report",
+        exit_codes(0, 1, 2, 3, 130, c0="every row PASSed or was SKIP",
+                   c1="a row FAILed, CRASHed, TIMEd OUT or did not build, or the run failed")))
+    p.add_argument("spec", metavar="SPEC")
     add_run_storage(p)
     add_build_options(p)
     add_narrowing(p)
     p.add_argument("--resume", default=None, metavar="RUN", help="continue run RUN, skipping rows it has")
-    p.add_argument("--no-report", action="store_true")
+    p.add_argument("--no-report", action="store_true", help="no report at the end (gemmcompare report RUN writes it)")
     p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
     p.add_argument("--in-process", action="store_true",
                    help="measure in this process (debugging); by default a worker process is replaced after a crash or hang")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("build", help="build a spec's extensions and show compiler errors")
-    p.add_argument("spec")
+    p = sub.add_parser("build", **parser_args(
+        "build a spec's extensions and show compiler errors",
+        exit_codes(0, 1, 2, c1="an extension did not build (the compiler's errors are printed)")))
+    p.add_argument("spec", metavar="SPEC")
     add_build_options(p)
+    add_narrowing(p)
     p.set_defaults(func=cmd_build)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from pathlib import Path
 
-from .options import add_build_options, add_run_storage, load_spec, run_options
+from .options import (add_build_options, add_json, add_narrowing, add_run_storage, exit_codes, load_spec,
+                      parser_args, run_options, write_json)
 
 
 def cmd_sanitize(args) -> int:
@@ -22,21 +22,21 @@ def cmd_sanitize(args) -> int:
     print(f"{'tool':<10} {'implementation':<52} {'errors':>6}  first")
     for r in rows:
         print(f"{r.tool:<10} {r.implementation[:52]:<52} {r.errors:>6}  {r.first[:90]}")
-    if args.json:
-        Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
+    write_json(args.json, json.dumps([asdict(r) for r in rows], indent=1))
     return 1 if worst else 0
 
 
 def register(subparsers) -> None:
     from ..profilers.sanitizer import TOOLS
 
-    p = subparsers.add_parser("sanitize", help="the spec's implementations under compute-sanitizer, per implementation")
-    p.add_argument("spec")
-    p.add_argument("--shapes", default="31x29x37,611x613x617", help="small shapes to check (MxNxK,...)")
-    p.add_argument("--only", default=None, metavar="REGEX", help="only the implementations whose name matches")
+    p = subparsers.add_parser("sanitize", **parser_args(
+        "the spec's implementations under compute-sanitizer, per implementation",
+        exit_codes(0, 1, 2, c0="no tool found an error", c1="a tool found an error or could not run")))
+    p.add_argument("spec", metavar="SPEC")
+    add_narrowing(p, shapes_default="31x29x37,611x613x617")
     p.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: memcheck,racecheck,synccheck")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per tool run")
-    p.add_argument("--json", default=None, help="also write the table as JSON here")
+    add_json(p)
     p.add_argument("--log-dir", default=None, help="keep each tool's full output here")
     add_run_storage(p)
     add_build_options(p)

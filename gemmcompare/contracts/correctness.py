@@ -27,9 +27,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from ..dtypes import DTYPE_INFO, DType
+from ..lazy import torch  # imported on first use: validating a spec needs no torch
 from .precision import Epilogue, PrecisionContract
 
 FIXTURES = ("uniform", "normal", "exact_integers", "adversarial", "low_bits")

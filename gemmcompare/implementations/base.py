@@ -15,7 +15,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import torch
+from ..lazy import torch  # loads on first use: reading a spec needs no torch
 
 from ..build.request import BuildRequest
 from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract

@@ -17,6 +17,7 @@ from .html import figures_html, page, receipt_html, receipt_markdown
 from .plots import PLOT_KINDS, Plot, make_plots
 from .predictions import predictions_section
 from ..files import write_csv
+from .summary import summary_html, summary_markdown
 from .tables import summary_table, tables_html, tables_markdown
 
 RunData = tuple[dict, pd.DataFrame]
@@ -98,7 +99,7 @@ def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *
     report.csv = write_csv(summary, out / "summary.csv")
 
     # Markdown
-    md = [f"# {title}\n", _status_line(summary) + "\n", "## Plots\n"]
+    md = [f"# {title}\n", _status_line(summary) + "\n", "## Summary\n", summary_markdown(summary), "## Plots\n"]
     for p in figures:
         if p.skipped:
             md.append(f"- not drawn: {p.title}: {p.skipped}")
@@ -116,7 +117,8 @@ def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *
     report.markdown.write_text("\n".join(md) + "\n")
 
     # HTML
-    body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Plots</h2>", figures_html(figures),
+    body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Summary</h2>", summary_html(summary),
+            "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
             tables_html(summary), predicted.html]
     for receipt, _ in runs:

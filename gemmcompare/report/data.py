@@ -29,6 +29,18 @@ NUMERIC_COLUMNS = [
 _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_flags": list, "timing": dict,
                   "tolerance": dict, "telemetry": dict, "prediction": dict}
 
+# what a row is, for the report's summary and the bar colours: the families grouped into four kinds
+KINDS = ("library", "CUTLASS", "hand-written", "custom")
+_KIND_OF_FAMILY = {"library": "library", "cutlass": "CUTLASS", "lab": "hand-written", "mma_sync": "hand-written",
+                   "custom": "custom"}
+
+
+def kind_of(family: str) -> str:
+    """'library', 'CUTLASS', 'hand-written' or 'custom' for the families gemmcompare has; another family
+    (one added later) is its own kind."""
+    return _KIND_OF_FAMILY.get(family, family or "other")
+
+
 THROTTLED_MOSTLY = 0.5  # a row whose samples were mostly taken while throttled is marked in reports
 
 
@@ -115,108 +127,6 @@ def problem_sort_key(label: str) -> tuple:
 
 def sorted_problems(labels: Iterable[str]) -> list[str]:
     return sorted(set(labels), key=problem_sort_key)
-
-
-# -- implementation names ---------------------------------------------------------------------------------
-
-_NAME_RE = re.compile(r"^(?P<head>[^\[]*)(?:\[(?P<params>.*)\])?$")
-
-
-def split_name(name: str) -> tuple[str, list[tuple[str, str]]]:
-    """'mma_sync[block=128x256x32,stages=3]' -> ('mma_sync', [('block', '128x256x32'), ('stages', '3')])."""
-    match = _NAME_RE.match(name.strip())
-    if not match or match.group("params") is None:
-        return name, []
-    params, depth, current = [], 0, ""
-    for ch in match.group("params"):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            params.append(current)
-            current = ""
-        else:
-            current += ch
-    if current:
-        params.append(current)
-    pairs = []
-    for p in params:
-        key, sep, value = p.partition("=")
-        pairs.append((key.strip(), value.strip()) if sep else ("", key.strip()))
-    return match.group("head"), pairs
-
-
-def _ellipsize(text: str, width: int) -> str:
-    if len(text) <= width:
-        return text
-    keep = width - 1
-    return text[: keep - keep // 3] + "…" + text[len(text) - keep // 3:]
-
-
-_SELF_EXPLANATORY = ("config", "name")  # keys whose values read fine alone in a legend
-
-
-def _short_procedural_names(names: list[str], width: int) -> dict[str, str]:
-    """Labels for procedural names (no [params]: 'cutlass.cutlass3x_sm90_tensorop_f16_..._rasterN_swz8'), whose
-    distinguishing parts sit in the middle where cutting would drop them. Names of one kind (the same text up
-    to the second '_' after the last '.') keep their kind, without the registry prefix, and only the
-    '_'-tokens that differ between them: 'cutlass3x_sm90…2x1x1_rasterH_swz1'. A name alone of its kind is
-    left as it is."""
-    def split(n: str) -> tuple[str, list[str]]:
-        prefix, dot, rest = n.rpartition(".")
-        tokens = rest.split("_")
-        return prefix + dot + "_".join(tokens[:2]), tokens[2:]
-
-    parts = {n: split(n) for n in names}
-    kinds: dict[str, list[str]] = {}
-    for n, (kind, _) in parts.items():
-        kinds.setdefault(kind, []).append(n)
-    out: dict[str, str] = {}
-    for kind, members in kinds.items():
-        if len(members) < 2:
-            continue
-        tails = [parts[n][1] for n in members]
-        shared = {i for i in range(min(map(len, tails))) if len({t[i] for t in tails}) == 1}
-        for n, tail in zip(members, tails):
-            kept = [t for i, t in enumerate(tail) if i not in shared]
-            if kept:
-                out[n] = _ellipsize(f"{kind.rpartition('.')[2]}…{'_'.join(kept)}", width)
-    return out
-
-
-def short_names(names: Iterable[str], width: int = 40) -> dict[str, str]:
-    """Legend labels for a set of implementation names: parameters shared by every name of the same family
-    are dropped (they say nothing in this legend), what is left is cut to `width` characters. Names stay unique:
-    where cutting merges two labels they keep their uncut short form, and where even that merges them,
-    their full names."""
-    names = list(dict.fromkeys(names))
-    parsed = {n: split_name(n) for n in names}
-    by_head: dict[str, list[str]] = {}
-    for n, (head, _) in parsed.items():
-        by_head.setdefault(head, []).append(n)
-    out: dict[str, str] = {}
-    uncut: dict[str, str] = {}
-    for head, members in by_head.items():
-        common = None
-        for n in members:
-            pairs = set(parsed[n][1])
-            common = pairs if common is None else common & pairs
-        for n in members:
-            kept = [(k, v) for k, v in parsed[n][1] if (k, v) not in common or len(members) == 1]
-            text = ",".join(f"{k}={v}" if k and k not in _SELF_EXPLANATORY else v for k, v in kept)
-            uncut[n] = head + (f"[{text}]" if kept else "")
-            out[n] = _ellipsize(uncut[n], width)
-    out.update(_short_procedural_names([n for n in names if not parsed[n][1]], width))
-    for fallback in (uncut, {n: n for n in names}):  # resolve collisions: first uncut, then full names
-        seen: dict[str, list[str]] = {}
-        for n, label in out.items():
-            seen.setdefault(label, []).append(n)
-        for group in seen.values():
-            if len(group) > 1:
-                for n in group:
-                    out[n] = fallback[n]
-    return out
 
 
 def fmt_bytes(n: float | None) -> str:

@@ -12,19 +12,63 @@ from typing import Any, Iterable
 from .data import fmt_bytes
 
 CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1400px;
-       padding: 0 1em; color: #1b1b1b; line-height: 1.4; }
-h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
-table { border-collapse: collapse; margin: .5em 0 1.2em; font-size: .85em; }
-th, td { border: 1px solid #ddd; padding: .25em .55em; text-align: right; white-space: nowrap; }
-th { background: #f4f4f4; }
-td:first-child, th:first-child { text-align: left; }
-table.kv td { text-align: left; white-space: normal; } table.kv td:first-child { font-weight: 600; width: 14em; }
-figure { margin: 1em 0 2em; } figure img { max-width: 100%; border: 1px solid #eee; }
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.5em auto; max-width: 1400px;
+       padding: 0 1em; color: #1b1b1b; line-height: 1.4; box-sizing: border-box; }
+h1 { font-size: 1.45em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 1.8em; }
+table { border-collapse: collapse; margin: .5em 0 1.2em; font-size: .78em; max-width: 100%; }
+th, td { border: 1px solid #ddd; padding: .2em .4em; vertical-align: top; }
+th { background: #f4f4f4; white-space: normal; text-align: center; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+td.text { text-align: left; }
+td.wrap { white-space: normal; overflow-wrap: anywhere; min-width: 9em; max-width: 30em; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th:hover { background: #e8eef7; }
+table.sortable th.sorted-asc::after { content: " \\25B2"; font-size: .7em; }
+table.sortable th.sorted-desc::after { content: " \\25BC"; font-size: .7em; }
+table.kv td { text-align: left; white-space: normal; overflow-wrap: anywhere; }
+table.kv td:first-child { font-weight: 600; width: 14em; }
+figure { margin: 1em 0 2em; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .85em; color: #555; }
-.note { color: #7a5a00; } pre { background: #f7f7f7; padding: .6em; overflow-x: auto; font-size: .8em; }
+.note { color: #7a5a00; } pre { background: #f7f7f7; padding: .6em; overflow-x: auto; font-size: .8em;
+                               white-space: pre-wrap; overflow-wrap: anywhere; }
+.impl { display: block; font-size: .85em; color: #555; }
+.status-FAIL, .status-CRASH, .status-TIMEOUT, .status-BUILD_ERROR { background: #fde2e1; }
 .verdict-SLOWER, .verdict-REGRESSION { background: #fde2e1; } .verdict-FASTER, .verdict-FIXED { background: #e3f6e3; }
 .verdict-UNKNOWN { background: #fff6d6; }
+"""
+
+# Click a header of a table.sortable to sort its rows by that column (numbers by value, the rest as text);
+# a second click reverses. Inline, no external script, so the page stays one self-contained file.
+SORT_SCRIPT = """
+(function () {
+  function key(cell) {
+    var t = (cell.getAttribute('data-sort') || cell.textContent).trim();
+    var m = t.replace(/[,%]/g, '').match(/^[-+]?(\\d+\\.?\\d*|\\.\\d+)(e[-+]?\\d+)?/i);
+    return m ? {n: parseFloat(m[0]), t: t} : {n: null, t: t.toLowerCase()};
+  }
+  function sortBy(table, th, index) {
+    var body = table.tBodies[0];
+    var desc = th.classList.contains('sorted-asc');
+    Array.prototype.forEach.call(th.parentNode.children, function (h) { h.classList.remove('sorted-asc', 'sorted-desc'); });
+    th.classList.add(desc ? 'sorted-desc' : 'sorted-asc');
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a.cells[index]), y = key(b.cells[index]);
+      var r;
+      if (x.n !== null && y.n !== null) { r = x.n - y.n; }
+      else if (x.n !== null) { r = -1; } else if (y.n !== null) { r = 1; }  /* empty cells last */
+      else { r = x.t < y.t ? -1 : x.t > y.t ? 1 : 0; }
+      return desc ? -r : r;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  document.querySelectorAll('table.sortable').forEach(function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      th.title = 'sort by this column';
+      th.addEventListener('click', function () { sortBy(table, th, index); });
+    });
+  });
+})();
 """
 
 DEVICE_KEYS = ("gpu", "gpu_name", "device", "device_name", "name", "cc", "compute_capability", "sm_count", "l2_bytes",
@@ -121,5 +165,7 @@ def figures_html(plots: Iterable) -> str:
 
 
 def page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style></head>\n<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
+    return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
+            f"<style>{CSS}</style></head>\n<body>\n<h1>{html.escape(title)}</h1>\n{body}\n"
+            f"<script>{SORT_SCRIPT}</script>\n</body></html>\n")

@@ -17,9 +17,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..files import write_csv
-from .data import is_missing, short_names
+from .data import is_missing
+from .labels import legend_labels
 from .html import embed_png
-from .plots import _slug, save_figure
+from .plots.common import save_figure, slug
 from .writers import html_table, markdown_table
 
 FAR_FROM_BOUND_PCT = 50.0  # a row below half of its predicted rate is flagged
@@ -71,7 +72,7 @@ def _f(v, fmt: str) -> str:
 
 
 def display(table: pd.DataFrame) -> pd.DataFrame:
-    names = short_names(list(table["implementation"]))
+    names = legend_labels(list(table["implementation"]))
     occ = [("" if is_missing(c) else f"{int(c)} ({o:.0%}) {lim}".strip())
            for c, o, lim in zip(table["occupancy_ctas_per_sm"], table["occupancy"], table["occupancy_limited_by"])]
     return pd.DataFrame({
@@ -116,7 +117,7 @@ def _roofline(table: pd.DataFrame, rows: pd.DataFrame, out_dir: Path, contract: 
         ax.plot(grid, np.minimum(rate, bandwidth * grid / 1e12), linestyle=":", linewidth=1.2, color="gray")
         ax.annotate(f"{instruction} ceiling {rate:g}", (grid[-1], rate), ha="right", va="bottom", fontsize=7,
                     color="dimgray")
-    names = short_names(list(sub["implementation"]))
+    names = legend_labels(list(sub["implementation"]))
     colors = matplotlib_colors(len(sub))
     for (i, r), xi, color in zip(sub.iterrows(), x, colors):
         label = names.get(r["implementation"], r["implementation"])
@@ -133,7 +134,7 @@ def _roofline(table: pd.DataFrame, rows: pd.DataFrame, out_dir: Path, contract: 
     ax.grid(True, which="both", alpha=0.25)
     if len(sub) <= 40:
         ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save_figure(fig, out_dir, f"roofline_predicted_{_slug(contract)}")
+    return save_figure(fig, out_dir, f"roofline_predicted_{slug(contract)}")
 
 
 def matplotlib_colors(n: int) -> list:

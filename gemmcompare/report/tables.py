@@ -14,6 +14,7 @@ from typing import Callable
 
 import pandas as pd
 
+from .. import peaks as _peaks
 from .data import THROTTLED_MOSTLY, is_missing, normalise_rows, problem_sort_key
 from .writers import html_table, markdown_table
 
@@ -56,6 +57,8 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
     ("median_ms", "median ms", _sig),
     ("tflops", "TFLOP/s", _rate),
     ("executed_tflops", "executed TFLOP/s", _rate),
+    ("gbps", "GB/s", _rate),
+    ("pct_of_bandwidth", "% of mem BW", _pct),
     ("pct_of_baseline", "% of baseline", _pct),
     ("pct_of_peak", "% of peak", _pct),
     ("max_abs_err", "max abs err", _err),
@@ -73,8 +76,8 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
 SUMMARY_COLUMNS = [
     "run_id", "gpu", "contract", "problem", "m", "n", "k", "batch", "storage", "lda", "ldb", "ldc", "implementation",
     "family", "is_baseline", "status", "reason", "median_ms", "timing_method", "median_ms_at_max_clock",
-    "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops",
-    "executed_tflops", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak", "unique_bytes", "max_abs_err",
+    "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "gbps",
+    "pct_of_bandwidth", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak", "unique_bytes", "max_abs_err",
     "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio", "registers", "smem_bytes",
     "spill_stores", "spill_loads", "throttled_fraction", "sm_clock_mhz", "max_sm_clock_mhz", "arch",
 ]
@@ -102,7 +105,20 @@ def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
     if "gpu" not in df:
         df["gpu"] = ""
     df = _order(df)
+    df["gbps"], df["pct_of_bandwidth"] = memory_rates(df)
     return df[[c for c in SUMMARY_COLUMNS if c in df]].copy()
+
+
+def memory_rates(df: pd.DataFrame) -> tuple[list[float], list[float]]:
+    """GB/s (unique bytes: A and B read once, C written once, over the median time) and that as % of the GPU's
+    datasheet memory bandwidth, per row (NaN where a figure is missing)."""
+    gbps, pct = [], []
+    for b, t, gpu in zip(df["unique_bytes"], df["median_ms"], df["gpu"]):
+        rate = b / (t * 1e-3) / 1e9 if _num(b) and _num(t) and t > 0 else math.nan
+        bandwidth = _peaks.bandwidth_for(gpu) if gpu else None
+        gbps.append(rate)
+        pct.append(rate * 1e9 / bandwidth * 100 if bandwidth and not math.isnan(rate) else math.nan)
+    return gbps, pct
 
 
 def _remark(row: pd.Series) -> str:

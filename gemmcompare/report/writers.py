@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -12,7 +13,8 @@ import pandas as pd
 from ..files import write_csv
 from .html import embed_png, page
 
-TEXT_COLUMNS = ("GPU", "implementation", "status", "remark", "spills st/ld")  # left-aligned in Markdown
+TEXT_COLUMNS = ("GPU", "implementation", "status", "remark", "spills st/ld", "contract", "problem", "reason", "baseline",
+                "library", "CUTLASS", "hand-written", "custom")  # left-aligned in Markdown
 
 
 def markdown_table(display: pd.DataFrame) -> str:
@@ -30,16 +32,41 @@ def markdown_table(display: pd.DataFrame) -> str:
     return "\n".join([line(headers), sep] + [line(r) for r in rows])
 
 
+_NUMBER = re.compile(r"^[-+±]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?\s*%?$", re.I)  # right-aligned, sorted as numbers
+WRAP_COLUMNS = ("implementation", "remark", "detail", "reason", "source", "best", "library", "CUTLASS", "hand-written",
+                "custom")  # long text: these cells wrap so that a table fits the page
+
+
+def cells_table(headers: list[str], rows: list[list[str]], *, numeric: list[bool] | None = None,
+                css: list[list[str | None]] | None = None) -> str:
+    """A sortable HTML table (click a header; the page's inline script sorts) of cells that are already HTML.
+    Numeric columns are right-aligned; columns named in WRAP_COLUMNS wrap."""
+    numeric = numeric or [False] * len(headers)
+    head = "".join(f"<th class='{'num' if num else 'text'}{' wrap' if h in WRAP_COLUMNS else ''}'>{html.escape(h)}</th>"
+                   for h, num in zip(headers, numeric))
+    body = []
+    for i, row in enumerate(rows):
+        tds = []
+        for j, cell in enumerate(row):
+            classes = ["num" if numeric[j] else "text"] + (["wrap"] if headers[j] in WRAP_COLUMNS else [])
+            extra = css[i][j] if css else None
+            if extra:
+                classes.append(extra)
+            tds.append(f"<td class='{' '.join(classes)}'>{cell}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return (f"<table class='results sortable'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
 def html_table(display: pd.DataFrame, cell_class: Callable[[str], str | None] | None = None) -> str:
-    """An HTML table of display strings; `cell_class(text)` may name a CSS class for a cell."""
-    text = display.to_html(index=False, escape=True, border=0, classes="results")
-    if cell_class is not None:
-        for value in {str(v) for col in display.columns for v in display[col]}:
-            css = cell_class(value)
-            if css:
-                escaped = html.escape(value)
-                text = text.replace(f"<td>{escaped}</td>", f"<td class='{css}'>{escaped}</td>")
-    return text
+    """An HTML table of display strings (sortable, long text wrapping); `cell_class(text)` may name a CSS class
+    for a cell."""
+    headers = [str(c) for c in display.columns]
+    text = [[str(v) for v in row] for row in display.itertuples(index=False)]
+    numeric = [bool(col) and all(_NUMBER.match(v) for v in col if v) and any(col)
+               for col in ([row[j] for row in text] for j in range(len(headers)))]
+    css = [[cell_class(v) if cell_class else None for v in row] for row in text]
+    return cells_table(headers, [[html.escape(v) for v in row] for row in text], numeric=numeric, css=css)
 
 
 def write_table_page(out_dir: str | Path, stem: str, title: str, table: pd.DataFrame, display: pd.DataFrame, *,

@@ -1,6 +1,23 @@
 """Where results live: the SQLite store (database), a folder per run (run_folder), and finding a run by
-id, prefix, 'latest' or path (lookup)."""
+id, prefix, 'latest' or path (lookup).
 
-from .database import RUN_COLUMNS, Store  # noqa: F401
-from .lookup import DEFAULT_STORE, RunSource, SourceError, load_source  # noqa: F401
-from .run_folder import RunFolder, load_result_file, rows_from  # noqa: F401
+The names below load their module on first use: the store reads through pandas, and a command that only
+needs DEFAULT_STORE (every command's --store default) must not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+DEFAULT_STORE = "gemmcompare.db"
+
+_LAZY = {"RUN_COLUMNS": "database", "Store": "database", "RunSource": "lookup", "SourceError": "lookup",
+         "load_source": "lookup", "RunFolder": "run_folder", "load_result_file": "run_folder", "rows_from": "run_folder"}
+
+__all__ = ["DEFAULT_STORE", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,16 +6,15 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..errors import GemmCompareError
 from ..receipt import gpu_name
-from .database import Store
-from .run_folder import load_result_file
+from . import DEFAULT_STORE
 from .validation import check_rows
 
-DEFAULT_STORE = "gemmcompare.db"
+if TYPE_CHECKING:  # the store and the files read through pandas, loaded when a run is read
+    import pandas as pd
 
 
 class SourceError(GemmCompareError):
@@ -43,6 +42,9 @@ def _looks_like_path(text: str) -> bool:
 
 def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
     """A run from a path (run folder, results.json, results.csv) or from the store (id, prefix, 'latest')."""
+    from .database import Store
+    from .run_folder import load_result_file
+
     path = Path(text)
     if path.exists():
         try:

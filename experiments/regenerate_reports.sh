@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Rewrite the report/ of every committed run folder under ROOT (default experiments/results) with the current
+# report code. No GPU needed: a report is made from the run's results.json and receipt.json alone.
+#   bash experiments/regenerate_reports.sh [ROOT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="${1:-experiments/results}"
+find "$root" -type d -name report | sort | while read -r report; do
+    run="$(dirname "$report")"
+    [ -f "$run/results.json" ] || [ -f "$run/results.csv" ] || continue
+    # only what `report` writes goes, so that a plot no longer drawn leaves no stale file behind
+    rm -f "$report"/*.png "$report"/*.svg "$report"/report.md "$report"/report.html "$report"/summary.csv
+    python3 -m gemmcompare report "$run" --in-place > /dev/null
+    echo "rewrote $report"
+done

@@ -1,0 +1,168 @@
+"""The Python API, for notebooks and scripts: the command line's runs, rows and verdicts as pandas frames.
+
+    import gemmcompare
+    df, receipt = gemmcompare.load("experiments/results/h200/quickstart")   # run folder, results file, run id, store
+    df, receipt = gemmcompare.run("experiments/quickstart.yaml", shapes="4096x4096x4096", only="cublas")
+    verdicts = gemmcompare.compare("experiments/results/h200/quickstart", (df, receipt))
+
+`load` and `run` give one row per result with every stored column (times in milliseconds, at full precision;
+`samples_ms` as a list of floats, `params`, `checks`, `timing`, `telemetry` decoded) and the run's GPU in a
+`gpu` column; the receipt is also in `df.attrs["receipt"]`. `run` measures exactly as `gemmcompare run` does
+(the same Runner: a worker process per GPU, replaced after a crash or a hang) and raises the errors the
+command line turns into exit codes: SpecError (2), NoDeviceError (3, on a machine without a CUDA device,
+after building what it can), GemmCompareError. Nothing here imports torch, pandas or matplotlib until it is
+called, so `import gemmcompare` stays cheap.
+
+`gemmcompare.run` and `gemmcompare.compare` are also the names of a package and a module (the measuring
+stage, the verdicts); both are callable, so `gemmcompare.run(spec)` means this module's run() whichever way
+they were imported.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Union
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Source = Union[str, Path, Any]  # a run folder, results.json/csv, a run id/prefix/'latest', a store file or a Store
+
+
+def load(source: Source, *, store: str | Path | None = None, run: str = "latest") -> tuple["pd.DataFrame", dict]:
+    """(rows, receipt) of one run. `source`: a run folder or its results.json / results.csv (committed runs under
+    experiments/results/<gpu>/), a run id, unique id prefix or 'latest' in `store` (default ./gemmcompare.db), or
+    a store itself (a .db file or a Store), in which case `run` picks the run (default 'latest').
+    Raises SourceError (a GemmCompareError, exit code 2 on the command line) naming what cannot be found."""
+    from .store import DEFAULT_STORE, SourceError, load_source
+
+    if hasattr(source, "find_run"):  # an open Store
+        return _frame(*_from_store_object(source, run))
+    path = Path(source)
+    if path.is_file() and path.suffix not in (".json", ".csv"):  # a store file
+        src = load_source(run, path)
+    elif isinstance(source, (str, Path)):
+        src = load_source(str(source), store or DEFAULT_STORE)
+    else:
+        raise SourceError(f"load: expected a path, a run id or a Store, got {type(source).__name__}")
+    return _frame(src.rows, src.receipt)
+
+
+def _from_store_object(store, run: str) -> tuple[Any, dict]:
+    from .store import SourceError
+
+    found = store.find_run(run)
+    if found is None:
+        raise SourceError(f"no run '{run}' in {store.path}")
+    receipt = dict(found.get("receipt") or {}, run_id=found["run_id"])
+    return store.results(found["run_id"]), receipt
+
+
+def _frame(rows, receipt: dict) -> tuple["pd.DataFrame", dict]:
+    from .report.data import attach_run
+
+    df = attach_run(rows, receipt)
+    df.attrs["receipt"] = receipt
+    return df, receipt
+
+
+def run(spec: str | Path | dict, *, shapes: str | Iterable | None = None, only: str | None = None,
+        check_only: bool = False, store: str | Path | None = None, runs_dir: str | Path = "runs",
+        cache_dir: str | Path | None = None, arch: str | None = None, jobs: int | None = None,
+        progress: bool = False, isolate: bool = True, report: bool = False) -> tuple["pd.DataFrame", dict]:
+    """Run a spec (a YAML path, or the spec as a dict) as `gemmcompare run` does and return (rows, receipt).
+
+    shapes: replace the spec's problems ('4096x4096x4096,1024x1024x1024', or a list of such strings or of
+    (m, n, k) tuples); only: a regular expression on implementation names; check_only: correctness without
+    timing; store / runs_dir: where the rows and the run folder go (default ./gemmcompare.db, ./runs);
+    isolate=False measures in this process (debugging, like --in-process); report=True writes the run
+    folder's report/ as the command does."""
+    from .plan import narrow
+    from .run.parent import RunOptions, Runner
+    from .spec import load_spec, parse_spec
+    from .store import DEFAULT_STORE
+
+    if isinstance(spec, dict):
+        import yaml
+
+        exp = parse_spec(yaml.safe_dump(spec, sort_keys=False), "<spec dict>", base_dir=Path.cwd())
+    else:
+        exp = load_spec(spec)
+    exp = narrow(exp, _shapes_text(shapes), check_only, only)
+    opts = RunOptions(store=Path(store or DEFAULT_STORE), runs_dir=Path(runs_dir),
+                      cache_dir=Path(cache_dir) if cache_dir else None, arch=arch, jobs=jobs, progress=progress,
+                      isolate=isolate)
+    outcome = Runner(exp, opts).run()
+    receipt_file = Path(outcome.run_dir) / "receipt.json"
+    receipt = json.loads(receipt_file.read_text()) if receipt_file.exists() else {"run_id": outcome.run_id}
+    receipt.setdefault("run_status", outcome.status)
+    if report:
+        from .report import build_report
+
+        build_report(outcome.run_id, store=opts.store, out_dir=Path(outcome.run_dir) / "report",
+                     plots=list(exp.report.plots) or None)
+    import pandas as pd
+
+    return _frame(pd.DataFrame([r.to_record() for r in outcome.rows]), receipt)
+
+
+def _shapes_text(shapes) -> str | None:
+    if shapes is None or isinstance(shapes, str):
+        return shapes
+    return ",".join(s if isinstance(s, str) else "x".join(str(int(d)) for d in s) for s in shapes)
+
+
+def _pair(side, store) -> tuple[dict, Any, str | None]:
+    """(receipt, rows, label) from anything compare() takes."""
+    import pandas as pd
+
+    if isinstance(side, tuple) and len(side) == 2:
+        a, b = side
+        if isinstance(a, pd.DataFrame) and isinstance(b, dict):  # load()'s (rows, receipt)
+            return b, a, None
+        if isinstance(a, dict) and isinstance(b, pd.DataFrame):  # the report modules' (receipt, rows)
+            return a, b, None
+    if isinstance(side, pd.DataFrame):
+        return dict(side.attrs.get("receipt") or {}), side, None
+    df, receipt = load(side, store=store)
+    return receipt, df, str(side)
+
+
+def compare(base, cand, *, threshold: float | None = None, store: str | Path | None = None) -> "pd.DataFrame":
+    """Verdicts of `cand` against `base`, row by row (problem, contract, implementation), by the rule of
+    `gemmcompare compare` (docs/reports.md). Each side is what load() takes, or what it returns ((rows, receipt),
+    or a frame whose attrs hold the receipt). threshold: the smallest relative change that counts (default: the
+    candidate spec's, else 0.03). The frame's attrs hold `summary` (the command's text), `notes`, `exit_code`
+    (1 when a row regressed), `threshold` and `basis`."""
+    from .compare import compare as compare_runs
+    from .receipt import receipt_value
+
+    b_receipt, b_rows, b_label = _pair(base, store)
+    c_receipt, c_rows, c_label = _pair(cand, store)
+    if threshold is None:
+        try:
+            threshold = float(receipt_value(c_receipt, "compare_threshold", "report.threshold"))
+        except (TypeError, ValueError):
+            threshold = None
+        threshold = threshold if threshold and 0 < threshold < 1 else 0.03
+    comp = compare_runs((b_receipt, b_rows), (c_receipt, c_rows), threshold, base_label=b_label, cand_label=c_label)
+    table = comp.table.copy()
+    table.attrs.update(summary=comp.summary_text(), notes=list(comp.notes), exit_code=comp.exit_code,
+                       threshold=comp.threshold, basis=comp.basis)
+    return table
+
+
+def callable_module(module_name: str, function: str) -> None:
+    """Make the module `module_name` callable as this module's `function` (see the module doc: the package
+    gemmcompare.run and the module gemmcompare.compare share their names with the API's functions)."""
+    module = sys.modules[module_name]
+
+    class _Callable(types.ModuleType):
+        def __call__(self, *args, **kwargs):
+            return getattr(sys.modules[__name__], function)(*args, **kwargs)
+
+    _Callable.__call__.__doc__ = globals()[function].__doc__
+    module.__class__ = _Callable

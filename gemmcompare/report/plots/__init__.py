@@ -1,0 +1,55 @@
+"""Report plots, one module per kind (matplotlib, each figure on its own Agg canvas; PNG and SVG).
+
+Every plot has units on its axes, the device and the contract in its title, and draws the baseline distinctly
+(black, dashed, square markers). A plot the data cannot support (one problem size, no baseline, no peaks for
+the device) is skipped with a note saying why, never drawn empty.
+
+  throughput      TFLOP/s by problem (size axis or categories), CI error bars     throughput_vs_size
+  baseline        % of baseline bars with values and CI error bars                percent_of_baseline
+  roofline        points under the ceilings, each problem named                    roofline
+  errors          max abs error vs K against both references                      error_vs_k
+  heatmap         % of baseline over a two-parameter sweep, sequential from 0     heatmap
+  distribution    each row's samples (violins and dots) per problem               distribution
+  architectures   several GPUs side by side                                        architectures
+  common          Plot, save_figure, colours, labels, legend or key table
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ..kinds import PLOT_NAMES
+from .architectures import plot_architectures
+from .baseline import plot_percent_of_baseline
+from .common import Plot, save_figure  # noqa: F401  (compare and history save their figures with it)
+from .distribution import plot_distribution
+from .errors import plot_error_vs_k
+from .heatmap import plot_sweep_heatmap
+from .roofline import ceilings, plot_roofline  # noqa: F401
+from .throughput import plot_throughput_vs_size
+
+PLOT_KINDS: dict[str, Callable[[pd.DataFrame, Path], list[Plot]]] = {
+    "throughput_vs_size": plot_throughput_vs_size,
+    "percent_of_baseline": plot_percent_of_baseline,
+    "roofline": plot_roofline,
+    "error_vs_k": plot_error_vs_k,
+    "heatmap": plot_sweep_heatmap,
+    "distribution": plot_distribution,
+    "architectures": plot_architectures,
+}
+assert tuple(PLOT_KINDS) == PLOT_NAMES, "report/kinds.py names every plot kind, in this order"
+
+
+def make_plots(rows: pd.DataFrame, out_dir: Path, kinds: list[str] | None = None) -> list[Plot]:
+    """Every requested plot kind (all by default) for normalised rows with a `gpu` column."""
+    kinds = list(PLOT_KINDS) if kinds is None else kinds
+    unknown = [k for k in kinds if k not in PLOT_KINDS]
+    if unknown:
+        raise ValueError(f"unknown plot kind(s) {unknown}; expected some of {list(PLOT_KINDS)}")
+    plots: list[Plot] = []
+    for kind in kinds:
+        plots.extend(PLOT_KINDS[kind](rows, Path(out_dir)))
+    return plots

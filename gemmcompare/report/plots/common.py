@@ -1,0 +1,239 @@
+"""What every report plot shares: the Plot record, saving (PNG and SVG), one colour and marker per
+implementation, legend labels, the legend or key table, and the problem axis.
+
+matplotlib without pyplot and without a global backend change: each figure is drawn on its own Agg canvas.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+from ..data import kind_of, sorted_problems  # noqa: F401  (kind_of: for the plot modules)
+from ..labels import legend_labels, wrap
+
+# the baseline is drawn black, dashed, with square markers *under* the others, so a kernel that matches it
+# stays visible on top
+BASELINE_STYLE = dict(color="black", linestyle="--", linewidth=2.2, marker="s", markersize=7, zorder=2)
+PASS_ONLY_NOTE = "only PASS rows are drawn: a wrong result has no meaningful speed"
+CI_NOTE = "error bars: 95% CI of the median from the raw samples (distribution-free)"
+NOT_DRAWN = ("SKIP", "BUILD_ERROR")  # rows with nothing to draw in any plot
+MARKERS = ("o", "^", "D", "v", "P", "X", "<", ">", "h", "p")
+LEGEND_RIGHT_MAX = 14  # more entries than this go into a key table under the plot
+DPI = 120
+KIND_COLORS = {"library": "#455a64", "CUTLASS": "#1565c0", "hand-written": "#ef6c00", "custom": "#6a1b9a"}
+
+
+@dataclass
+class Plot:
+    """One figure of a report, or the note of why it was not drawn."""
+
+    kind: str
+    title: str
+    files: list[Path] = field(default_factory=list)  # [png, svg]
+    skipped: str | None = None
+    caption: str = ""
+
+    @property
+    def png(self) -> Path | None:
+        return next((f for f in self.files if f.suffix == ".png"), None)
+
+    @property
+    def svg(self) -> Path | None:
+        return next((f for f in self.files if f.suffix == ".svg"), None)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:80]
+
+
+def save_figure(fig: Figure, out_dir: Path, stem: str, formats=("png", "svg")) -> list[Path]:
+    """Write fig as out_dir/<stem>.png and .svg. SVG ids are salted, its date left out and its text kept as text
+    (not glyph outlines), so re-rendering the same data gives the same, small file (committed reports diff
+    cleanly); the PNG is reduced to an adaptive 256-colour palette (a third of the bytes, the same picture)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    with matplotlib.rc_context({"svg.hashsalt": "gemmcompare", "svg.fonttype": "none"}):
+        for fmt in formats:
+            path = out_dir / f"{slug(stem)}.{fmt}"
+            if fmt == "png":
+                _save_png(fig, path)
+            else:
+                fig.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+            paths.append(path)
+    return paths
+
+
+def _save_png(fig: Figure, path: Path) -> None:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    try:
+        from PIL import Image
+    except ImportError:  # matplotlib needs Pillow, but a PNG as it is will do
+        path.write_bytes(buffer.getvalue())
+        return
+    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
+
+
+def device(rows: pd.DataFrame) -> str:
+    names = [g for g in dict.fromkeys(rows.get("gpu", pd.Series(dtype=str))) if g]
+    return " vs ".join(names) if names else "unknown GPU"
+
+
+def contract_groups(rows: pd.DataFrame):
+    for contract in dict.fromkeys(rows["contract"]):
+        yield contract, rows[rows["contract"] == contract]
+
+
+def finite(values) -> np.ndarray:
+    arr = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+    return arr[np.isfinite(arr)]
+
+
+def passing(rows: pd.DataFrame, column: str) -> pd.DataFrame:
+    """PASS rows with a finite `column`, one per (gpu, problem, implementation): the last one written."""
+    ok = rows[(rows["status"] == "PASS") & pd.to_numeric(rows[column], errors="coerce").notna()]
+    return ok.drop_duplicates(["gpu", "problem", "implementation"], keep="last")
+
+
+def impl_order(rows: pd.DataFrame) -> list[str]:
+    """Baseline first, then the others by name: the same order in every legend of a report."""
+    base = list(dict.fromkeys(rows.loc[rows["is_baseline"], "implementation"]))
+    rest = sorted(n for n in set(rows["implementation"]) if n not in base)
+    return base + rest
+
+
+def is_baseline(rows: pd.DataFrame, name: str) -> bool:
+    return bool(rows.loc[rows["implementation"] == name, "is_baseline"].any())
+
+
+class Palette:
+    """One colour and marker per implementation of a contract's rows, the same in every plot of the report
+    (whatever each plot leaves out), and its legend label (never cut: tile, cluster, schedule, stages stay)."""
+
+    def __init__(self, rows: pd.DataFrame):
+        shown = rows[~rows["status"].isin(NOT_DRAWN)]
+        names = impl_order(shown if len(shown) else rows)
+        self.baselines = {n for n in names if is_baseline(rows, n)}
+        others = [n for n in names if n not in self.baselines]
+        cmap = matplotlib.colormaps["tab10"]
+        self.color = {n: cmap(i % 10) for i, n in enumerate(others)}
+        self.marker = {n: MARKERS[(i // 10) % len(MARKERS)] for i, n in enumerate(others)}
+        short = legend_labels(names)
+        self.label = {n: short[n] + (" (baseline)" if n in self.baselines else "") for n in names}
+
+    def style(self, name: str, line: bool = True) -> dict:
+        if name in self.baselines:
+            style = dict(BASELINE_STYLE)
+        else:
+            style = dict(color=self.color.get(name, "grey"), linestyle="-", linewidth=1.5,
+                         marker=self.marker.get(name, "o"), markersize=5, zorder=3)
+        if not line:
+            style["linestyle"] = "none"
+        return style
+
+    def text(self, name: str) -> str:
+        return self.label.get(name, name)
+
+
+def legend(fig: Figure, ax, handles: list, labels: list[str], title: str = "implementation") -> str:
+    """The legend beside the axes when it fits (up to LEGEND_RIGHT_MAX entries, wrapped labels), else a key
+    table under the plot in as many columns as the figure's width takes. Labels are never cut.
+    Returns 'right', 'below' or '' (nothing to show)."""
+    if not handles:
+        return ""
+    wrapped = [wrap(label) for label in labels]
+    lines = sum(w.count("\n") + 1 for w in wrapped)
+    height = fig.get_figheight()
+    if len(handles) <= LEGEND_RIGHT_MAX and lines * 0.17 <= height * 1.1:
+        ax.legend(handles, wrapped, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
+                  title=title, title_fontsize=8)
+        return "right"
+    widest = max(len(line) for w in wrapped for line in w.split("\n"))
+    ncol = max(1, min(4, int(fig.get_figwidth() / (0.068 * widest + 0.5))))
+    fig.legend(handles, wrapped, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=7.5, frameon=True,
+               ncol=ncol, title=f"key: {title}", title_fontsize=8, columnspacing=1.2, handletextpad=0.5)
+    return "below"
+
+
+def problem_axis(ax, problems: list[str], axis: str = "x") -> None:
+    """A categorical axis of problems (no lines join them: they are different shapes), tick labels turned
+    when they would touch."""
+    positions = np.arange(len(problems))
+    if axis == "x":
+        ax.set_xticks(positions)
+        width_in = ax.figure.get_figwidth() * 0.75 / max(1, len(problems))
+        crowded = max((len(p) for p in problems), default=0) * 0.075 > width_in
+        ax.set_xticklabels(problems, rotation=30 if crowded else 0, ha="right" if crowded else "center", fontsize=8)
+        ax.set_xlim(-0.6, len(problems) - 0.4)
+        ax.set_xlabel("problem M×N×K (by size; a category each, not a size axis)")
+    else:
+        ax.set_yticks(positions)
+        ax.set_yticklabels(problems, fontsize=8)
+
+
+def size_axis(rows: pd.DataFrame) -> tuple[pd.Series, str] | None:
+    """A true size axis when the problems are one family of shapes: the edge when every problem is square,
+    the one dimension that varies when the others are fixed; None otherwise (the problems are then
+    categories)."""
+    m, n, k = rows["m"], rows["n"], rows["k"]
+    if len(rows) and (m == n).all() and (n == k).all():
+        return m.astype(float), "problem size M = N = K"
+    varying = [d for d in ("m", "n", "k") if rows[d].nunique() > 1]
+    if len(varying) == 1:
+        d = varying[0]
+        fixed = ", ".join(f"{o.upper()}={int(rows[o].iloc[0])}" for o in ("m", "n", "k") if o != d)
+        return rows[d].astype(float), f"{d.upper()} ({fixed})"
+    return None
+
+
+def pow2_axis(ax, values, axis: str = "x", length_in: float | None = None) -> None:
+    """A log-2 axis with a tick at each value, thinned so that no two labels touch (`length_in`: the axis'
+    length in inches, default: the figure's width or height times 0.7)."""
+    vals = sorted(set(float(v) for v in values if v and v > 0))
+    getattr(ax, f"set_{axis}scale")("log", base=2)
+    target = getattr(ax, f"{axis}axis")
+    target.set_minor_formatter(NullFormatter())
+    fmt = (lambda v: f"{v:g}" if v < 1e6 else f"{v:.3g}")
+    if length_in is None:
+        length_in = 0.7 * (ax.figure.get_figwidth() if axis == "x" else ax.figure.get_figheight())
+    getattr(ax, f"set_{axis}ticks")(spaced_ticks(vals, length_in, max(len(fmt(v)) for v in vals) if vals else 1))
+    target.set_major_formatter(FuncFormatter(lambda v, _pos: fmt(v)))
+    if len(vals) == 1:
+        getattr(ax, f"set_{axis}lim")(vals[0] / 2, vals[0] * 2)
+
+
+def spaced_ticks(values: list[float], length_in: float, label_chars: int) -> list[float]:
+    """Values kept for ticks on a log axis `length_in` inches long: each at least one label's width (plus a
+    gap) past the last kept, so labels of close values (251 and 256) do not overprint; the largest value
+    always gets its tick."""
+    vals = sorted(set(values))
+    if len(vals) <= 1:
+        return vals
+    per_in = math.log(vals[-1] / vals[0]) * 1.1 / max(length_in, 0.5)  # log units per inch (margins: 1.1)
+    gap = (0.075 * label_chars + 0.12) * per_in
+    kept = [vals[0]]
+    for v in vals[1:]:
+        if math.log(v / kept[-1]) >= gap:
+            kept.append(v)
+    if kept[-1] != vals[-1]:
+        if len(kept) > 1 and math.log(vals[-1] / kept[-2]) >= gap:
+            kept[-1] = vals[-1]
+        elif len(kept) == 1:
+            kept.append(vals[-1]) if math.log(vals[-1] / kept[0]) >= gap else None
+    return kept
+
+
+def problems_by_size(rows: pd.DataFrame) -> list[str]:
+    return sorted_problems(rows["problem"])

@@ -1,0 +1,145 @@
+"""The Python API (gemmcompare.load, run, compare) and the notebook example (CPU only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import gemmcompare
+from gemmcompare.errors import NoDeviceError, SpecError
+from gemmcompare.store import SourceError, Store
+from test_compare import SLOW
+from test_report import make_rows, store_run
+
+ROOT = Path(__file__).resolve().parents[1]
+H200 = ROOT / "experiments" / "results" / "h200"
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def test_import_is_cheap_and_names_load_on_use():
+    code = ("import sys, gemmcompare; heavy = [m for m in ('torch', 'pandas', 'matplotlib', 'numpy') if m in sys.modules];"
+            "print(heavy, callable(gemmcompare.load), callable(gemmcompare.run), callable(gemmcompare.compare))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.strip() == "[] True True True"
+
+
+def test_load_a_committed_run_folder_and_its_csv():
+    df, receipt = gemmcompare.load(H200 / "quickstart")
+    assert len(df) == 12 and receipt["gpu"] == "NVIDIA H200" and df.attrs["receipt"] is receipt
+    assert (df["gpu"] == "NVIDIA H200").all()
+    samples = df["samples_ms"].iloc[0]
+    assert isinstance(samples, list) and len(samples) == df["n_samples"].iloc[0] and isinstance(samples[0], float)
+    row = df[(df["problem"] == "4096x4096x4096") & (df["contract"] == "f16_f32acc_tn") & df["is_baseline"]].iloc[0]
+    assert abs(row["median_ms"] - 0.1853) < 5e-5  # milliseconds, full precision (the README's figure, rounded)
+    csv_df, _ = gemmcompare.load(str(H200 / "quickstart" / "results.csv"))
+    assert list(csv_df["median_ms"]) == list(df["median_ms"])
+
+
+def test_load_from_a_store_by_file_object_and_id(tmp_path):
+    db = tmp_path / "g.db"
+    store = Store(db)
+    store_run(store, "20250101-a", make_rows("20250101-a"), started="2025-01-01T00:00:00")
+    store_run(store, "20250102-b", make_rows("20250102-b", seed=3), started="2025-01-02T00:00:00")
+    latest, receipt = gemmcompare.load(db)
+    assert receipt["run_id"] == "20250102-b" and set(latest["run_id"]) == {"20250102-b"}
+    first, _ = gemmcompare.load(db, run="20250101")
+    assert set(first["run_id"]) == {"20250101-a"}
+    by_id, _ = gemmcompare.load("20250101-a", store=db)
+    assert len(by_id) == len(first)
+    obj, _ = gemmcompare.load(store)
+    assert set(obj["run_id"]) == {"20250102-b"}
+    with pytest.raises(SourceError, match="no run 'nope'"):
+        gemmcompare.load("nope", store=db)
+    with pytest.raises(SourceError, match="no such run folder"):
+        gemmcompare.load(tmp_path / "missing" / "results.json")
+
+
+def test_compare_gives_a_frame_of_verdicts(tmp_path):
+    base = gemmcompare.load(H200 / "timing_check" / "run1")
+    same = gemmcompare.compare(base, base)
+    assert isinstance(same, pd.DataFrame) and set(same["verdict"]) <= {"SAME", "UNKNOWN"}  # noisy rows: UNKNOWN
+    assert same.attrs["exit_code"] == 0 and "no regression" in same.attrs["summary"]
+    cand = base[0].copy()
+    slow = cand["implementation"].str.startswith("mma_sync") & (cand["problem"] == "1024x1024x1024")
+    cand.loc[slow, "samples_ms"] = cand.loc[slow, "samples_ms"].map(lambda s: [x * 1.2 for x in s])
+    cand.loc[slow, "median_ms"] *= 1.2
+    cand.loc[slow, "pct_of_baseline"] /= 1.2  # the kernel, not the card: its % of the same-run baseline drops too
+    cand.attrs["receipt"] = base[1]
+    verdicts = gemmcompare.compare(H200 / "timing_check" / "run1", cand)  # a path on one side, a frame on the other
+    assert verdicts.loc[verdicts["implementation"].str.startswith("mma_sync")
+                        & (verdicts["problem"] == "1024x1024x1024"), "verdict"].tolist() == ["SLOWER"]
+    assert verdicts.attrs["exit_code"] == 1 and verdicts.attrs["threshold"] == 0.03
+
+
+def test_run_on_a_machine_without_a_gpu_raises_what_the_cli_turns_into_exit_3(tmp_path, monkeypatch):
+    if _has_cuda():
+        pytest.skip("a CUDA device is present: this checks the no-device path")
+    monkeypatch.chdir(tmp_path)
+    spec = {"name": "api-check", "problems": [{"m": 64, "n": 64, "k": 64}], "contracts": ["f16_f32acc_tn"],
+            "implementations": ["library.torch_matmul"]}  # nothing to compile: the check is quick
+    with pytest.raises(NoDeviceError) as info:
+        gemmcompare.run(spec, store=tmp_path / "g.db", shapes=[(32, 32, 32)], only="torch")
+    assert info.value.exit_code == 3 and "no CUDA device" in str(info.value)
+    assert not (tmp_path / "g.db").exists()  # nothing measured, nothing stored
+    path = tmp_path / "spec.yaml"
+    path.write_text(json.dumps(spec))  # JSON is YAML
+    from gemmcompare.cli import main
+
+    assert main(["run", str(path), "--store", str(tmp_path / "g.db"), "--no-progress"]) == 3
+    with pytest.raises(SpecError, match="missing required key 'contracts'"):
+        gemmcompare.run({"name": "bad", "problems": [{"m": 1, "n": 1, "k": 1}], "implementations": ["library.cublas"]})
+
+
+def test_run_and_compare_stay_callable_after_their_modules_are_imported():
+    code = ("import gemmcompare, gemmcompare.run.parent, gemmcompare.compare as verdicts;"
+            "from gemmcompare.compare import compare as rows_compare;"
+            "print(callable(gemmcompare.run), callable(gemmcompare.compare), gemmcompare.run is gemmcompare.run,"
+            " rows_compare.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.strip() == "True True True gemmcompare.compare"
+
+
+def test_history_of_the_same_api_runs(tmp_path):
+    """history() reads stores and run folders alike (the API and the CLI share it)."""
+    from gemmcompare.history import history
+
+    store = Store(tmp_path / "g.db")
+    store_run(store, "2025-01-05-run", make_rows("2025-01-05-run"), started="2025-01-05T00:00:00",
+              folder=tmp_path / "runs" / "x")
+    h = history([tmp_path / "runs", tmp_path / "g.db"], SLOW)
+    assert h.table["run_id"].nunique() == 1  # the store and its run folder are one run, kept once
+
+
+NOTEBOOK = ROOT / "examples" / "h200_run.ipynb"
+
+
+def test_the_notebook_is_a_valid_notebook_that_runs(tmp_path):
+    nb = json.loads(NOTEBOOK.read_text())
+    assert nb["nbformat"] == 4 and nb["metadata"]["kernelspec"]["language"] == "python"
+    for cell in nb["cells"]:
+        assert cell["cell_type"] in ("markdown", "code") and isinstance(cell["source"], list)
+        if cell["cell_type"] == "code":
+            assert "outputs" in cell and "execution_count" in cell
+    images = [o for c in nb["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images, "the committed notebook shows its plot"
+    code = "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    script = tmp_path / "notebook.py"
+    script.write_text("import matplotlib\nmatplotlib.use('Agg')\n" + code + "\nprint('NOTEBOOK RAN')\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT / "examples",
+                          env=env, timeout=300)
+    assert proc.returncode == 0 and "NOTEBOOK RAN" in proc.stdout, proc.stderr[-2000:]

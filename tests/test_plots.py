@@ -1,0 +1,240 @@
+"""Each report plot kind on synthetic rows and on committed H200 runs, read back from the figures themselves:
+axes, labels, scales, error bars, legends (CPU only).
+
+The plot modules save their figures through `save_figure`; the `figures` fixture records every figure saved,
+so a test can look at what a reader would see."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.container import BarContainer, ErrorbarContainer
+
+from gemmcompare.report import build_report
+from gemmcompare.report.build import combine_runs
+from gemmcompare.report.plots import PLOT_KINDS
+from gemmcompare.report.plots import common
+from gemmcompare.report.plots.baseline import axis_top
+from gemmcompare.report.plots.common import spaced_ticks
+from gemmcompare.report.stats import median_ci, percent_ci, rate_ci
+from gemmcompare.results import Status
+from gemmcompare.store import load_result_file
+from test_report import MMA, make_rows, receipt_for
+
+H200 = Path(__file__).resolve().parents[1] / "experiments" / "results" / "h200"
+PLOT_MODULES = ("throughput", "baseline", "roofline", "errors", "heatmap", "distribution", "architectures")
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """{file stem: Figure} of every figure the plot modules save during the test."""
+    import importlib
+
+    saved: dict[str, object] = {}
+    original = common.save_figure
+
+    def keep(fig, out_dir, stem, formats=("png", "svg")):
+        saved[stem] = fig
+        return original(fig, out_dir, stem, formats=("png",))  # PNG is enough to prove it renders
+
+    for name in PLOT_MODULES:
+        monkeypatch.setattr(importlib.import_module(f"gemmcompare.report.plots.{name}"), "save_figure", keep)
+    return saved
+
+
+def rows_of(run_id="r1", **kw) -> pd.DataFrame:
+    rows = make_rows(run_id, **kw)
+    return combine_runs((receipt_for(run_id), pd.DataFrame([r.to_record() for r in rows])))
+
+
+def committed(name: str) -> pd.DataFrame:
+    return combine_runs(load_result_file(H200 / name))
+
+
+def draw(kind: str, rows: pd.DataFrame, tmp_path: Path):
+    return [p for p in PLOT_KINDS[kind](rows, tmp_path) if not p.skipped]
+
+
+def rendered(fig):
+    """Draw fig on an Agg canvas (the report's figures have none of their own) and return its renderer."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def overlapping_tick_labels(fig, ax, axis="x") -> list[tuple[str, str]]:
+    """Pairs of visible tick labels of `axis` whose boxes overlap once drawn."""
+    renderer = rendered(fig)
+    labels = [t for t in getattr(ax, f"get_{axis}ticklabels")() if t.get_text() and t.get_visible()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+    return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+
+
+# -- statistics ------------------------------------------------------------------------------------------
+
+def test_median_ci_is_distribution_free_and_needs_samples():
+    rng = np.random.default_rng(1)
+    samples = list(rng.lognormal(0, 0.05, 200))
+    lo, hi = median_ci(samples)
+    assert lo < np.median(samples) < hi and hi / lo < 1.03
+    assert median_ci([1.0, 1.1, 1.2]) is None  # too few samples: no bar rather than an invented one
+    assert median_ci("not samples") is None
+    tlo, thi = rate_ci(2e12, samples)  # 2 TFLOP per launch, times in ms -> TFLOP/s
+    assert math.isclose(tlo, 2e12 / (hi * 1e-3) / 1e12) and thi > tlo
+    plo, phi = percent_ci(80.0, samples, samples)
+    assert plo < 80.0 < phi
+    assert percent_ci(80.0, samples, []) is None
+
+
+# -- throughput ------------------------------------------------------------------------------------------------
+
+def test_throughput_puts_unrelated_shapes_on_a_category_axis_with_error_bars(tmp_path, figures):
+    rows = rows_of(problems=[(4096,) * 3, (3999, 5001, 4097), (8192,) * 3], sweep=False)
+    (plot,) = draw("throughput_vs_size", rows, tmp_path)
+    ax = figures["throughput_f16_f32acc_tn"].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["4096x4096x4096", "3999x5001x4097", "8192x8192x8192"]
+    assert ax.get_xscale() == "linear" and "category" in ax.get_xlabel()
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 2 and all(c.has_yerr for c in bars)  # cuBLAS and the CUTLASS row, each with its CI
+    for c in bars:  # markers only: no line joins two different shapes
+        assert c.lines[0].get_linestyle() in ("None", "none", "")
+    assert "95% CI" in plot.caption and "no lines join" in plot.caption
+    assert ax.get_ylim()[0] == 0 and ax.get_yscale() == "linear"
+
+
+def test_throughput_of_one_family_of_shapes_keeps_a_size_axis_and_goes_log_for_small_problems(tmp_path, figures):
+    rows = rows_of(problems=[(64, 64, k) for k in (32, 256, 2048, 16384)], sweep=False)
+    # make the small-K rows slow enough that rates span far more than 20x
+    rows.loc[rows["k"] == 32, "tflops"] = rows.loc[rows["k"] == 32, "tflops"] / 100
+    draw("throughput_vs_size", rows, tmp_path)
+    ax = figures["throughput_f16_f32acc_tn"].axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlabel().startswith("K (M=64, N=64)")
+    assert ax.get_yscale() == "log" and "log scale" in ax.get_ylabel()
+    joined = [c.lines[0] for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert any(line.get_linestyle() == "-" for line in joined)  # one family of shapes: lines are honest
+
+
+# -- % of baseline -------------------------------------------------------------------------------------------
+
+def test_percent_bars_carry_their_values_and_ci(tmp_path, figures):
+    rows = rows_of(problems=[(1024,) * 3, (4096,) * 3], sweep=False)
+    draw("percent_of_baseline", rows, tmp_path)
+    ax = figures["pct_of_baseline_f16_f32acc_tn"].axes[0]
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    heights = [b.get_height() for c in bars for b in c]
+    texts = {t.get_text() for t in ax.texts}
+    assert heights and all(f"{h:.0f}" in texts for h in heights)  # every bar says its value
+    assert sum(isinstance(c, ErrorbarContainer) for c in ax.containers) == len(heights)
+    assert ax.get_ylim()[0] == 0 and "% of baseline" in ax.get_ylabel()
+
+
+def test_percent_bars_cut_a_few_outliers_and_label_them():
+    top, cut = axis_top([53, 54, 59, 62, 99, 99, 32, 64, 63, 214, 250, 527, 60, 59, 97])
+    assert cut is not None and cut < top < 214 and top >= 114
+    assert axis_top([90, 95, 300, 310, 320])[1] is None  # not a few: every bar fits
+
+
+def test_percent_bars_of_the_committed_library_run(tmp_path, figures):
+    (plot,) = draw("percent_of_baseline", committed("library-vs-handwritten"), tmp_path)
+    ax = figures["pct_of_baseline_f16_f32acc_tn"].axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert "527" in texts  # the unaligned shape's bar is cut at the top and says its value
+    hatched = [b for c in ax.containers if isinstance(c, BarContainer) for b in c if b.get_hatch()]
+    assert len(hatched) == 6 and all(b.get_height() < ax.get_ylim()[1] for b in hatched)
+    assert ax.get_ylim()[1] < 200 and "hatched" in plot.caption
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("128x256x64 cluster 2x1x1" in l.replace("\n", " ") and "coop" in l for l in labels)
+    assert not any("…" in l for l in labels)
+
+
+def test_many_implementations_get_one_panel_per_problem_named_on_the_axis(tmp_path, figures):
+    (plot,) = draw("percent_of_baseline", committed("cutlass-sm90-sweep")[lambda d: d["contract"] == "f16_f32acc_tn"],
+                   tmp_path)
+    fig = figures["pct_of_baseline_f16_f32acc_tn"]
+    visible = [a for a in fig.axes if a.get_visible()]
+    assert [a.get_title() for a in visible] == ["611x613x617", "2048x2048x2048", "4096x4096x4096", "3999x5001x4097",
+                                                "8192x8192x8192"]
+    names = [t.get_text().replace("\n", " ") for t in visible[0].get_yticklabels()]
+    assert len(names) == 14 and all("cluster" in n and "stauto" in n for n in names if n.startswith("cutlass3x"))
+    assert "best at the top" in plot.caption
+
+
+# -- roofline, errors ---------------------------------------------------------------------------------------------
+
+def test_roofline_names_every_problem_and_its_ceilings(tmp_path, figures):
+    draw("roofline", committed("library-vs-handwritten"), tmp_path)
+    ax = figures["roofline_f16_f32acc_tn_NVIDIA H200"].axes[0]
+    named = {t.get_text() for t in ax.texts}
+    assert {"4096x4096x4096", "3999x5001x4097", "8192x8192x8192"} <= named
+    fig = figures["roofline_f16_f32acc_tn_NVIDIA H200"]
+    renderer = rendered(fig)
+    from matplotlib.text import Text
+
+    boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]  # the words, without the leader lines
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])  # stacked, not overprinted
+    assert any("ceilings: 989 TFLOP/s, 4.80 TB/s" in t.get_text() for t in ax.get_legend().get_texts())
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+
+
+def test_error_vs_k_ticks_do_not_overprint(tmp_path, figures):
+    assert spaced_ticks([251, 256, 257, 1024, 4096], 4.0, 4) == [251, 1024, 4096]
+    draw("error_vs_k", committed("quickstart"), tmp_path)
+    fig = figures["error_vs_k_f16_f32acc_tn"]
+    for ax in fig.axes:
+        assert not overlapping_tick_labels(fig, ax)
+        assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+
+
+# -- heatmap, distribution, legends -----------------------------------------------------------------------------
+
+def test_heatmap_scale_is_sequential_from_zero_with_values_in_cells(tmp_path, figures):
+    draw("heatmap", committed("mma-sync-sweep"), tmp_path)
+    fig = figures["sweep_f16_f32acc_tn_mma_sync"]
+    panels = [a for a in fig.axes if a.images]
+    assert panels
+    for ax in panels:
+        image = ax.images[0]
+        assert image.norm.vmin == 0 and image.norm.vmax >= 100 and image.get_cmap().name == "viridis"
+        grid = image.get_array()
+        values = {f"{v:.0f}" for v in np.ma.compressed(grid)}
+        assert values <= {t.get_text() for t in ax.texts}  # each coloured cell writes its value
+
+
+def test_distribution_has_a_panel_per_problem_with_times(tmp_path, figures):
+    rows = rows_of(problems=[(1024,) * 3, (2048,) * 3, (4096,) * 3], sweep=False)
+    (plot,) = draw("distribution", rows, tmp_path)
+    fig = figures["distribution_f16_f32acc_tn"]
+    panels = [a for a in fig.axes if a.get_title()]
+    assert [a.get_title() for a in panels] == ["1024x1024x1024", "2048x2048x2048", "4096x4096x4096"]
+    assert "median − 1 (%)" in panels[0].get_xlabel()
+    times = [t.get_text() for a in fig.axes for t in a.get_yticklabels() if "CV" in t.get_text()]
+    assert any("µs" in t for t in times)  # small problems in microseconds
+    assert all(len(a.collections) >= 2 for a in panels)  # violins and the sample dots
+
+
+def test_more_implementations_than_fit_get_a_key_table_and_no_cut_names(tmp_path, figures):
+    rows = committed("cutlass-sm90-sweep")
+    draw("throughput_vs_size", rows[rows["contract"] == "f16_f32acc_tn"], tmp_path)
+    fig = figures["throughput_f16_f32acc_tn"]
+    assert fig.legends and fig.legends[0].get_title().get_text().startswith("key")
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert len(labels) == 15 and not any("…" in l for l in labels)
+    markers = {(tuple(np.round(c.lines[0].get_color() if isinstance(c.lines[0].get_color(), tuple) else (0,), 3)),
+                c.lines[0].get_marker()) for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)}
+    assert len(markers) == 15  # colour and marker together tell every implementation apart
+
+
+def test_every_kind_draws_or_says_why(tmp_path):
+    rows = make_rows("r1", problems=[(512,) * 3, (1024,) * 3, (2048,) * 3],
+                     statuses={MMA.format(smem="padded", stages=2): Status.FAIL})
+    report = build_report((receipt_for("r1"), pd.DataFrame([r.to_record() for r in rows])), tmp_path / "r")
+    assert {p.kind for p in report.plots} == set(PLOT_KINDS)
+    for p in report.plots:
+        assert p.skipped or (p.png.exists() and p.png.stat().st_size > 5000), p.title
+    assert [p.kind for p in report.plots if p.skipped] == ["architectures"]  # one GPU: the only one not drawn
