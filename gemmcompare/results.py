@@ -82,6 +82,10 @@ class Result:
     notes: str = ""
     started_at: str = ""
     finished_at: str = ""
+    # the GPU that measured the row (its group and its baseline with it): nvidia-smi's index on its host
+    # and the UUID, which names it in the run's receipt (receipt["gpus"]); None in rows of older stores
+    gpu_index: int | None = None
+    gpu_uuid: str | None = None
 
     def add_note(self, note: str) -> None:
         """Append a note ('; ' between notes); a note the row already carries is not repeated."""

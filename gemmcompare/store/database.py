@@ -58,6 +58,11 @@ class Store:
         types = _result_column_types()
         cols = ", ".join(f"{c} {types[c]}" for c in COLUMNS)
         self.conn.execute(f"CREATE TABLE IF NOT EXISTS results (row_id INTEGER PRIMARY KEY AUTOINCREMENT, {cols})")
+        # a store written before a column existed (gpu_index, gpu_uuid...): add it, empty for old rows
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(results)")}
+        for c in COLUMNS:
+            if c not in have:
+                self.conn.execute(f"ALTER TABLE results ADD COLUMN {c} {types[c]}")
         self.conn.execute("CREATE INDEX IF NOT EXISTS results_run ON results(run_id)")
         self.conn.commit()
 
@@ -76,6 +81,11 @@ class Store:
 
     def set_run_status(self, run_id: str, status: str, finished_at: str | None = None) -> None:
         self.conn.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?", (status, finished_at, run_id))
+        self.conn.commit()
+
+    def set_run_receipt(self, run_id: str, receipt: dict[str, Any]) -> None:
+        """Replace a run's receipt (the GPUs a run measured on are known only once their workers start)."""
+        self.conn.execute("UPDATE runs SET receipt = ? WHERE run_id = ?", (json.dumps(receipt, default=str), run_id))
         self.conn.commit()
 
     def add_result(self, result: Result) -> None:
