@@ -7,6 +7,7 @@
   profile.py     profile (Nsight Compute)
   new_kernel.py  new-kernel
   cutlass.py     cutlass list, cutlass enumerate
+  merge.py       merge (runs made apart, e.g. shards, into one)
   options.py     the flags several commands share (not a command group)
 
 Command modules import heavy libraries (torch, pandas, matplotlib) inside their handlers only, so that
@@ -23,9 +24,9 @@ import os
 import sys
 
 from ..errors import GemmCompareError, SpecError
-from . import cutlass, listing, new_kernel, profile, report, run, sanitize
+from . import cutlass, listing, merge, new_kernel, profile, report, run, sanitize
 
-COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass)
+COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, merge)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -57,9 +57,12 @@ _LOCK = threading.Lock()  # one group at a time per worker process: one GPU, one
 
 
 def probe_worker() -> dict:
-    """Run on each worker before building: its GPU (NVML only: no CUDA context in the Dask worker)."""
+    """Run on each worker before building: its GPU (NVML only: no CUDA context in the Dask worker), and
+    whether it may start the measuring process (a daemonic process may not have children)."""
+    import multiprocessing
+
     return {"gpu": nvml_visible_gpu(), "visible": os.environ.get(VISIBLE), "host": platform.node(),
-            "pid": os.getpid()}
+            "pid": os.getpid(), "daemon": multiprocessing.current_process().daemon}
 
 
 def pack_build(ref: BuiltExtensionRef) -> bytes:
@@ -135,10 +138,19 @@ def release(run_id: str) -> bool:
 
 # -- in the parent --------------------------------------------------------------------------------------
 
+# Dask worker processes are daemonic by default, and a daemonic process may not start children: the
+# measuring process is one. Workers must run with this setting off (DASK_DISTRIBUTED__WORKER__DAEMON=False).
+NOT_DAEMONIC = {"distributed.worker.daemon": False}
+
+
 def local_cluster(gpus: list[GpuChoice]):
     """A Dask cluster on this host: a scheduler and one worker per GPU, each shown its GPU alone (what
-    dask-cuda's LocalCUDACluster does; built from distributed's own parts so that it needs nothing more)."""
+    dask-cuda's LocalCUDACluster does; built from distributed's own parts so that it needs nothing more).
+    The nannies read NOT_DAEMONIC whenever they (re)start a worker: it stays set until the cluster closes."""
+    import dask
+
     distributed = _distributed()
+    dask.config.set(NOT_DAEMONIC)
     workers = {f"gpu{g.index}": {"cls": distributed.Nanny,
                                  "options": {"nthreads": 1, "env": {VISIBLE: g.visible}, "memory_limit": 0}}
                for g in gpus}
@@ -174,6 +186,12 @@ class DaskPool:
         self._check_workers()
 
     def _check_workers(self) -> None:
+        daemonic = [addr for addr, info in self.workers.items() if info.get("daemon")]
+        if daemonic:
+            self.close()
+            raise UsageError(f"--cluster: worker(s) {', '.join(daemonic)} run as daemonic processes, which may not "
+                             f"start the isolated measuring process; start them with "
+                             f"DASK_DISTRIBUTED__WORKER__DAEMON=False in their environment (docs/scaling.md)")
         by_uuid: dict[str, str] = {}
         for addr, info in self.workers.items():
             uuid = (info.get("gpu") or {}).get("uuid")
