@@ -142,12 +142,14 @@ def gpu_receipt(device_index: int = 0) -> dict[str, Any]:
     import torch
 
     props = torch.cuda.get_device_properties(device_index)
-    uuid = uuid_text(props.uuid.bytes)
+    raw = getattr(props.uuid, "bytes", None)
+    uuid = uuid_text(raw) if raw else "GPU-" + str(props.uuid).removeprefix("GPU-")
     rec: dict[str, Any] = {
         "uuid": uuid, "index": None, "name": props.name, "compute_capability": f"{props.major}.{props.minor}",
         "sm_count": props.multi_processor_count, "l2_bytes": int(getattr(props, "L2_cache_size", 0)),
         "memory_bytes": int(props.total_memory), "host": platform.node(),
-        "cuda_visible_devices": os.environ.get(VISIBLE), "torch": torch.__version__,
+        "cuda_visible_devices": os.environ.get(VISIBLE), "devices_visible": torch.cuda.device_count(),
+        "torch": torch.__version__,
     }
     n = _nvml()
     if n is not None:
