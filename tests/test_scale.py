@@ -261,13 +261,15 @@ def test_an_old_store_gets_the_gpu_columns(tmp_path):
 
 # -- the Dask engine on a local CPU cluster -------------------------------------------------------------
 
-distributed = pytest.importorskip("distributed", reason="the cluster engine is optional: pip install .[cluster]")
+def _needs_dask():
+    pytest.importorskip("distributed", reason="the cluster engine is optional: pip install .[cluster]")
 
 
 @pytest.fixture
 def cpu_cluster():
     """Two Dask worker processes on this CPU, shown fake GPUs 0 and 1 (they inherit the environment as it
     is when the fixture starts them)."""
+    _needs_dask()
     from gemmcompare.run.engine_dask import local_cluster
 
     cluster = local_cluster(GPUS)
@@ -306,5 +308,6 @@ def test_the_engine_reruns_the_groups_of_a_killed_worker(tmp_path, monkeypatch, 
 
 
 def test_cluster_local_starts_one_worker_per_gpu(tmp_path, monkeypatch):
+    _needs_dask()
     out = fake_run(tmp_path, monkeypatch, cluster="local", host_gpus=GPUS)
     assert out.status == "complete" and {r.gpu_uuid for r in out.rows} == {"GPU-fake-0", "GPU-fake-1"}
