@@ -193,6 +193,26 @@ def test_when_no_gpu_can_start_the_run_fails_and_keeps_nothing_half_done(tmp_pat
     assert out.status == "failed" and out.rows == []
 
 
+def test_an_interrupted_run_keeps_its_rows_stops_its_workers_and_resumes(tmp_path, monkeypatch):
+    import multiprocessing
+
+    emit = Runner._emit
+
+    def interrupt_after_five(self, row):
+        emit(self, row)
+        if len(self.rows) == 5:
+            raise KeyboardInterrupt  # as Ctrl-C in the parent, where rows arrive
+
+    monkeypatch.setattr(Runner, "_emit", interrupt_after_five)
+    first = fake_run(tmp_path, monkeypatch, gpus="all")
+    assert first.status == "interrupted" and len(first.rows) == 5
+    assert not multiprocessing.active_children()  # both GPUs' workers were stopped
+    monkeypatch.setattr(Runner, "_emit", emit)
+    second = fake_run(tmp_path, monkeypatch, gpus="all", resume=first.run_id)
+    assert second.status == "complete"
+    assert sorted(keys(first.rows) + keys(second.rows)) == sorted(c.key for c in make_plan(parse_spec(SPEC, "f")).cells)
+
+
 # -- shards and merge ---------------------------------------------------------------------------------
 
 def test_shards_merged_equal_the_unsharded_run(tmp_path, monkeypatch, capsys):
@@ -283,15 +303,18 @@ def faults(monkeypatch, tmp_path):
     monkeypatch.setenv("GEMMCOMPARE_FAKE_ONCE_DIR", str(tmp_path))
 
 
-def test_the_engine_measures_a_committed_specs_cells_on_a_cpu_cluster(tmp_path, monkeypatch, cpu_cluster):
+def test_the_engine_measures_a_committed_specs_cells_on_a_cpu_cluster(tmp_path, monkeypatch):
+    """--cluster local: a Dask scheduler and one Dask worker per (fake) GPU on this host."""
+    _needs_dask()
     exp = narrow(load_spec(EXPERIMENTS / "cutlass_sm90_sweep.yaml"), check_only=True)
     failing = (exp.implementations[3].name,)
-    out = fake_run(tmp_path, monkeypatch, exp=exp, cluster=cpu_cluster.scheduler_address, failing=failing,
-                   host_gpus=None)
+    out = fake_run(tmp_path, monkeypatch, exp=exp, cluster="local", gpus="all", failing=failing)
     plan = make_plan(exp)
     assert out.status == "complete"
     assert keys(out.rows) == sorted(c.key for c in plan.cells)
     assert {r.gpu_uuid for r in out.rows} == {"GPU-fake-0", "GPU-fake-1"}
+    for (problem, contract) in {(r.problem, r.contract) for r in out.rows}:  # a group on one GPU
+        assert len({r.gpu_uuid for r in out.rows if (r.problem, r.contract) == (problem, contract)}) == 1
     assert {r.status for r in out.rows} == {Status.PASS, Status.SKIP, Status.BUILD_ERROR}
     assert {r.implementation for r in out.rows if r.status is Status.BUILD_ERROR} == set(failing)
     receipt = Store(tmp_path / "run.db").run(out.run_id)["receipt"]
@@ -305,9 +328,3 @@ def test_the_engine_reruns_the_groups_of_a_killed_worker(tmp_path, monkeypatch, 
     assert keys(out.rows) == sorted(c.key for c in make_plan(parse_spec(SPEC, "fake.yaml")).cells)
     assert not [r for r in out.rows if r.status in (Status.CRASH, Status.TIMEOUT)]
     same_gpu_ratios(out.rows)
-
-
-def test_cluster_local_starts_one_worker_per_gpu(tmp_path, monkeypatch):
-    _needs_dask()
-    out = fake_run(tmp_path, monkeypatch, cluster="local", host_gpus=GPUS)
-    assert out.status == "complete" and {r.gpu_uuid for r in out.rows} == {"GPU-fake-0", "GPU-fake-1"}

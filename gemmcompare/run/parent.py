@@ -108,6 +108,10 @@ class Runner:
             self.plan = shard_plan(self.plan, self.shard)
         self.pool = _pool(opts, gpus) if opts.isolate else None
         self.device = device if device is not None else (self.pool.device() if self.pool else _probe())
+        if self.device is None and opts.cluster and opts.cluster != "local":
+            self.pool.close()
+            raise NoDeviceError(f"--cluster {opts.cluster}: no worker shows a GPU (NVML sees none where its "
+                                f"CUDA_VISIBLE_DEVICES points): nothing to build for or measure on")
         self.rows: list[Result] = []
         self.phases: dict = {}
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A sweep as a Slurm job array, no engine: task i measures shard i of N on one GPU into its own store,
 # and a merge job, started when every task has ended, joins them into one run.
-#   sbatch --array=0-3 experiments/scaling/slurm_array.sh experiments/cutlass_sm90_sweep.yaml sweep-out
+#   sbatch --array=0-3 examples/slurm_array.sh experiments/cutlass_sm90_sweep.yaml sweep-out
 # (the array's size is the shard count: --array=0-(N-1)). Run from the repository root, on a shared
 # file system; the build cache is shared too, so the first task to build an extension builds it for all.
 #SBATCH --job-name=gemmcompare-shard

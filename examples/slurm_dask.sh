@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A sweep through the Dask engine on Slurm: one allocation of GPU nodes, a Dask scheduler on the first,
 # one Dask worker per GPU (each shown its GPU alone), and `gemmcompare run --cluster` driving them.
-#   sbatch --nodes=2 --gres=gpu:4 --ntasks-per-node=4 experiments/scaling/slurm_dask.sh SPEC OUT
+#   sbatch --nodes=2 --gres=gpu:4 --ntasks-per-node=4 examples/slurm_dask.sh SPEC OUT
 # Needs `pip install 'gemmcompare[cluster]'` in the environment every node uses.
 #SBATCH --job-name=gemmcompare-dask
 #SBATCH --cpus-per-task=8
