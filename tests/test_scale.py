@@ -328,3 +328,31 @@ def test_the_engine_reruns_the_groups_of_a_killed_worker(tmp_path, monkeypatch, 
     assert keys(out.rows) == sorted(c.key for c in make_plan(parse_spec(SPEC, "fake.yaml")).cells)
     assert not [r for r in out.rows if r.status in (Status.CRASH, Status.TIMEOUT)]
     same_gpu_ratios(out.rows)
+
+
+def test_a_build_travels_to_a_worker_that_does_not_have_it(tmp_path, monkeypatch):
+    """What a Dask task does on a host without the parent's build cache: unpack the shipped build."""
+    from types import SimpleNamespace
+
+    from gemmcompare.run.engine_dask import _local_builds, pack_build
+    from gemmcompare.run.messages import BuiltExtensionRef, WorkerSetup
+
+    built = tmp_path / "parent-cache" / "gc_mod"
+    built.mkdir(parents=True)
+    for name, data in (("gc_mod.so", b"\x7fELF..."), ("complete", b""), ("resources.json", b"[]"),
+                       ("build_seconds", b"12.5"), ("binding.o", b"not shipped")):
+        (built / name).write_bytes(data)
+    ref = BuiltExtensionRef(SimpleNamespace(module_name="gc_mod"), built)
+    setup = WorkerSetup(parse_spec(SPEC, "fake.yaml"), "r", 0, {"library.cublas": ref})
+    packed = {"gc_mod": pack_build(ref)}
+    assert _local_builds(setup, packed).builds["library.cublas"].folder == built  # same host: used where it is
+
+    monkeypatch.setenv("GEMMCOMPARE_CACHE_DIR", str(tmp_path / "worker-cache"))
+    elsewhere = WorkerSetup(setup.experiment, "r", 0, {"library.cublas": BuiltExtensionRef(ref.plan, tmp_path / "gone")})
+    local = _local_builds(elsewhere, packed).builds["library.cublas"].folder
+    assert local == tmp_path / "worker-cache" / "gc_mod"
+    assert sorted(p.name for p in local.iterdir()) == ["build_seconds", "complete", "gc_mod.so", "resources.json"]
+    assert (local / "gc_mod.so").read_bytes() == b"\x7fELF..."
+    with pytest.raises(Exception, match="not on this worker"):
+        _local_builds(WorkerSetup(setup.experiment, "r", 0, {"x": BuiltExtensionRef(SimpleNamespace(
+            module_name="gc_other"), tmp_path / "gone")}), packed)

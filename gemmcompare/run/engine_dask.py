@@ -9,9 +9,10 @@ process on the worker's GPU, a crash or hang costs one row and a fresh child, an
 for the run's next groups on that worker. Rows go back to the parent as the task's result; the parent
 alone writes the store. If a Dask worker itself dies, Dask gives its groups to other workers.
 
-Builds happen once, in the parent, before any task is sent: each finished extension travels to the
-workers as a small archive (the .so and its ptxas report) through Dask's own data transfer, and is
-unpacked into the worker's build cache when that cache does not already hold it (a shared file system).
+Builds happen once, in the parent, before any task is sent. When a worker runs on another host, each
+finished extension travels to the workers as a small archive (the .so and its ptxas report) through
+Dask's own data transfer, and is unpacked into the worker's build cache unless that host already holds
+it where the parent left it (a shared file system).
 
 `--cluster local` starts such a cluster on this host, one worker per GPU of --gpus (default all).
 """
@@ -30,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..errors import GemmCompareError, UsageError
+from ..errors import GemmCompareError, NoDeviceError, UsageError
 from ..results import Result, Status
 from .gpu_session import GpuSession, SessionLost
 from .gpus import VISIBLE, GpuChoice, nvml_visible_gpu
@@ -68,7 +69,7 @@ def probe_worker() -> dict:
 def pack_build(ref: BuiltExtensionRef) -> bytes:
     """A finished extension as a gzip'd tar of what a worker loads: <module>.so and the build's report."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:  # fast: it is sent once, over a LAN
         for name in (f"{ref.plan.module_name}.so", *BUILD_FILES):
             path = Path(ref.folder) / name
             if path.exists():
@@ -103,28 +104,49 @@ def _local_builds(setup: WorkerSetup, packed: dict[str, bytes] | None) -> Worker
     return dataclasses.replace(setup, builds=builds)
 
 
+def _session(setup: WorkerSetup, packed: dict[str, bytes] | None, silence_margin_s: float) -> GpuSession:
+    """This worker's session for the run (call under _LOCK): made at its first task, kept for the rest."""
+    session = _HOSTED.get(setup.run_id)
+    if session is None:
+        worker = _distributed().get_worker().address
+        session = GpuSession(_local_builds(setup, packed), None, f"{platform.node()} {worker}",
+                             silence_margin_s=silence_margin_s)
+        _HOSTED[setup.run_id] = session
+    return session
+
+
+def start_worker(setup: WorkerSetup, packed: dict[str, bytes] | None, silence_margin_s: float) -> dict:
+    """A Dask task sent to each worker before the groups: start its measuring process (torch, the CUDA
+    context, the builds), so that the measuring phase does not include start-up, as on local GPUs."""
+    worker = _distributed().get_worker().address
+    with _LOCK:
+        session = _session(setup, packed, silence_margin_s)
+        try:
+            session.start()
+        except SessionLost as exc:
+            _HOSTED.pop(setup.run_id, None)
+            return {"gpu": {}, "worker": worker, "start_s": None, "lost": str(exc)}
+        return {"gpu": session.gpu, "worker": worker, "start_s": session.started_s, "lost": None}
+
+
 def measure_group(setup: WorkerSetup, packed: dict[str, bytes] | None, job: MeasureJob,
                   silence_margin_s: float) -> dict:
     """The Dask task: one group on this worker's GPU. Returns the rows, the GPU's receipt, and, if the
     GPU could not measure at all, why and what is left of the group."""
     worker = _distributed().get_worker().address
     with _LOCK:
-        session = _HOSTED.get(setup.run_id)
-        if session is None:
-            session = GpuSession(_local_builds(setup, packed), None, f"{platform.node()} {worker}",
-                                 silence_margin_s=silence_margin_s)
-            _HOSTED[setup.run_id] = session
+        session = _session(setup, packed, silence_margin_s)
         rows: list[Result] = []
         t0 = time.monotonic()
+        lost, remaining = None, None
         try:
             session.measure(job, rows.append)
         except SessionLost as exc:
             _HOSTED.pop(setup.run_id, None)
             session.close()
-            return {"rows": rows, "gpu": session.gpu, "worker": worker, "busy_s": time.monotonic() - t0,
-                    "start_s": session.started_s, "lost": str(exc), "remaining": exc.remaining}
+            lost, remaining = str(exc), exc.remaining
         return {"rows": rows, "gpu": session.gpu, "worker": worker, "busy_s": time.monotonic() - t0,
-                "start_s": session.started_s, "lost": None, "remaining": None}
+                "start_s": session.started_s, "lost": lost, "remaining": remaining}
 
 
 def release(run_id: str) -> bool:
@@ -169,7 +191,7 @@ class DaskPool:
         try:
             if address == "local":
                 if not local_gpus:
-                    raise UsageError("--cluster local: this machine has no GPU to start workers on")
+                    raise NoDeviceError("--cluster local: this machine has no CUDA device to start workers on")
                 self.cluster = local_cluster(local_gpus)
                 self.client = distributed.Client(self.cluster)
             else:
@@ -230,7 +252,10 @@ class DaskPool:
                 on_job: Callable[[str, MeasureJob], None] = lambda label, job: None) -> PoolReport:
         distributed = _distributed()
         client, report = self.client, PoolReport()
-        packed = {b.plan.module_name: pack_build(b) for b in setup.builds.values() if isinstance(b, BuiltExtensionRef)}
+        # builds travel to an outside cluster's workers (any may be on another host, or join later); the
+        # workers of --cluster local load them where they are
+        packed = {b.plan.module_name: pack_build(b) for b in setup.builds.values()
+                  if isinstance(b, BuiltExtensionRef)} if self.cluster is None else {}
         setup_f = client.scatter(setup, broadcast=True, hash=False)
         packed_f = client.scatter(packed, broadcast=True, hash=False) if packed else None
         given_up: set[str] = set()
@@ -243,8 +268,23 @@ class DaskPool:
             job_of[fut.key] = (job, fut)
             return fut
 
+        for out in client.gather([client.submit(start_worker, setup_f, packed_f, self.silence_margin_s, pure=False,
+                                                workers=[addr], allow_other_workers=False) for addr in self.workers]):
+            if out["lost"]:
+                given_up.add(out["worker"])
+                report.lost.append(out["lost"])
+                self.log(f"{out['worker']} given up: {out['lost']}")
+            elif out["gpu"].get("uuid") not in seen:
+                seen.add(out["gpu"].get("uuid"))
+                on_gpu(out["gpu"])
+                report.gpus[out["gpu"].get("uuid") or out["worker"]] = GpuStats(start_s=out["start_s"])
+        usable = [addr for addr in self.workers if addr not in given_up] or None  # None: any that joins later
+        if given_up and usable is None:
+            raise SessionLost(f"no cluster worker could start measuring; last error: {report.lost[-1]}", None)
+
         t0 = time.monotonic()
-        futures = [submit(job, len(jobs) - i) for i, job in enumerate(jobs)]  # costliest first
+        futures = [submit(job, len(jobs) - i, usable if given_up else None)  # costliest first
+                   for i, job in enumerate(jobs)]
         done = distributed.as_completed(futures)
         try:
             for fut in done:
