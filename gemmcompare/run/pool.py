@@ -108,12 +108,16 @@ class LocalPool:
         work = _Queue(jobs)
         events: queue.Queue = queue.Queue()
         stats = {id(s): GpuStats() for s in self.sessions}
-        threads = [threading.Thread(target=self._serve, args=(s, work, events, stats[id(s)]), daemon=True,
+        # every GPU's worker starts first (together); groups go out once all are up or given up, so the
+        # measuring phase measures and start-up stays apart (each GPU's worker_start_s)
+        all_up = threading.Event()
+        threads = [threading.Thread(target=self._serve, args=(s, work, events, stats[id(s)], all_up), daemon=True,
                                     name=f"gemmcompare {s.label}") for s in self.sessions]
         report = PoolReport()
         first_job: float | None = None
         last_row = time.monotonic()
         lost: list[SessionLost] = []
+        waiting = len(self.sessions)
         try:
             for t in threads:
                 t.start()
@@ -128,17 +132,23 @@ class LocalPool:
                     last_row = time.monotonic()
                 elif kind == "gpu":
                     on_gpu(session.gpu)
+                    waiting -= 1
                 elif kind == "job":
                     first_job = first_job or time.monotonic()
                     on_job(session.label, payload)
                 elif kind == "error":
                     raise payload
                 elif kind == "lost":
+                    if session.started_s is None:  # it never came up
+                        waiting -= 1
                     lost.append(payload)
                     report.lost.append(str(payload))
                     self.log(f"{session.label} given up: {payload}")
+                if waiting <= 0:
+                    all_up.set()
         except BaseException:
             work.close()
+            all_up.set()
             for s in self.sessions:
                 s.abort()
             raise
@@ -154,8 +164,9 @@ class LocalPool:
         return report
 
     @staticmethod
-    def _serve(session: GpuSession, work: _Queue, events: queue.Queue, stats: GpuStats) -> None:
-        """One GPU's thread: start its worker, then take groups until none is left."""
+    def _serve(session: GpuSession, work: _Queue, events: queue.Queue, stats: GpuStats,
+               all_up: threading.Event) -> None:
+        """One GPU's thread: start its worker, wait for the others, then take groups until none is left."""
         def row(r: Result) -> None:
             stats.rows += 1
             events.put(("row", session, r))
@@ -167,6 +178,7 @@ class LocalPool:
             return
         stats.start_s = session.started_s
         events.put(("gpu", session, None))
+        all_up.wait()
         while True:
             job = work.take()
             if job is None:
