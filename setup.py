@@ -30,6 +30,10 @@ setup(
         "tqdm",
         "nvidia-ml-py",
     ],
-    extras_require={"test": ["pytest"]},
+    extras_require={
+        "test": ["pytest"],
+        # `run --cluster`: Dask's scheduler (pure Python but tornado; about 3 MB of wheels)
+        "cluster": ["dask>=2024.8", "distributed>=2024.8"],
+    },
     entry_points={"console_scripts": ["gemmcompare = gemmcompare.cli:main"]},
 )

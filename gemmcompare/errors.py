@@ -36,3 +36,9 @@ class BuildError(GemmCompareError):
 
 class ToolchainError(GemmCompareError):
     """nvcc, the CUDA toolkit or the CUTLASS headers cannot be found."""
+
+
+class UsageError(GemmCompareError):
+    """A command-line value that cannot be used (--gpus 7 on a two-GPU host, --shard 3/2, ...)."""
+
+    exit_code = 2

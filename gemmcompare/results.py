@@ -107,6 +107,10 @@ class Result:
     wave_efficiency: float | None = None  # waves / waves rounded up (1.0 without a tile)
     measured_over_predicted: float | None = None  # median_ms / predicted_ms: 2.5 means at 40% of its bound
     prediction: dict[str, Any] = field(default_factory=dict)  # the model's inputs and intermediates, or its error
+    # the GPU that measured the row (its group and its baseline with it): nvidia-smi's index on its host
+    # and the UUID, which names it in the run's receipt (receipt["gpus"]); None in rows of older stores
+    gpu_index: int | None = None
+    gpu_uuid: str | None = None
 
     def add_note(self, note: str) -> None:
         """Append a note ('; ' between notes); a note the row already carries is not repeated."""

@@ -23,14 +23,17 @@ OTHER_BITS = {0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x100: "displ
 
 
 class Telemetry:
-    def __init__(self, device_index: int = 0):
+    def __init__(self, device_index: int = 0, uuid: str | None = None):
+        """The GPU by its UUID when known: NVML numbers GPUs its own way and ignores CUDA_VISIBLE_DEVICES,
+        so in a worker that sees one GPU as device 0, index 0 would be some other GPU."""
         self.handle = None
         try:
             import pynvml
 
             pynvml.nvmlInit()
             self.nvml = pynvml
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+            self.handle = (pynvml.nvmlDeviceGetHandleByUUID(uuid) if uuid
+                           else pynvml.nvmlDeviceGetHandleByIndex(device_index))
         except Exception:  # noqa: BLE001 - telemetry is optional
             self.handle = None
 

@@ -8,6 +8,7 @@
   new_kernel.py  new-kernel
   cutlass.py     cutlass list, cutlass enumerate
   analyze.py     analyze (predictions without a GPU)
+  merge.py       merge (runs made apart, e.g. shards, into one)
   options.py     the flags several commands share (not a command group)
 
 Command modules import heavy libraries (torch, pandas, matplotlib) inside their handlers only, so that
@@ -24,10 +25,10 @@ import os
 import sys
 
 from ..errors import GemmCompareError, SpecError
-from . import analyze, cutlass, listing, new_kernel, profile, report, run, sanitize
+from . import analyze, cutlass, listing, merge, new_kernel, profile, report, run, sanitize
 from .options import EXIT_MEANINGS, exit_codes
 
-COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze)
+COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze, merge)
 
 
 def build_parser() -> argparse.ArgumentParser:

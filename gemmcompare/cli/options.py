@@ -110,6 +110,7 @@ def run_options(args):
         cache_dir=Path(args.cache_dir) if args.cache_dir else None, arch=args.arch,
         resume=getattr(args, "resume", None), jobs=args.jobs, progress=not args.no_progress,
         isolate=not getattr(args, "in_process", False),
+        gpus=getattr(args, "gpus", None), cluster=getattr(args, "cluster", None), shard=getattr(args, "shard", None),
     )
 
 

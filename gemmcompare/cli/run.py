@@ -120,6 +120,15 @@ def register(sub) -> None:
     p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
     p.add_argument("--in-process", action="store_true",
                    help="measure in this process (debugging); by default a worker process is replaced after a crash or hang")
+    p.add_argument("--gpus", default=None, metavar="all|I,J",
+                   help="one measuring worker per GPU (CUDA's numbering here); each group with its baseline on one GPU "
+                        "(default: GPU 0)")
+    p.add_argument("--cluster", default=None, metavar="ADDRESS|local",
+                   help="measure on a Dask cluster's GPU workers (tcp://host:8786), or 'local': one Dask worker per "
+                        "GPU of --gpus on this host; needs pip install 'gemmcompare[cluster]'")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="measure part I of N (from 0) of the plan: whole groups, the same split on every host; "
+                        "join the parts with `gemmcompare merge`")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("build", **parser_args(

@@ -1,7 +1,7 @@
 """The messages between the parent process of a run and its measuring worker, as typed records.
 
 Parent -> worker: MeasureJob (one problem under one contract, some implementations), StopWorker.
-Worker -> parent: WorkerReady, RowDone (a finished Result), StageChanged (which implementation is doing
+Worker -> parent: WorkerReady (with the receipt of the GPU it measures on), RowDone (a finished Result), StageChanged (which implementation is doing
 what, so a silent worker can be blamed precisely), JobDone, ContextLostReport (a kernel broke the CUDA
 context: the worker exits after sending it), WorkerFailed (an unexpected error, with its traceback).
 Everything crosses a multiprocessing pipe, so every field is picklable.
@@ -32,8 +32,10 @@ class WorkerSetup:
 
     experiment: Experiment
     run_id: str
-    device_index: int
+    device_index: int  # CUDA's index; 0 in a worker started with CUDA_VISIBLE_DEVICES naming one GPU
     builds: dict[str, Union[BuiltExtensionRef, BuildFailure]] = field(default_factory=dict)
+    # "module:Class" of the worker's device session (worker.CudaSession); the tests' fake device differs
+    backend: str = "gemmcompare.run.worker:CudaSession"
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class StopWorker:
 
 @dataclass(frozen=True)
 class WorkerReady:
-    pass
+    gpu: dict = field(default_factory=dict)  # gpus.gpu_receipt(): uuid, index, name, clocks, host...
 
 
 @dataclass(frozen=True)

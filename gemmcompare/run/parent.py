@@ -1,14 +1,19 @@
-"""The parent process of a run: plan -> build -> store and run folder -> one measuring worker, fed one
-group (problem x contract) at a time -> rows written to the store as they arrive.
+"""The parent process of a run: plan -> build -> store and run folder -> measuring workers, fed whole
+groups (problem x contract) -> rows written to the store as they arrive.
 
-The worker (worker.py) owns the CUDA context and is replaced after a crash or a hang; the executor
-(executor.py) measures one group inside it. With `isolate=False` (--in-process) the executor runs here.
+Everything is built first, on this machine's CPUs (build/experiment.py), so no GPU waits on nvcc. Then
+one isolated worker per GPU measures (worker.py; its parent end is gpu_session.py): on this host's GPUs
+through pool.py (`--gpus`), or on a Dask cluster's GPU workers through engine_dask.py (`--cluster`).
+Either way a group is measured on one GPU with its baseline, rows come back here, and only this process
+writes the store. `--shard I/N` measures one deterministic part of the plan (shards.py), for runs made
+apart and joined by `gemmcompare merge`. With `isolate=False` (--in-process) the executor runs here.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,19 +21,17 @@ from pathlib import Path
 from ..build.experiment import ExperimentBuilds, build_experiment
 from ..build.extension import LoadedExtension
 from ..contracts import correctness as corr
-from ..device import probe_device
-from ..errors import GemmCompareError, NoDeviceError
+from ..device import DeviceInfo
+from ..errors import GemmCompareError, NoDeviceError, UsageError
 from ..files import writable_dir
 from ..plan import Group, Plan, make_plan
-from ..results import Result, Status
+from ..results import Result
 from ..spec import Experiment
 from ..store import DEFAULT_STORE, RunFolder, Store
-from .executor import ContextLost, base_row, now
-from .messages import (BuiltExtensionRef, ContextLostReport, JobDone, MeasureJob, RowDone, StageChanged,
-                       WorkerFailed, WorkerReady, WorkerSetup)
-from .worker import WorkerHandle
-
-WORKER_START_TIMEOUT_S = 600  # importing torch and loading every extension, on a cold machine
+from .executor import ContextLost, now
+from .gpu_session import SILENCE_MARGIN_S, SessionLost
+from .gpus import GpuChoice
+from .messages import BuiltExtensionRef, MeasureJob, WorkerSetup
 
 
 @dataclass
@@ -41,6 +44,11 @@ class RunOptions:
     jobs: int | None = None
     progress: bool = True
     isolate: bool = True  # measure in a worker process (replaced after a crash or hang)
+    gpus: str | None = None  # --gpus all | 0,1: one worker per GPU (default: GPU 0 alone)
+    cluster: str | None = None  # --cluster ADDRESS | local: the groups go to a Dask cluster's GPU workers
+    shard: str | None = None  # --shard I/N: this run measures one part of the plan
+    silence_margin_s: float = SILENCE_MARGIN_S  # how long past the row timeout a silent worker is given
+    backend: str | None = None  # the workers' device session (default worker.CudaSession; tests: a fake)
 
 
 @dataclass
@@ -60,37 +68,85 @@ def build_for(exp: Experiment, device, opts: RunOptions) -> ExperimentBuilds:
                             progress=opts.progress)
 
 
-class Runner:
-    """The parent side of a run: builds, the store and the run folder, and the measuring worker."""
+def _pool(opts: RunOptions, gpus: list[GpuChoice] | None):
+    """Where the groups are measured: this host's GPUs, or a Dask cluster's workers."""
+    from .gpus import local_gpus, select_gpus
 
-    def __init__(self, exp: Experiment, opts: RunOptions):
+    if opts.cluster and opts.cluster != "local" and opts.gpus:
+        raise UsageError("--gpus picks this host's GPUs; with --cluster ADDRESS the cluster's workers decide "
+                         "(--gpus goes with --cluster local)")
+    if opts.cluster and opts.cluster != "local":
+        from .engine_dask import DaskPool
+
+        return DaskPool(opts.cluster, silence_margin_s=opts.silence_margin_s, log=log)
+    available = local_gpus() if gpus is None else gpus
+    wanted = opts.gpus or ("all" if opts.cluster else "0")
+    chosen = select_gpus(wanted, available)
+    if opts.cluster:
+        from .engine_dask import DaskPool
+
+        return DaskPool("local", chosen, silence_margin_s=opts.silence_margin_s, log=log)
+    from .pool import LocalPool
+
+    return LocalPool(chosen, opts.silence_margin_s, log=log)
+
+
+class Runner:
+    """The parent side of a run: builds, the store and the run folder, and the measuring workers.
+
+    `device` and `gpus` are what this host has, found with torch unless given (the tests give a fake)."""
+
+    def __init__(self, exp: Experiment, opts: RunOptions, *, device: DeviceInfo | None = None,
+                 gpus: list[GpuChoice] | None = None):
+        from ..shards import parse_shard, shard_plan
+
         self.exp, self.opts = exp, opts
+        if not opts.isolate and (opts.gpus or opts.cluster):
+            raise UsageError("--in-process measures in this process, on GPU 0: it cannot go with --gpus or --cluster")
+        self.shard = parse_shard(opts.shard) if opts.shard else None
         self.plan: Plan = make_plan(exp)
-        self.device = probe_device()
+        if self.shard:
+            self.plan = shard_plan(self.plan, self.shard)
+        self.pool = _pool(opts, gpus) if opts.isolate else None
+        self.device = device if device is not None else (self.pool.device() if self.pool else _probe())
+        if self.device is None and opts.cluster and opts.cluster != "local":
+            self.pool.close()
+            raise NoDeviceError(f"--cluster {opts.cluster}: no worker shows a GPU (NVML sees none where its "
+                                f"CUDA_VISIBLE_DEVICES points): nothing to build for or measure on")
         self.rows: list[Result] = []
-        self.worker: WorkerHandle | None = None
+        self.phases: dict = {}
 
     def run(self) -> RunOutcome:
         # where the run will write, checked before minutes of building: a bad --store or --runs-dir is exit 2
         Store.check_writable(self.opts.store)
         writable_dir(self.opts.runs_dir, "--runs-dir")
-        self.builds = build_for(self.exp, self.device, self.opts)
-        for name, failure in self.builds.failures.items():
-            log(f"BUILD_ERROR {name}:\n{failure.message}")
-        if self.device is None:
-            ok = sum(1 for b in self.builds.by_impl.values() if isinstance(b, LoadedExtension))
-            raise NoDeviceError(
-                f"spec {self.exp.path} is valid and {ok} extension(s) built ({len(self.builds.failures)} failed) "
-                f"for sm_{self.builds.target_cc}, but no CUDA device is present: nothing can be measured on this "
-                f"machine. What can be known without one (resources, occupancy, waves, predicted times): try "
-                f"`gemmcompare analyze {self.exp.path} --device h200`.")
-        self.store = Store(self.opts.store)
-        receipt = self._receipt()
-        self.run_id, run_dir, done = self._open_run(receipt)
-        self.folder = RunFolder(run_dir)
-        self.folder.write_receipt({"run_id": self.run_id, **receipt})
-        status = self._measure(done)
-        return RunOutcome(self.run_id, run_dir, self.rows, status)
+        try:
+            t0 = time.monotonic()
+            self.builds = build_for(self.exp, self.device, self.opts)
+            self.phases["build_s"] = time.monotonic() - t0
+            for name, failure in self.builds.failures.items():
+                log(f"BUILD_ERROR {name}:\n{failure.message}")
+            if self.device is None:
+                ok = sum(1 for b in self.builds.by_impl.values() if isinstance(b, LoadedExtension))
+                raise NoDeviceError(
+                    f"spec {self.exp.path} is valid and {ok} extension(s) built ({len(self.builds.failures)} failed) "
+                    f"for sm_{self.builds.target_cc}, but no CUDA device is present: nothing can be measured on this "
+                    f"machine. What can be known without one (resources, occupancy, waves, predicted times): try "
+                    f"`gemmcompare analyze {self.exp.path} --device h200`.")
+            self.store = Store(self.opts.store)
+            self.receipt = self._receipt()
+            self.run_id, run_dir, done = self._open_run(self.receipt)
+            self.folder = RunFolder(run_dir)
+            self._write_receipt()
+            status = self._measure(done)
+            return RunOutcome(self.run_id, run_dir, self.rows, status)
+        finally:
+            if self.pool is not None:
+                self.pool.close()
+
+    def _gpu_names(self) -> str:
+        names = self.pool.gpu_names() if self.pool else []
+        return " + ".join(sorted(set(names))) if names else self.device.name
 
     def _receipt(self) -> dict:
         from ..receipt import environment
@@ -107,20 +163,36 @@ class Runner:
             "timing": {"method": "cuda_events" + ("+graph" if exp.timing.graph else ""), **exp.timing.as_dict()},
             "compare_threshold": exp.report.threshold,
             "baseline": exp.baseline,
-            "isolation": "one worker process per GPU, replaced after a crash or timeout" if self.opts.isolate
-            else "in-process",
+            "isolation": "one worker process per GPU, replaced after a crash or timeout; each group (problem x "
+                         "contract) measured on one GPU with its baseline" if self.opts.isolate else "in-process",
+            "placement": self.pool.describe() if self.pool else {"kind": "in-process"},
+            "gpus": [],  # one receipt per GPU, added as each GPU's worker starts
         })
+        if self.shard:
+            receipt["shard"] = {**self.shard.as_dict(), "rows": self.plan.row_count}
         return receipt
 
+    def _write_receipt(self) -> None:
+        full = {"run_id": self.run_id, **self.receipt}
+        self.folder.write_receipt(full)
+        self.store.set_run_receipt(self.run_id, full)
+
+    def _add_gpu(self, gpu: dict) -> None:
+        """A GPU's worker is up: its receipt joins the run's (once per GPU)."""
+        if gpu and all(g.get("uuid") != gpu.get("uuid") for g in self.receipt["gpus"]):
+            self.receipt["gpus"].append(dict(gpu))
+            self._write_receipt()
+
     def _open_run(self, receipt: dict) -> tuple[str, Path, set]:
-        """A new run in the store, or the run --resume names (checked to be the same spec and GPU)."""
+        """A new run in the store, or the run --resume names (checked to be the same spec, GPU and shard)."""
         exp, opts = self.exp, self.opts
+        gpu = self._gpu_names()
         if not opts.resume:
             run_id = dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
             run_dir = opts.runs_dir / run_id
             self.store.create_run({
                 "run_id": run_id, "name": exp.name, "spec_path": exp.path, "spec_hash": exp.spec_hash,
-                "status": "running", "started_at": now(), "gpu": self.device.name, "cc": receipt["compute_capability"],
+                "status": "running", "started_at": now(), "gpu": gpu, "cc": receipt["compute_capability"],
                 "git_commit": receipt["git_commit"], "git_dirty": receipt["git_dirty"],
                 "gemmcompare_version": receipt["gemmcompare"], "run_dir": str(run_dir), "receipt": receipt,
                 "spec_text": exp.text,
@@ -132,54 +204,88 @@ class Runner:
         if prev["spec_hash"] != exp.spec_hash:
             raise GemmCompareError(f"--resume {prev['run_id']}: that run used a different spec "
                                    f"(hash {prev['spec_hash'][:12]} vs {exp.spec_hash[:12]}); start a new run")
-        if prev["gpu"] != self.device.name:
+        if prev["gpu"] != gpu:
             raise GemmCompareError(f"--resume {prev['run_id']}: that run measured on {prev['gpu']}, this machine has "
-                                   f"{self.device.name}; rows from two GPUs cannot share a run")
+                                   f"{gpu}; rows from two GPU models cannot share a run")
+        prev_shard = (prev.get("receipt") or {}).get("shard")
+        this_shard = receipt.get("shard")
+        if (prev_shard or {}).get("index", None) != (this_shard or {}).get("index", None) or \
+                (prev_shard or {}).get("count") != (this_shard or {}).get("count"):
+            raise GemmCompareError(f"--resume {prev['run_id']}: that run was shard "
+                                   f"{_shard_text(prev_shard)}, this one is {_shard_text(this_shard)}")
         if prev["git_commit"] != receipt["git_commit"]:
             log(f"note: run {prev['run_id']} was started at commit {prev['git_commit']}, resuming at "
                 f"{receipt['git_commit']}; both are in the receipts")
             receipt["resumed_from_commit"] = prev["git_commit"]
+        receipt["gpus"] = list((prev.get("receipt") or {}).get("gpus") or [])
         done = self.store.done_keys(prev["run_id"])
         self.store.set_run_status(prev["run_id"], "running")
         log(f"resuming run {prev['run_id']}: {len(done)} rows already done")
         return prev["run_id"], Path(prev["run_dir"]), done
 
+    def _jobs(self, done: set) -> list[MeasureJob]:
+        """The groups still to measure; costliest first when several GPUs share them (so none idles long
+        at the end), in plan order on a single GPU as before."""
+        from ..shards import by_cost
+
+        groups = list(self.plan.groups(done))
+        if self.opts.gpus or self.opts.cluster:
+            groups = by_cost(self.plan, groups)
+        return [MeasureJob(g.problem_index, g.contract.name, tuple(i.name for i in g.implementations))
+                for g in groups]
+
     def _measure(self, done: set) -> str:
-        """Every group still to do, through the worker (or in this process); the run's final status."""
+        """Every group still to do, through the pool of GPU workers (or in this process); the run's status."""
         from tqdm import tqdm
 
-        self.setup = WorkerSetup(self.exp, self.run_id, self.device.index, {
+        setup = WorkerSetup(self.exp, self.run_id, self.device.index, {
             name: b if not isinstance(b, LoadedExtension) else BuiltExtensionRef(b.plan, b.path)
-            for name, b in self.builds.by_impl.items()})
+            for name, b in self.builds.by_impl.items()}, **({"backend": self.opts.backend} if self.opts.backend else {}))
         self.bar = tqdm(total=self.plan.row_count - len(done), desc="rows", unit="row",
                         disable=not self.opts.progress, file=sys.stderr, dynamic_ncols=True)
         status = "complete"
+        report = None
         try:
-            for group in self.plan.groups(done):
-                self.bar.set_postfix_str(f"{group.entry.label} {group.contract.name}")
-                if self.opts.isolate:
-                    self._dispatch(group)
-                else:
+            if self.opts.isolate:
+                report = self.pool.measure(setup, self._jobs(done), emit=self._emit, on_gpu=self._add_gpu,
+                                           on_job=lambda label, job: self.bar.set_postfix_str(
+                                               f"{label}: {self.exp.problems[job.problem_index].label} {job.contract}"))
+            else:
+                for group in self.plan.groups(done):
+                    self.bar.set_postfix_str(f"{group.entry.label} {group.contract.name}")
                     self._in_process(group)
         except KeyboardInterrupt:
             status = "interrupted"
             log(f"interrupted: {len(self.rows)} rows kept; continue with --resume {self.run_id}")
-        except ContextLost as exc:
+        except (ContextLost, SessionLost) as exc:
             status = "failed"
             log(f"run stopped: {exc}")
         except BaseException:
             status = "failed"  # recorded as such, then reported by the caller
             raise
         finally:
-            if self.worker is not None:
-                if status == "complete":
-                    self.worker.stop()
-                else:  # interrupted or failed: do not wait for a measurement in progress
-                    self.worker.kill()
-                self.worker = None
             self.bar.close()
+            if report is not None:
+                self._record_phase(report)
             self.store.set_run_status(self.run_id, status, now())
         return status
+
+    def _record_phase(self, report) -> None:
+        """The measuring phase in the receipt (builds are timed apart): rows, seconds, rows per second,
+        and what each GPU did."""
+        self.phases.update({"measure_s": report.measure_s, "rows_measured": report.rows,
+                            "rows_per_s": report.rows / report.measure_s if report.measure_s else None,
+                            "gpus_lost": report.lost})
+        self.receipt["phases"] = self.phases
+        for g in self.receipt["gpus"]:
+            stats = report.gpus.get(g.get("uuid"))
+            if stats is not None:
+                g.update({"rows": stats.rows, "groups": stats.groups, "busy_s": stats.busy_s,
+                          "worker_start_s": stats.start_s})
+        self._write_receipt()
+        if report.rows:
+            log(f"measured {report.rows} rows in {report.measure_s:.1f} s on {len(report.gpus)} GPU(s): "
+                f"{report.rows / max(report.measure_s, 1e-9):.2f} rows/s (builds before: {self.phases['build_s']:.1f} s)")
 
     def _emit(self, row: Result) -> None:
         row.finished_at = now()
@@ -187,81 +293,6 @@ class Runner:
         self.folder.add(row)
         self.rows.append(row)
         self.bar.update(1)
-
-    # -- in a worker process (the default) ---------------------------------------------------------
-    def _start_worker(self) -> WorkerHandle:
-        w = WorkerHandle(self.setup)
-        if not w.conn.poll(WORKER_START_TIMEOUT_S):
-            w.kill()
-            raise GemmCompareError(f"the measuring worker did not start within {WORKER_START_TIMEOUT_S} s")
-        try:
-            msg = w.conn.recv()
-        except EOFError:
-            w.kill()
-            raise GemmCompareError(f"the measuring worker died while starting (exit code {w.proc.exitcode})") from None
-        if not isinstance(msg, WorkerReady):
-            w.kill()
-            raise GemmCompareError(f"the measuring worker failed to start:\n{getattr(msg, 'traceback', msg)}")
-        return w
-
-    def _dispatch(self, group: Group) -> None:
-        pending = {impl.name: impl for impl in group.implementations}
-        silence = self.exp.timing.row_timeout_s + 120  # the worker's own timeout fires first; this is the backstop
-        while pending:
-            if self.worker is None:
-                self.worker = self._start_worker()
-            self.worker.conn.send(MeasureJob(group.problem_index, group.contract.name, tuple(pending)))
-            self._follow(group, pending, silence)
-
-    def _follow(self, group: Group, pending: dict, silence: float) -> None:
-        """Read the worker's messages for one job until it is done or the worker is lost."""
-        w, current, what = self.worker, None, "starting"
-        while True:
-            if not w.conn.poll(silence):
-                self._lost(group, pending, current, "TIMEOUT",
-                           f"no word from the worker for {silence:g} s while {what}; the process was killed")
-                return
-            try:
-                msg = w.conn.recv()
-            except (EOFError, OSError):
-                w.proc.join(timeout=10)
-                self._lost(group, pending, current, "CRASH",
-                           f"the worker process died (exit code {w.proc.exitcode}) while {what}")
-                return
-            if isinstance(msg, RowDone):
-                pending.pop(msg.row.implementation, None)
-                self._emit(msg.row)
-            elif isinstance(msg, StageChanged):
-                current, what = msg.implementation, f"{msg.implementation}: {msg.what}"
-            elif isinstance(msg, JobDone):
-                for name, impl in list(pending.items()):  # an implementation that produced no row: say so
-                    row = self._row(group, impl)
-                    row.status, row.reason = Status.CRASH, "the worker returned no row for it"
-                    self._emit(row)
-                pending.clear()
-                return
-            elif isinstance(msg, ContextLostReport):
-                self._lost(group, pending, msg.implementation, msg.status, msg.text)
-                return
-            elif isinstance(msg, WorkerFailed):
-                self._lost(group, pending, current, "CRASH", f"worker error while {what}:\n{msg.traceback}")
-                return
-
-    def _row(self, group: Group, impl) -> Result:
-        return base_row(self.run_id, self.exp, group.entry, group.contract, impl.name, impl.family, impl.params)
-
-    def _lost(self, group: Group, pending: dict, name: str | None, status: str, text: str) -> None:
-        """The worker is gone: record the implementation it was running, start afresh for the rest."""
-        if self.worker is not None:
-            self.worker.kill()
-            self.worker = None
-        if name is None or name not in pending:
-            raise ContextLost(f"the measuring worker failed before any implementation started: {text}")
-        row = self._row(group, pending.pop(name))
-        row.status, row.reason = Status(status), text
-        row.add_note("the worker process was replaced; the run went on with the next implementation")
-        self._emit(row)
-        log(f"{status} {name} on {group.entry.label} {group.contract.name}: {text.splitlines()[0] if text else ''}")
 
     # -- in this process (--in-process: debugging, sanitizers) ---------------------------------------
     def _in_process(self, group: Group) -> None:
@@ -271,8 +302,27 @@ class Runner:
         from .executor import ProblemExecutor
 
         if not hasattr(self, "_executor"):
+            from .gpus import gpu_receipt
+
+            gpu = gpu_receipt(self.device.index)
+            self._add_gpu(gpu)
+
+            def emit(row: Result) -> None:
+                row.gpu_index, row.gpu_uuid = gpu.get("index"), gpu.get("uuid")
+                self._emit(row)
+
             self._stream = torch.cuda.Stream()
             self._executor = ProblemExecutor(self.exp, self.run_id, self.device, self.builds.by_impl,
-                                             Telemetry(self.device.index), emit=self._emit)
+                                             Telemetry(self.device.index, uuid=gpu.get("uuid")), emit=emit)
         with torch.cuda.stream(self._stream):
             self._executor.run(group.entry, group.contract, list(group.implementations))
+
+
+def _probe():
+    from ..device import probe_device
+
+    return probe_device()
+
+
+def _shard_text(shard: dict | None) -> str:
+    return f"{shard['index']}/{shard['count']}" if shard else "the whole plan"

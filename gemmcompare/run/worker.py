@@ -1,51 +1,93 @@
 """The measuring worker: a child process that owns the CUDA context, replaced after a fault.
 
 An illegal memory access or a trap poisons a CUDA context for good, and a hung kernel never returns; so
-kernels run in a child process. The parent (parent.py) keeps the store and sends one MeasureJob at a
-time; the worker answers with the typed messages of messages.py: rows as they finish and the stage each
-implementation is in. If the worker reports a lost context, dies, or stays silent past the row timeout,
-the parent records CRASH or TIMEOUT for the implementation that was running, starts a fresh worker, and
-goes on with the rest: nothing already measured is lost.
+kernels run in a child process, one per GPU, started with CUDA_VISIBLE_DEVICES naming that GPU alone.
+Its parent end (gpu_session.py) sends one MeasureJob at a time; the worker answers with the typed
+messages of messages.py: rows as they finish and the stage each implementation is in. If the worker
+reports a lost context, dies, or stays silent past the row timeout, the parent end records CRASH or
+TIMEOUT for the implementation that was running, starts a fresh worker, and goes on with the rest:
+nothing already measured is lost.
+
+What the worker measures on is a session class named in the setup: `CudaSession` (the GPU), or the
+tests' fake device, which lets the scheduling be tested on machines without CUDA.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import multiprocessing
 import os
+import pickle
 import signal
 import traceback
 
+from .gpus import VISIBLE
 from .messages import (BuiltExtensionRef, ContextLostReport, JobDone, MeasureJob, RowDone, StageChanged,
                        StopWorker, WorkerFailed, WorkerReady, WorkerSetup)
 
 
 def _load_builds(setup: WorkerSetup) -> dict:
+    """Import what the parent built: a worker never compiles (GPUs do not wait on nvcc)."""
     from ..build.extension import load_extension
 
     return {name: load_extension(b.plan, b.folder, cached=True) if isinstance(b, BuiltExtensionRef) else b
             for name, b in setup.builds.items()}
 
 
-def worker_main(conn, setup: WorkerSetup) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    try:
+class CudaSession:
+    """The worker's device: the CUDA GPU it measures on, the harness's stream, the loaded builds."""
+
+    def __init__(self, setup: WorkerSetup):
         import torch
 
         from ..device import probe_device
+        from .gpus import gpu_receipt
+
+        self.device = probe_device(setup.device_index)
+        if self.device is None:
+            raise RuntimeError(f"no CUDA device visible to the worker ({VISIBLE}={os.environ.get(VISIBLE)!r})")
+        torch.cuda.set_device(self.device.index)
+        self.gpu = gpu_receipt(self.device.index)
+        self.builds = _load_builds(setup)
+        self._stream = torch.cuda.Stream()  # the harness's stream: non-blocking w.r.t. the legacy stream
+
+    def executor(self, setup: WorkerSetup, emit, stage):
         from ..telemetry import Telemetry
-        from .executor import ContextLost, ProblemExecutor
+        from .executor import ProblemExecutor
+
+        return ProblemExecutor(setup.experiment, setup.run_id, self.device, self.builds,
+                               Telemetry(self.device.index, uuid=self.gpu.get("uuid")), emit=emit, stage=stage)
+
+    def stream(self):
+        import torch
+
+        return torch.cuda.stream(self._stream)
+
+    def after_job(self) -> None:
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def _session_class(path: str):
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def worker_main(conn, setup: WorkerSetup) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    try:
+        from .executor import ContextLost
 
         exp = setup.experiment
-        device = probe_device(setup.device_index)
-        torch.cuda.set_device(device.index)
+        session = _session_class(setup.backend)(setup)
         impls = {impl.name: impl for impl in exp.implementations}
         contracts = {c.name: c for c in exp.contracts}
-        executor = ProblemExecutor(exp, setup.run_id, device, _load_builds(setup), Telemetry(device.index),
-                                   emit=lambda row: conn.send(RowDone(row)),
-                                   stage=lambda impl, what: conn.send(StageChanged(impl, what)))
-        stream = torch.cuda.Stream()  # the harness's stream: non-blocking with respect to the legacy stream
-        conn.send(WorkerReady())
-        with torch.cuda.stream(stream):
+        executor = session.executor(setup, emit=lambda row: conn.send(RowDone(row)),
+                                    stage=lambda impl, what: conn.send(StageChanged(impl, what)))
+        conn.send(WorkerReady(session.gpu))
+        with session.stream():
             while True:
                 job = conn.recv()
                 if isinstance(job, StopWorker):
@@ -54,7 +96,7 @@ def worker_main(conn, setup: WorkerSetup) -> None:
                 try:
                     executor.run(exp.problems[job.problem_index], contracts[job.contract],
                                  [impls[n] for n in job.implementations])
-                    torch.cuda.empty_cache()
+                    session.after_job()
                     conn.send(JobDone())
                 except ContextLost as exc:
                     conn.send(ContextLostReport(exc.implementation, exc.status.value, str(exc)))
@@ -70,13 +112,25 @@ def worker_main(conn, setup: WorkerSetup) -> None:
     os._exit(0)
 
 
-class WorkerHandle:
-    """The parent's end of one worker process."""
+def _entry(conn, visible: str | None, payload: bytes) -> None:
+    """The child's first code: show it its one GPU before anything can initialize CUDA, then unpickle
+    the setup (which imports the package and torch) and serve."""
+    if visible is not None:
+        os.environ[VISIBLE] = visible
+    setup = pickle.loads(payload)
+    if visible is not None:
+        setup = dataclasses.replace(setup, device_index=0)  # its one GPU is device 0 to it
+    worker_main(conn, setup)
 
-    def __init__(self, setup: WorkerSetup):
+
+class WorkerHandle:
+    """The parent's end of one worker process. `visible`: the CUDA_VISIBLE_DEVICES value that shows
+    the worker its one GPU (None: the worker inherits the parent's environment)."""
+
+    def __init__(self, setup: WorkerSetup, visible: str | None = None):
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=worker_main, args=(child, setup), daemon=True)
+        self.proc = ctx.Process(target=_entry, args=(child, visible, pickle.dumps(setup)), daemon=True)
         self.proc.start()
         child.close()
 

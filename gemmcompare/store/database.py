@@ -125,6 +125,11 @@ class Store:
         self.conn.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?", (status, finished_at, run_id))
         self.conn.commit()
 
+    def set_run_receipt(self, run_id: str, receipt: dict[str, Any]) -> None:
+        """Replace a run's receipt (the GPUs a run measured on are known only once their workers start)."""
+        self.conn.execute("UPDATE runs SET receipt = ? WHERE run_id = ?", (json.dumps(receipt, default=str), run_id))
+        self.conn.commit()
+
     def add_result(self, result: Result) -> None:
         rec = result.to_record()
         placeholders = ", ".join("?" for _ in COLUMNS)
