@@ -141,7 +141,7 @@ def test_percent_bars_cut_a_few_outliers_and_label_them():
 
 
 def test_percent_bars_of_the_committed_library_run(tmp_path, figures):
-    (plot,) = draw("percent_of_baseline", committed("library-vs-handwritten"), tmp_path)
+    (plot,) = draw("percent_of_baseline", committed("library-vs-handwritten-fourth-session"), tmp_path)
     ax = figures["pct_of_baseline_f16_f32acc_tn"].axes[0]
     texts = [t.get_text() for t in ax.texts]
     assert "527" in texts  # the unaligned shape's bar is cut at the top and says its value
@@ -168,7 +168,7 @@ def test_many_implementations_get_one_panel_per_problem_named_on_the_axis(tmp_pa
 # -- roofline, errors ---------------------------------------------------------------------------------------------
 
 def test_roofline_names_every_problem_and_its_ceilings(tmp_path, figures):
-    draw("roofline", committed("library-vs-handwritten"), tmp_path)
+    draw("roofline", committed("library-vs-handwritten-fourth-session"), tmp_path)
     ax = figures["roofline_f16_f32acc_tn_NVIDIA H200"].axes[0]
     named = {t.get_text() for t in ax.texts}
     assert {"4096x4096x4096", "3999x5001x4097", "8192x8192x8192"} <= named
