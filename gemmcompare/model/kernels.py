@@ -178,7 +178,21 @@ def kernel_from_row(row: Any) -> KernelShape:
                            persistent=params.get("grid") == "persistent", stages=_stages(params))
     if family == "cutlass":
         return _cutlass_kernel(base, params)
+    if family == "hopper":
+        return _hopper_kernel(base, name, params)
     raise ValueError(f"family {family!r}: the model does not know this kernel's tile and block size")
+
+
+def _hopper_kernel(base: dict[str, Any], name: str, p: dict[str, Any]) -> KernelShape:
+    """The hand-written Hopper ladder (implementations/hopper.py): wgmma from shared memory; steps 1-2 are one
+    warpgroup of 128 threads, steps 3-6 add a producer warpgroup to their consumers; persistent from step 4."""
+    step = name.split(".", 1)[-1].split("[", 1)[0]
+    consumers = int(p.get("consumers") or 1)
+    specialized = step not in ("wgmma_tma", "pipelined")
+    return KernelShape(**base, instruction="wgmma", block_tile=tuple(p["block"]),
+                       threads_per_block=128 * (consumers + (1 if specialized else 0)),
+                       raster_group=int(p.get("group") or 1), cluster=(int(p.get("cluster_m") or 1), 1),
+                       persistent=step in ("persistent", "cluster", "best"), stages=_stages(p))
 
 
 def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:
