@@ -138,6 +138,32 @@ class Prediction:
         return out
 
 
+def _occupancy_of(kernel: KernelShape, device: DeviceSpec, notes: list[str]):
+    """(the occupancy of the kernel's block, or None when its resources are unknown; CTAs per SM)."""
+    if kernel.block_resources is None:
+        if kernel.block_tile is not None:
+            notes.append("block size unknown: one CTA per SM assumed")
+        return None, 1
+    occ = occupancy(device, kernel.block_resources)
+    notes.extend(occ.notes)
+    if occ.ctas_per_sm == 0:
+        raise ValueError(f"{kernel.name}: no CTA fits an SM of {device.name} ({'; '.join(occ.notes)})")
+    return occ, occ.ctas_per_sm
+
+
+def _l1_term(kernel: KernelShape, padded: GemmProblem, busiest, device: DeviceSpec, notes: list[str]):
+    """(the lab loop's L1 wavefront count, its time on the busiest SM), or (None, None) for other kernels."""
+    if kernel.lab_loop is None or busiest is None:
+        return None, None
+    if device.boost_clock_mhz is None:
+        notes.append(f"{device.name} has no clock in the device table: the L1 data-path term is left out")
+        return None, None
+    ops = Operands(lda=padded.m if kernel.a_col else padded.k, ldb=padded.k if kernel.b_col else padded.n,
+                   a_col=kernel.a_col, b_col=kernel.b_col)
+    loop = lab_loop_wavefronts(kernel.lab_loop, ops, kernel.warp_tile)
+    return loop, datapath_ms(loop, busiest, padded.k, device.boost_clock_mhz)
+
+
 def predict(problem: GemmProblem, kernel: KernelShape, device: DeviceSpec, *,
             launch_ms: float = LAUNCH_LATENCY_MS, l2_bandwidth: float | None = None) -> Prediction:
     """Predict the time of `kernel` on `problem` on `device`. Raises ValueError when the device has no peak
@@ -153,16 +179,7 @@ def predict(problem: GemmProblem, kernel: KernelShape, device: DeviceSpec, *,
     a_size = element_bytes(kernel.input_dtype)
     c_size = element_bytes(kernel.output_dtype)
 
-    occ = None
-    ctas_per_sm = 1
-    if kernel.block_resources is not None:
-        occ = occupancy(device, kernel.block_resources)
-        notes.extend(occ.notes)
-        if occ.ctas_per_sm == 0:
-            raise ValueError(f"{kernel.name}: no CTA fits an SM of {device.name} ({'; '.join(occ.notes)})")
-        ctas_per_sm = occ.ctas_per_sm
-    elif kernel.block_tile is not None:
-        notes.append("block size unknown: one CTA per SM assumed")
+    occ, ctas_per_sm = _occupancy_of(kernel, device, notes)
 
     waves = None
     efficiency, share = 1.0, 1.0
@@ -200,15 +217,7 @@ def predict(problem: GemmProblem, kernel: KernelShape, device: DeviceSpec, *,
     if l2_bandwidth is not None and traffic is not None:
         operand_ms = traffic.total_bytes / l2_bandwidth * 1e3
 
-    loop = l1_ms = None
-    if kernel.lab_loop is not None and busiest is not None:
-        if device.boost_clock_mhz is None:
-            notes.append(f"{device.name} has no clock in the device table: the L1 data-path term is left out")
-        else:
-            ops = Operands(lda=padded.m if kernel.a_col else padded.k, ldb=padded.k if kernel.b_col else padded.n,
-                           a_col=kernel.a_col, b_col=kernel.b_col)
-            loop = lab_loop_wavefronts(kernel.lab_loop, ops, kernel.warp_tile)
-            l1_ms = datapath_ms(loop, busiest, padded.k, device.boost_clock_mhz)
+    loop, l1_ms = _l1_term(kernel, padded, busiest, device, notes)
 
     terms = {"compute": compute_ms, "memory": memory_ms, "l1": l1_ms or 0.0, "l2": operand_ms or 0.0}
     bound = max(terms, key=terms.get)

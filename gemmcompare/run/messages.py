@@ -40,6 +40,8 @@ class WorkerSetup:
 
 @dataclass(frozen=True)
 class MeasureJob:
+    """Parent -> worker: measure one group (a problem under a contract) for these implementations."""
+
     problem_index: int
     contract: str
     implementations: tuple[str, ...]
@@ -47,32 +49,40 @@ class MeasureJob:
 
 @dataclass(frozen=True)
 class StopWorker:
-    pass
+    """Parent -> worker: finish and exit."""
 
 
 @dataclass(frozen=True)
 class WorkerReady:
+    """Worker -> parent: CUDA is up and the builds are loaded; the GPU it measures on."""
+
     gpu: dict = field(default_factory=dict)  # gpus.gpu_receipt(): uuid, index, name, clocks, host...
 
 
 @dataclass(frozen=True)
 class RowDone:
+    """Worker -> parent: a finished row, to be stored now."""
+
     row: Result
 
 
 @dataclass(frozen=True)
 class StageChanged:
+    """Worker -> parent: which implementation is doing what (so a silent worker is blamed precisely)."""
+
     implementation: str
     what: str
 
 
 @dataclass(frozen=True)
 class JobDone:
-    pass
+    """Worker -> parent: the group is done (implementations without a row are reported as such)."""
 
 
 @dataclass(frozen=True)
 class ContextLostReport:
+    """Worker -> parent: a kernel broke the CUDA context; the worker exits after sending this."""
+
     implementation: str
     status: str  # CRASH or TIMEOUT
     text: str
@@ -80,6 +90,8 @@ class ContextLostReport:
 
 @dataclass(frozen=True)
 class WorkerFailed:
+    """Worker -> parent: an unexpected error, with its traceback."""
+
     traceback: str
 
 

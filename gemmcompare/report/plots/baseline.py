@@ -19,7 +19,7 @@ from ..data import KINDS
 from ..labels import legend_labels, wrap
 from ..stats import percent_ci
 from .common import (BASELINE_STYLE, KIND_COLORS, PASS_ONLY_NOTE, Palette, Plot, contract_groups, device, impl_order,
-                     kind_of, legend, passing, problem_axis, problems_by_size, save_figure)
+                     kind_of, legend, panel_axes, passing, problem_axis, problems_by_size, save_figure)
 
 GROUPED_MAX = 10
 PANEL_COLUMNS = 3
@@ -144,11 +144,7 @@ def _panels(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, con
     axes = fig.subplots(nrows, ncols, sharey=True, squeeze=False)
     colors = {n: KIND_COLORS.get(kind_of(ok.loc[ok["implementation"] == n, "family"].iloc[0]), "grey") for n in names}
     baseline_line = {k: v for k, v in BASELINE_STYLE.items() if k not in ("marker", "markersize")}
-    for idx, ax in enumerate(axes.flat):
-        if idx >= len(problems):
-            ax.set_visible(False)
-            continue
-        problem = problems[idx]
+    for idx, ax, problem in panel_axes(axes, problems):
         sub = ok[ok["problem"] == problem].set_index("implementation")
         ys = [i for i, n in enumerate(names) if n in sub.index]
         vals = [float(sub.loc[names[i], "pct_of_baseline"]) for i in ys]

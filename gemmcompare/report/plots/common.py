@@ -237,3 +237,13 @@ def spaced_ticks(values: list[float], length_in: float, label_chars: int) -> lis
 
 def problems_by_size(rows: pd.DataFrame) -> list[str]:
     return sorted_problems(rows["problem"])
+
+
+def panel_axes(axes, problems: list):
+    """(axis, problem) for each problem in a grid of panels; the grid's left-over axes are hidden."""
+    for idx, ax in enumerate(axes.flat):
+        if idx >= len(problems):
+            ax.set_visible(False)
+            continue
+        yield idx, ax, problems[idx]
+

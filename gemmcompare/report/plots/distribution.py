@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from ..data import THROTTLED_MOSTLY
 from ..labels import wrap
 from ..stats import MIN_SAMPLES, samples_of
-from .common import Palette, Plot, contract_groups, device, impl_order, problems_by_size, save_figure
+from .common import Palette, Plot, contract_groups, device, impl_order, panel_axes, problems_by_size, save_figure
 
 MAX_PANELS = 9
 COLUMNS = 3
@@ -60,11 +60,7 @@ def plot_distribution(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
         fig = Figure(figsize=(width, nrows * (0.3 * len(names) + 1.0) + 0.6))
         axes = fig.subplots(nrows, ncols, sharey=True, squeeze=False)
         throttled = 0
-        for idx, ax in enumerate(axes.flat):
-            if idx >= len(problems):
-                ax.set_visible(False)
-                continue
-            problem = problems[idx]
+        for idx, ax, problem in panel_axes(axes, problems):
             sub = timed[timed["problem"] == problem].set_index("implementation")
             right = []
             for i, name in enumerate(names):

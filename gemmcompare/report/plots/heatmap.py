@@ -55,6 +55,36 @@ def scale_tops(panel_max: list[float]) -> list[float]:
     return [o if o is not None else shared for o in out]
 
 
+def _cells(sub: pd.DataFrame, xs: list, ys: list):
+    """(the best % of baseline per cell, the text each cell shows: its value, or a non-PASS status)."""
+    grid = np.full((len(ys), len(xs)), np.nan)
+    text = [["" for _ in xs] for _ in ys]
+    for _, r in sub.iterrows():
+        i, j = ys.index(r["_y"]), xs.index(r["_x"])
+        if r["status"] == "PASS" and np.isfinite(r["pct_of_baseline"]):
+            if not np.isfinite(grid[i, j]) or r["pct_of_baseline"] > grid[i, j]:
+                grid[i, j] = r["pct_of_baseline"]
+                text[i][j] = f"{r['pct_of_baseline']:.0f}"
+        elif not text[i][j]:
+            text[i][j] = r["status"]
+    return grid, text
+
+
+def _write_cells(ax, grid, text, cmap, norm) -> None:
+    """Each cell's text, light on a dark cell and dark on a light one (by the cell colour's luminance)."""
+    for i, row in enumerate(text):
+        for j, label in enumerate(row):
+            if not label:
+                continue
+            value = grid[i, j]
+            if np.isfinite(value):
+                r, g, b, _ = cmap(norm(value))
+                color = "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else "black"
+            else:
+                color = "dimgrey"
+            ax.text(j, i, label, ha="center", va="center", fontsize=8, color=color)
+
+
 def plot_sweep_heatmap(rows: pd.DataFrame, out_dir: Path, max_problems: int = MAX_PROBLEMS) -> list[Plot]:
     plots = []
     cmap = matplotlib.colormaps[CMAP]
@@ -86,29 +116,9 @@ def plot_sweep_heatmap(rows: pd.DataFrame, out_dir: Path, max_problems: int = MA
             axs = np.atleast_1d(fig.subplots(1, len(problems), squeeze=False)[0])
             for ax, problem, top in zip(axs, problems, tops):
                 norm = Normalize(vmin=0, vmax=top)
-                sub = fam[fam["problem"] == problem]
-                grid = np.full((len(ys), len(xs)), np.nan)
-                text = [["" for _ in xs] for _ in ys]
-                for _, r in sub.iterrows():
-                    i, j = ys.index(r["_y"]), xs.index(r["_x"])
-                    if r["status"] == "PASS" and np.isfinite(r["pct_of_baseline"]):
-                        if not np.isfinite(grid[i, j]) or r["pct_of_baseline"] > grid[i, j]:
-                            grid[i, j] = r["pct_of_baseline"]
-                            text[i][j] = f"{r['pct_of_baseline']:.0f}"
-                    elif not text[i][j]:
-                        text[i][j] = r["status"]
+                grid, text = _cells(fam[fam["problem"] == problem], xs, ys)
                 image = ax.imshow(grid, cmap=cmap, norm=norm, aspect="auto")
-                for i in range(len(ys)):
-                    for j in range(len(xs)):
-                        if not text[i][j]:
-                            continue
-                        value = grid[i, j]
-                        if np.isfinite(value):  # light text on a dark cell, by the cell colour's luminance
-                            r, g, b, _ = cmap(norm(value))
-                            color = "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.45 else "black"
-                        else:
-                            color = "dimgrey"
-                        ax.text(j, i, text[i][j], ha="center", va="center", fontsize=8, color=color)
+                _write_cells(ax, grid, text, cmap, norm)
                 ax.set_xticks(range(len(xs)))
                 ax.set_xticklabels(xs, fontsize=8, rotation=30 if max(map(len, xs)) > 8 else 0)
                 ax.set_yticks(range(len(ys)))
