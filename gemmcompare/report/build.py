@@ -14,7 +14,7 @@ import pandas as pd
 
 from .data import attach_run, gpu_name, run_label
 from .html import figures_html, page, receipt_html, receipt_markdown
-from .plots import PLOT_KINDS, Plot, make_plots
+from .plots import Plot, make_plots
 from .predictions import predictions_section
 from ..files import write_csv
 from .summary import summary_html, summary_markdown

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html as _html
 import math
-from pathlib import Path
 from typing import Callable
 
 import pandas as pd

@@ -247,3 +247,11 @@ def panel_axes(axes, problems: list):
             continue
         yield idx, ax, problems[idx]
 
+
+def errorbar(ax, x, y, ci, style, label=None, capsize=2.5):
+    """A point (or a line through points) with asymmetric error bars where a CI is known."""
+    y = np.asarray(y, dtype=float)
+    lo = np.array([c[0] if c else v for c, v in zip(ci, y)])
+    hi = np.array([c[1] if c else v for c, v in zip(ci, y)])
+    err = np.vstack([np.maximum(y - lo, 0), np.maximum(hi - y, 0)])
+    return ax.errorbar(x, y, yerr=err, label=label, capsize=capsize, elinewidth=1, **style)

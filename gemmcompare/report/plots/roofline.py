@@ -15,8 +15,8 @@ from matplotlib.ticker import FuncFormatter
 from ... import peaks as _peaks
 from ...contracts.precision import BUILTIN_CONTRACTS
 from ..stats import rate_ci
-from .common import CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, finite, impl_order, legend, save_figure
-from .throughput import _errorbar
+from .common import (CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, errorbar, finite, impl_order, legend,
+                     save_figure)
 
 LABEL_GAP_IN = 0.55  # problem labels closer than this (inches, along x) are stacked
 
@@ -87,7 +87,7 @@ def plot_roofline(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
                 if name in palette.baselines:
                     style.update(markerfacecolor="none", markeredgewidth=2, markersize=8)
                 ci = [rate_ci(f, s) for f, s in zip(pts["flops"], pts["samples_ms"])]
-                handles.append(_errorbar(ax, pts["ai"].to_numpy(), pts["tflops"].to_numpy(), ci, style, capsize=1.5))
+                handles.append(errorbar(ax, pts["ai"].to_numpy(), pts["tflops"].to_numpy(), ci, style, capsize=1.5))
                 labels.append(palette.text(name))
             ax.set_xscale("log")
             ax.set_yscale("log")

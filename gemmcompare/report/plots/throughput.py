@@ -13,20 +13,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from ..stats import rate_ci
-from .common import (CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, device, finite, impl_order, legend,
+from .common import (CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, device, errorbar, finite, impl_order, legend,
                      passing, pow2_axis, problem_axis, problems_by_size, save_figure, size_axis)
 
 RATE_SPAN_LOG = 20.0  # max / min rate beyond which the rate axis is logarithmic
 PEAK_FAR = 50.0  # on a log axis, a peak this many times above every row would squeeze the rows: left out
 
 
-def _errorbar(ax, x, y, ci, style, label=None, capsize=2.5):
-    """A point (or a line through points) with asymmetric error bars where a CI is known."""
-    y = np.asarray(y, dtype=float)
-    lo = np.array([c[0] if c else v for c, v in zip(ci, y)])
-    hi = np.array([c[1] if c else v for c, v in zip(ci, y)])
-    err = np.vstack([np.maximum(y - lo, 0), np.maximum(hi - y, 0)])
-    return ax.errorbar(x, y, yerr=err, label=label, capsize=capsize, elinewidth=1, **style)
 
 
 def rate_axis(ax, values, label: str) -> bool:
@@ -73,7 +66,7 @@ def draw_throughput(ax, rows: pd.DataFrame, palette: Palette, column: str = "tfl
             x = np.array([problems.index(p) for p in part["problem"]]) + (j - (len(names) - 1) / 2) * slot
             y = part[column].to_numpy()
             style = palette.style(name, line=False)
-        handles.append(_errorbar(ax, x, y, ci, style))
+        handles.append(errorbar(ax, x, y, ci, style))
         labels.append(palette.text(name))
     if true_size is not None:
         pow2_axis(ax, true_size[0])
