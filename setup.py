@@ -34,6 +34,8 @@ setup(
         "test": ["pytest"],
         # `run --cluster`: Dask's scheduler (pure Python but tornado; about 3 MB of wheels)
         "cluster": ["dask>=2024.8", "distributed>=2024.8"],
+        # NVIDIA's own estimate beside gemmcompare's prediction on CUTLASS rows (gemmcompare/model/heuristics.py)
+        "heuristics": ["nvidia-matmul-heuristics"],
     },
     entry_points={"console_scripts": ["gemmcompare = gemmcompare.cli:main"]},
 )

@@ -55,6 +55,57 @@ def test_a_kernel_the_model_cannot_describe_keeps_empty_columns_and_the_reason()
     assert unknown.predicted_ms is None and "error" in unknown.prediction
 
 
+def _cutlass_row(**kw) -> Result:
+    params = {"template": "sm90", "tile": [128, 256, 64], "cluster": [2, 1], "schedule": "cooperative",
+              "dtype": "f16", "out": "f32", "acc": "f32", "layout": "tn", "stages": "auto", "swizzle": 1}
+    return _row(impl="cutlass.cutlass3x_sm90_tensorop_f16_f32_f32_128x256x64_2x1x1_coop", family="cutlass",
+                contract="f16_f32acc_tn", median_ms=0.1844, params=params, registers=168, smem_bytes=230000, **kw)
+
+
+def test_nvidia_heuristics_stand_beside_cutlass_rows_when_the_package_is_installed(monkeypatch, tmp_path):
+    """With nvidia-matmul-heuristics importable, a CUTLASS row's prediction carries NVIDIA's estimate of its
+    configuration (asked for the row's tile, cluster and layout); other rows do not, and a configuration the
+    package rejects says so. The package itself is optional: stood in for here."""
+    from types import SimpleNamespace
+
+    from gemmcompare.model import heuristics
+
+    asked = []
+
+    def estimate_kernel(problem, kernel, device, layout):
+        asked.append((problem.m, kernel.block_tile, kernel.cluster, device.key, layout))
+        if kernel.block_tile[1] == 64:
+            return None  # a configuration it does not serve
+        return SimpleNamespace(runtime_ms=0.17, target="cutlass3", precision="HSS", calibrated=False,
+                               cta=kernel.block_tile, cluster=kernel.cluster, stages=4)
+
+    monkeypatch.setattr(heuristics, "available", lambda: True)
+    monkeypatch.setattr(heuristics, "estimate_kernel", estimate_kernel)
+    cutlass, mma = _cutlass_row(), _row()
+    rejected = _cutlass_row()
+    rejected.params = {**rejected.params, "tile": [128, 64, 64]}
+    attach_predictions([cutlass, mma, rejected], H200)
+    nvidia = cutlass.prediction["nvidia_matmul_heuristics"]
+    assert nvidia["runtime_ms"] == 0.17 and nvidia["measured_over_estimate"] == pytest.approx(0.1844 / 0.17)
+    assert asked[0] == (4096, (128, 256, 64), (2, 1), "h200_sxm", "tn")
+    assert "nvidia_matmul_heuristics" not in mma.prediction
+    assert "does not serve" in rejected.prediction["nvidia_matmul_heuristics"]["error"]
+    table_rows = pd.DataFrame([decode_record(r.to_record()) for r in (cutlass, mma)])
+    from gemmcompare.report.predictions import display, prediction_table
+
+    shown = display(prediction_table(table_rows))
+    assert list(shown["NVIDIA heuristics ms"]) == ["0.1700", ""]
+
+
+def test_without_the_package_no_row_asks_it(monkeypatch):
+    from gemmcompare.model import heuristics
+
+    monkeypatch.setattr(heuristics, "available", lambda: False)
+    row = _cutlass_row()
+    attach_predictions([row], H200)
+    assert row.predicted_ms is not None and "nvidia_matmul_heuristics" not in row.prediction
+
+
 def test_a_store_made_before_the_prediction_columns_gains_them(tmp_path):
     path = tmp_path / "old.db"
     old = [c for c in COLUMNS if c not in ("predicted_ms", "prediction", "predicted_bound", "measured_over_predicted")]

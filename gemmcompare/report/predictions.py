@@ -61,6 +61,8 @@ def prediction_table(rows: pd.DataFrame) -> pd.DataFrame:
         "wave_efficiency": have["wave_efficiency"],
         "registers": have["registers"], "smem_bytes": have["smem_bytes"],
     })
+    out["nvidia_heuristics_ms"] = [((p or {}).get("nvidia_matmul_heuristics") or {}).get("runtime_ms")
+                                   for p in have["prediction"]]
     out["far_from_bound"] = out["pct_of_bound"] < FAR_FROM_BOUND_PCT
     out["hbm_bytes"] = [(p or {}).get("hbm_bytes") for p in have["prediction"]]
     out["flops"] = have["flops"].values
@@ -72,6 +74,13 @@ def _f(v, fmt: str) -> str:
 
 
 def display(table: pd.DataFrame) -> pd.DataFrame:
+    shown = _display(table)
+    if not any(shown["NVIDIA heuristics ms"]):  # the optional package absent, or no CUTLASS row: no column
+        shown = shown.drop(columns=["NVIDIA heuristics ms"])
+    return shown
+
+
+def _display(table: pd.DataFrame) -> pd.DataFrame:
     names = legend_labels(list(table["implementation"]))
     occ = [("" if is_missing(c) else f"{int(c)} ({o:.0%}) {lim}".strip())
            for c, o, lim in zip(table["occupancy_ctas_per_sm"], table["occupancy"], table["occupancy_limited_by"])]
@@ -86,6 +95,8 @@ def display(table: pd.DataFrame) -> pd.DataFrame:
         "pred. TFLOP/s": [_f(v, ".1f") for v in table["predicted_tflops"]],
         "CTAs/SM (occupancy) limited by": occ,
         "wave eff.": [_f(v, ".3f") for v in table["wave_efficiency"]],
+        # NVIDIA's estimate, for CUTLASS rows when nvidia-matmul-heuristics is installed (blank otherwise)
+        "NVIDIA heuristics ms": [_f(v, ".4f") for v in table.get("nvidia_heuristics_ms", [None] * len(table))],
     })
 
 

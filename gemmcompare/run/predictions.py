@@ -38,6 +38,35 @@ def apply_prediction(row: Result, p: Prediction) -> None:
     if row.median_ms:
         row.measured_over_predicted = row.median_ms / p.predicted_ms
     row.prediction = prediction_record(p)
+    nvidia = nvidia_heuristics(row, p)
+    if nvidia is not None:
+        row.prediction["nvidia_matmul_heuristics"] = nvidia
+
+
+def nvidia_heuristics(row: Result, p: Prediction) -> dict[str, Any] | None:
+    """NVIDIA's own estimate (nvidia-matmul-heuristics) beside ours, for a CUTLASS row, when that package is
+    installed (it is optional: model/heuristics.py says what it covers and how far off it was on the H200);
+    None for other rows or without the package, a record with `error` when it cannot serve the configuration."""
+    if row.family != "cutlass":
+        return None
+    from ..model import heuristics
+    from ..model.devices import device_spec
+
+    if not heuristics.available():
+        return None
+    spec = device_spec(p.device)
+    if spec is None:
+        return {"error": f"{p.device}: not a GPU of the device table"}
+    layout = ("n" if p.kernel.a_col else "t") + ("n" if p.kernel.b_col else "t")
+    try:
+        est = heuristics.estimate_kernel(p.problem, p.kernel, spec, layout)
+    except Exception as exc:  # noqa: BLE001 - a closed library's failure is recorded, never the row's
+        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    if est is None:
+        return {"error": "the package does not serve this configuration or GPU (see gemmcompare/model/heuristics.py)"}
+    return {"runtime_ms": est.runtime_ms, "target": est.target, "precision": est.precision, "calibrated": est.calibrated,
+            "cta": list(est.cta), "cluster": list(est.cluster), "stages": est.stages,
+            "measured_over_estimate": (row.median_ms / est.runtime_ms) if row.median_ms else None}
 
 
 def attach_predictions(rows: Iterable[Result], device: DeviceSpec | Any) -> None:
