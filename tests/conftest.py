@@ -22,3 +22,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def nvcc():
+    """The CUDA toolkit's nvcc, or a skip that says why kernels cannot be compiled here (compile tests)."""
+    import subprocess
+
+    from gemmcompare.build import toolchain
+    from gemmcompare.errors import ToolchainError
+
+    try:
+        toolchain.nvcc_version()
+        return toolchain.nvcc_path()
+    except (ToolchainError, OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"nvcc is not available, so kernels cannot be compiled here: {exc}")
+

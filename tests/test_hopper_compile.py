@@ -27,7 +27,6 @@ import pytest
 from gemmcompare import paths
 from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas, summarize_for
-from gemmcompare.errors import ToolchainError
 
 pytestmark = pytest.mark.compile
 
@@ -88,13 +87,6 @@ class Compiled:
                 if k["spill_stores"] or k["spill_loads"]]
 
 
-def _nvcc_or_skip():
-    try:
-        toolchain.nvcc_version()
-        return toolchain.nvcc_path()
-    except (ToolchainError, OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"nvcc is not available, so kernels cannot be compiled here: {exc}")
-
 
 @pytest.fixture(scope="module")
 def build_dir(tmp_path_factory):
@@ -102,9 +94,8 @@ def build_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def compiled(build_dir):
+def compiled(build_dir, nvcc):
     """(step, variant) -> Compiled, plus ("instance", step) for the committed default TUs."""
-    _nvcc_or_skip()
     jobs = []
     for (step, variant), cfg in VARIANTS.items():
         src = build_dir / f"hopper_test_{step}_{variant}.cu"
@@ -168,10 +159,9 @@ def test_default_instance_tu_compiles_clean(compiled, step):
     assert summarize_for(c.kernels, rf"gc_hopper_{step}_tag")["kernels"]
 
 
-def test_device_check_program_builds_and_links(compiled, build_dir):
+def test_device_check_program_builds_and_links(compiled, build_dir, nvcc):
     """extensions/hopper/check/hopper_check.cu against the default instance objects (built above): what
     run_check.sh builds on the device. Linked, not run (no GPU here)."""
-    nvcc = _nvcc_or_skip()
     assert all(compiled[("instance", s)].returncode == 0 for s in STEPS)
     src = HOPPER_DIR / "check" / "hopper_check.cu"
     obj = build_dir / "hopper_check.o"
@@ -185,11 +175,10 @@ def test_device_check_program_builds_and_links(compiled, build_dir):
     assert exe.exists()
 
 
-def test_tile_walks_cover_every_tile_once(tmp_path):
+def test_tile_walks_cover_every_tile_once(tmp_path, nvcc):
     """extensions/hopper/check/raster_check.cu: the kernels' own grouped_raster, walked as each step walks
     it (one CTA per tile; persistent; persistent over cluster tiles of 1, 2, 4 CTAs), computes every tile
     of C exactly once, for many grid shapes. Host code only."""
-    nvcc = _nvcc_or_skip()
     exe = tmp_path / "raster_check"
     cmd = [str(nvcc), "-std=c++17", "-O2", *toolchain.gencode_flags(ARCH), f"-I{paths.ABI_INCLUDE_DIR}",
            f"-I{paths.EXTENSIONS_DIR}", str(HOPPER_DIR / "check" / "raster_check.cu"), "-o", str(exe)]

@@ -25,7 +25,6 @@ import pytest
 from gemmcompare import paths
 from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas, summarize_for
-from gemmcompare.errors import ToolchainError
 from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.lab import RUNGS, WARP_TILES
 
@@ -74,19 +73,11 @@ class Compiled:
                 if k["spill_stores"] or k["spill_loads"]]
 
 
-def _nvcc_or_skip():
-    try:
-        toolchain.nvcc_version()
-        return toolchain.nvcc_path()
-    except (ToolchainError, OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"nvcc is not available, so kernels cannot be compiled here: {exc}")
-
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
+def compiled(tmp_path_factory, nvcc):
     """Compile every TU of every implementation above for every arch, in parallel. Key: (impl key, arch,
     filename) -> Compiled."""
-    _nvcc_or_skip()
     out_dir = tmp_path_factory.mktemp("kernels")
     jobs = []
     for family, impls in (("lab", _lab_impls()), ("mma", _mma_impls())):
@@ -168,9 +159,8 @@ def test_no_kernel_filter_claims_another_implementations_kernels(compiled):
                 assert not summarize_for(c.kernels, impl.kernel_filter), f"{key}'s filter matches {fn}"
 
 
-def test_mma_sync_index_math_on_the_host(tmp_path):
+def test_mma_sync_index_math_on_the_host(tmp_path, nvcc):
     """The kernel's own address code against emulated cp.async / ldmatrix / mma.sync, bit for bit."""
-    nvcc = _nvcc_or_skip()
     src = paths.EXTENSIONS_DIR / "mma_sync" / "host_check.cu"
     exe = tmp_path / "host_check"
     flags = [f for f in toolchain.kernel_cuda_flags("sm_80") if f not in ("-O3", "-Xptxas=-v")] + ["-O2"]
