@@ -2,10 +2,10 @@
 must print every part, and say what is missing instead of failing."""
 
 import dataclasses
-import importlib.util
 import json
 from pathlib import Path
 
+from experiment_scripts import load_script
 from gemmcompare.store.run_folder import RunFolder
 from test_report import make_rows, receipt_for
 
@@ -13,10 +13,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "honest_summary.p
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("honest_summary", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT.name)
 
 
 def _run(folder: Path, run_id: str, rows):

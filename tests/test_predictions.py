@@ -2,7 +2,6 @@
 existed, in the report, against the committed H200 receipts, and from `gemmcompare analyze`."""
 
 import csv
-import importlib.util
 import json
 import sqlite3
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiment_scripts import load_script
 from gemmcompare.cli import main
 from gemmcompare.device import DeviceInfo
 from gemmcompare.report import build_report
@@ -144,10 +144,7 @@ def test_a_report_of_rows_from_before_predictions_says_so(tmp_path):
 
 
 def _validation():
-    spec = importlib.util.spec_from_file_location("pvm", ROOT / "experiments" / "predictions_vs_measured.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("predictions_vs_measured.py")
 
 
 def test_predicted_within_25_percent_for_80_percent_of_the_4096_cubed_rows_of_the_sweep_and_ladder(tmp_path):

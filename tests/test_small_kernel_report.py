@@ -1,20 +1,18 @@
 """The small-kernel study's report step on the CPU (experiments/small_kernel_timing.py): ncu's per-kernel
 records grouped into launches by case, ratios against ncu, the spin kernel's intercept and slope."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from experiment_scripts import load_script
+
 SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "small_kernel_timing.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("small_kernel_timing", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT.name)
 
 
 def _ncu_csv(durations_ns):
