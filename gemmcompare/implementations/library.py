@@ -78,7 +78,7 @@ class TorchMatmul(Implementation):
             return Skip(f"inputs {contract.a.value}/{contract.b.value}: torch.mm here takes matching f16, bf16 or f32")
         if contract.acc is not DType.F32:
             return Skip(f"torch.mm accumulates in f32, not {contract.acc.value}")
-        if contract.c is not contract.a and not (contract.c is DType.F32 and _has_out_dtype()):
+        if contract.c is not contract.a and not (contract.c is DType.F32 and has_out_dtype()):
             return Skip(f"torch.mm on {contract.a.value} inputs returns {contract.a.value}, not {contract.c.value}"
                         f" (use the {contract.a.value}_{contract.a.value}out_f32acc_* contract)")
         if contract.math is Math.TF32 and contract.a is not DType.F32:
@@ -97,7 +97,7 @@ class TorchMatmul(Implementation):
 
 
 @functools.lru_cache(maxsize=None)
-def _has_out_dtype() -> bool:
+def has_out_dtype() -> bool:
     """torch.mm(..., out_dtype=) exists for CUDA in recent torch (2.8+). Read from the installed version, so
     that validating a spec does not import torch; asked of torch itself only when the version is unclear."""
     try:

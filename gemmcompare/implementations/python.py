@@ -751,9 +751,9 @@ class TorchCompile(Implementation):
         if not s:
             return s
         if contract.c is not contract.a:
-            from .library import _has_out_dtype
+            from .library import has_out_dtype
 
-            if not _has_out_dtype():
+            if not has_out_dtype():
                 return Skip(f"torch.mm on {contract.a.value} inputs returns {contract.a.value}; this torch has no "
                             f"out_dtype for an f32 output")
         if problem.batch != 1:
