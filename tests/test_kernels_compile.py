@@ -25,6 +25,7 @@ import pytest
 from gemmcompare import paths
 from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas, summarize_for
+from gemmcompare.contracts.precision import LAYOUTS, DType, PrecisionContract
 from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.lab import RUNGS, WARP_TILES
 
@@ -128,6 +129,13 @@ def test_lab_kernel_compiles_without_spills(compiled, key, arch):
         mine = summarize_for(c.kernels, impl.kernel_filter)
         assert mine and len(mine["kernels"]) == len(c.kernels), (
             f"kernel_filter {impl.kernel_filter!r} does not attribute every kernel of {fn}: {[k['demangled'] for k in c.kernels]}")
+        if getattr(impl, "layout_template", ""):  # one instantiation per storage order: a row's is its own
+            for layout in ("tt", "tn", "nt", "nn"):
+                contract = PrecisionContract(name=f"x_{layout}", a=DType.F16, b=DType.F16, c=DType.F32,
+                                             acc=DType.F32, order_a=LAYOUTS[layout][0], order_b=LAYOUTS[layout][1])
+                one = summarize_for(c.kernels, impl.kernel_filter_for(contract))
+                assert one and len(one["kernels"]) == 1, (
+                    f"{layout}: {impl.kernel_filter_for(contract)!r} picks {one.get('kernels')} of {fn}")
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -146,6 +146,11 @@ class Implementation(abc.ABC):
         self.variant = variant
         self.params = dict(params or {})
 
+    def kernel_filter_for(self, contract) -> str:
+        """The regex of the kernels a launch under `contract` runs: kernel_filter, unless the implementation
+        instantiates one kernel per storage order (then the row's registers are its own instantiation's)."""
+        return self.kernel_filter
+
     @property
     def name(self) -> str:
         base = f"{self.family}.{self.variant}" if self.variant else self.family

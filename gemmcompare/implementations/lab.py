@@ -54,10 +54,12 @@ class LabKernel(AbiKernel):
 
     def __init__(self, variant: str, *, entry: str, kernel: str, description: str, min_cc: int,
                  contract_support: ContractSupport, constraints: Constraints,
-                 sources: tuple[KernelSource, ...], params: dict[str, Any] | None = None):
+                 sources: tuple[KernelSource, ...], params: dict[str, Any] | None = None,
+                 layout_template: str = ""):
         super().__init__(variant, params)
         self.entry_symbol = entry
         self.kernel_filter = kernel
+        self.layout_template = layout_template
         self.description = description
         self.min_cc = min_cc
         self.contract_support = contract_support
@@ -66,6 +68,18 @@ class LabKernel(AbiKernel):
 
     def sources(self):
         return self._sources
+
+    def kernel_filter_for(self, contract) -> str:
+        """The one instantiation a launch under `contract` runs (the kernels are templates on the storage
+        orders: KERNEL<A_COL, B_COL> or KERNEL<B_COL>, lab_common.cuh), demangled or mangled; they can
+        differ in registers (register_16x64: 32 to 40), and occupancy follows the one that runs."""
+        if not self.layout_template:
+            return self.kernel_filter
+        cols = {"a": contract.order_a.value == "col", "b": contract.order_b.value == "col"}
+        flags = [cols[operand] for operand in self.layout_template]
+        demangled = "<" + ", ".join("true" if f else "false" for f in flags) + ">"
+        mangled = "I" + "".join(f"Lb{int(f)}E" for f in flags) + "E"
+        return rf"{self.kernel_filter}({demangled}|{mangled})"
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,7 @@ class Rung:
     min_cc: int
     contract_support: ContractSupport
     constraints: Constraints
+    layout_template: str = "ab"  # the kernel's template parameters: A_COL, B_COL ("ab") or B_COL ("b")
 
     @property
     def filename(self) -> str:
@@ -93,6 +108,7 @@ class Rung:
             contract_support=self.contract_support,
             constraints=self.constraints,
             sources=(KernelSource(self.filename, path=LAB_DIR / f"{self.variant}.cu"),),
+            layout_template=self.layout_template,
         )
 
 
@@ -110,11 +126,11 @@ RUNGS = (
          Constraints(max_dims=(GRID_Y * 128, INT_MAX, INT_MAX))),
     Rung("wmma_global", "WMMA 16x16x16, fragments loaded straight from global memory (4 warps, 32x32 block)", 70,
          F16_WMMA, Constraints(m_multiple_of=16, n_multiple_of=16, k_multiple_of=16,
-                               max_dims=(GRID_Y * 32, INT_MAX, INT_MAX))),
+                               max_dims=(GRID_Y * 32, INT_MAX, INT_MAX)), layout_template="b"),
     Rung("wmma_padded", "the lab's WMMA kernel (one warp per 16x16 tile, fragments from global); runs m, n, k "
                         "zero-padded to multiples of 16: copies in and out are inside the timed region", 70,
          F16_WMMA, Constraints(pad_to=(16, 16, 16), ld_multiples=(8, 8, 4),  # wmma's ldm rule (16 bytes)
-                               max_dims=(GRID_Y * 16, INT_MAX, INT_MAX))),
+                               max_dims=(GRID_Y * 16, INT_MAX, INT_MAX)), layout_template="b"),
 )
 
 for _rung in RUNGS:

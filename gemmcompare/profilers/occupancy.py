@@ -112,7 +112,7 @@ def compare_with_model(impl, contract, problem, device, compiled, work_dir: Path
     from ..model.kernels import kernel_from_row
     from ..model.occupancy import BlockResources, occupancy
 
-    res = compiled.resources_for(impl.kernel_filter)
+    res = compiled.resources_for(impl.kernel_filter_for(contract))
     smem = (res.get("smem_bytes") or 0) + (impl.dynamic_smem_bytes() or 0)
     row = {"family": impl.family, "implementation": impl.name, "params": impl.params, "contract": contract.name,
            "registers": res.get("registers"), "smem_bytes": smem}

@@ -168,7 +168,7 @@ class ProblemExecutor:
             self.emit(row)
             return False
         if ext is not None:
-            res = ext.resources_for(impl.kernel_filter)
+            res = ext.resources_for(impl.kernel_filter_for(contract))
             row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
             row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
             row.stack_bytes = res.get("stack_bytes")
