@@ -85,8 +85,11 @@ def measure(out: Path) -> int:
     from gemmcompare.profilers.driver import graph_do_bench
     from gemmcompare.telemetry import Telemetry
 
+    from gemmcompare.contracts.timing import new_flush_buffer
+
     tel = Telemetry(0)
     device, launch, spin, _keep = _launchers()
+    flush = new_flush_buffer(device.l2_bytes)
     stream = torch.cuda.Stream()
     rows = []
     with torch.cuda.stream(stream):
@@ -109,15 +112,23 @@ def measure(out: Path) -> int:
                 rec[f"{key}seconds"] = time.time() - t0
                 if case["kind"] == "spin":
                     rec[f"{key}spun_ns"], rec["timer_step_ns"] = spin.last()
+            rec["timing_sm_clock_mhz"] = tel.sample().get("sm_clock_mhz")
+            if case["kind"] == "cublas":
+                rec["isolated_cupti_ms"] = isolated_cupti(fn, case["l2"], flush)
             if case["l2"] == "flush":  # do_bench always clears L2 before each sample
                 timer = Timer(TimingSettings(l2="warm", method="events"), device.l2_bytes)
                 rec["do_bench_graph_ms"], rec["do_bench_graph_how"] = graph_do_bench(timer, name, fn)
+                rec["do_bench_graph_sm_clock_mhz"] = tel.sample().get("sm_clock_mhz")
                 try:
                     import triton.testing
 
+                    graph = timer._capture(Launcher(name, fn))[0]
+                    rec["do_bench_graph_rep200_ms"] = triton.testing.do_bench(graph.replay, warmup=25, rep=200,
+                                                                              return_mode="median")
+                    rec["do_bench_graph_rep200_sm_clock_mhz"] = tel.sample().get("sm_clock_mhz")
                     rec["do_bench_direct_ms"] = triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
                 except Exception as exc:  # noqa: BLE001
-                    rec["do_bench_direct_ms"], rec["do_bench_direct_error"] = None, str(exc)[:200]
+                    rec["do_bench_error"] = str(exc)[:200]
             # kernels per launch (for grouping ncu's per-kernel records), from one short profiled stretch
             clock = KernelClock()
             if clock.start():
@@ -134,6 +145,30 @@ def measure(out: Path) -> int:
               "max_sm_clock_mhz": tel.max_sm_clock_mhz(), "cases": rows}
     (out / "methods.json").write_text(json.dumps(result, indent=1, default=str))
     return 0
+
+
+def isolated_cupti(fn, l2: str, flush, reps: int = NCU_REPS) -> float | None:
+    """CUPTI's median over launches made the way the ncu step makes them: the GPU idle before each (L2
+    flushed, or warmed by an unrecorded launch, then a synchronize), one launch at a time. Tells the
+    isolation's share of the ncu gap from the rest (the two clocks' own windows)."""
+    import torch
+
+    from gemmcompare.contracts.timing_methods import KernelClock, sample_tag
+
+    clock = KernelClock()
+    if not clock.start():
+        return None
+    for i in range(reps):
+        if l2 == "flush":
+            flush.fill_(0)
+        else:
+            fn()
+        torch.cuda.synchronize()
+        with clock.annotate(sample_tag(0, i)):
+            fn()
+        torch.cuda.synchronize()
+    spans = [ms for ms, _ in clock.stop_details().values()]
+    return statistics.median(spans) if spans else None
 
 
 def ncu_launches(out: Path) -> int:
@@ -192,7 +227,8 @@ def _fit(points: list[tuple[float, float]]) -> tuple[float, float] | None:
     return my - slope * mx, slope
 
 
-METHODS = ("events_ms", "cupti_ms", "graph_events_ms", "graph_cupti_ms", "do_bench_graph_ms", "do_bench_direct_ms")
+METHODS = ("events_ms", "cupti_ms", "isolated_cupti_ms", "graph_events_ms", "graph_cupti_ms", "do_bench_graph_ms",
+           "do_bench_graph_rep200_ms", "do_bench_direct_ms")
 
 
 def report(out: Path) -> int:
@@ -238,16 +274,19 @@ def report(out: Path) -> int:
     result = {**methods, "ncu_note": ncu_note, "spin_fits": fits}
     (out / "small_kernel_timing.json").write_text(json.dumps(result, indent=1, default=str))
 
-    lines = ["| case | events | CUPTI | graph+events | graph+CUPTI | do_bench (graph) | do_bench (direct) | ncu | "
-             "events/ncu | CUPTI/ncu | auto picks |", "|---|" + "---:|" * 10]
+    lines = ["| case | events | CUPTI | CUPTI isolated | graph+events | graph+CUPTI | do_bench (graph, 20 ms) | "
+             "do_bench (graph, 200 ms) | do_bench (direct) | ncu | events/ncu | CUPTI/ncu | isolated CUPTI/ncu | "
+             "do_bench/events | auto picks |", "|---|" + "---:|" * 14]
     ms = lambda v: f"{v * 1e3:.2f} us" if isinstance(v, (int, float)) else "-"  # noqa: E731
     ratio = lambda v: f"{v:.3f}" if isinstance(v, (int, float)) else "-"  # noqa: E731
     for r in rows:
+        db = r["do_bench_graph_ms"] / r["events_ms"] if r.get("do_bench_graph_ms") and r.get("events_ms") else None
         lines.append(f"| {r['case']} | {ms(r.get('events_ms'))} | {ms(r.get('cupti_ms'))} | "
-                     f"{ms(r.get('graph_events_ms'))} | {ms(r.get('graph_cupti_ms'))} | "
-                     f"{ms(r.get('do_bench_graph_ms'))} | {ms(r.get('do_bench_direct_ms'))} | {ms(r.get('ncu_ms'))} | "
+                     f"{ms(r.get('isolated_cupti_ms'))} | {ms(r.get('graph_events_ms'))} | {ms(r.get('graph_cupti_ms'))} | "
+                     f"{ms(r.get('do_bench_graph_ms'))} | {ms(r.get('do_bench_graph_rep200_ms'))} | "
+                     f"{ms(r.get('do_bench_direct_ms'))} | {ms(r.get('ncu_ms'))} | "
                      f"{ratio(r.get('events_over_ncu'))} | {ratio(r.get('cupti_over_ncu'))} | "
-                     f"{r.get('auto_method', '-')} |")
+                     f"{ratio(r.get('isolated_cupti_over_ncu'))} | {ratio(db)} | {r.get('auto_method', '-')} |")
     lines += ["", "spin kernel: measured = intercept + slope x nominal (least squares over 20 us, 100 us, 1 ms)", "",
               "| method | intercept | slope | worst |measured - intercept - nominal| / nominal |", "|---|---:|---:|---:|"]
     for key, f in fits.items():

@@ -131,6 +131,9 @@ def test_every_ncu_run_leaves_the_clocks_alone(monkeypatch):
 
     def fake_run(cmd, capture_output, text, timeout):
         seen.append(cmd)
+        if "--log-file" not in cmd:  # the timing process, never under ncu
+            return types.SimpleNamespace(stdout='{"event_median_ms": 0.1, "cupti_median_ms": 0.099}\n',
+                                         stderr="", returncode=0)
         log = cmd[cmd.index("--log-file") + 1]
         if "--page" in cmd:
             Path(log).write_text('"ID","Kernel Name","launch__registers_per_thread"\n"","","reg"\n"0","k","96"\n')
@@ -138,13 +141,17 @@ def test_every_ncu_run_leaves_the_clocks_alone(monkeypatch):
             Path(log).write_text('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
                                  + "".join(f'"{i}","k","gpu__time_duration.sum","usecond","{v}"\n'
                                            for i, v in enumerate([100.0, 101.0])))
-        return types.SimpleNamespace(stdout='{"event_median_ms": 0.1}\n', stderr="", returncode=0)
+        return types.SimpleNamespace(stdout="{}\n", stderr="", returncode=0)
 
     monkeypatch.setattr(ncu.subprocess, "run", fake_run)
     timing = ncu.timing_profile("ncu", "s.yaml", "impl", "8x8x8", "f16_f32acc_tn", 2, 10)
     (kernel,) = ncu.stall_profile("ncu", "s.yaml", "impl", "8x8x8", "f16_f32acc_tn", 10)
     assert timing["ncu_ms"] == pytest.approx([0.1, 0.101]) and timing["event_over_ncu"] == pytest.approx(0.1 / 0.1005)
     assert kernel["registers"] == 96
-    for cmd in seen:
-        assert cmd[cmd.index("--clock-control") + 1] == "none"
-    assert seen[1][-1] == "--no-timing" and seen[1][-2] == "1"  # the stall run: one launch, no timing pass
+    assert timing["cupti_over_ncu"] == pytest.approx(0.099 / 0.1005)
+    timing_run, ncu_timing_run, stall_run = seen
+    # timed in a process of its own (ncu intercepts every launch), profiled without a timing pass
+    assert "ncu" not in timing_run and timing_run[-1] == "--timing-only"
+    for cmd in (ncu_timing_run, stall_run):
+        assert cmd[cmd.index("--clock-control") + 1] == "none" and cmd[-1] == "--no-timing"
+    assert stall_run[-2] == "1"  # the stall run: one launch

@@ -1,5 +1,6 @@
-"""`profile SPEC`: Nsight Compute's gpu__time_duration of each row next to the harness's event timing and
-triton's do_bench; with --stalls, the kernel's name, registers, occupancy, tensor-pipe use and warp stall
+"""`profile SPEC`: Nsight Compute's gpu__time_duration of each row next to the harness's event and CUPTI
+timing and triton's do_bench (timed in a process of their own, not under ncu); with --stalls, the
+kernel's name, registers, occupancy, tensor-pipe use and warp stall
 reasons."""
 
 from __future__ import annotations
@@ -38,15 +39,21 @@ def cmd_profile(args) -> int:
 
 
 def print_timings(rows: list[dict]) -> None:
-    print(f"{'problem':<16} {'implementation':<44} {'events ms':>10} {'ncu ms':>10} {'do_bench':>10} {'ev/ncu':>7} {'db/ev':>7}")
+    def ms(r, key):
+        return f"{r[key]:.5f}" if r.get(key) else "-"
+
+    def ratio(r, num, den):
+        return f"{r[num] / r[den]:.4f}" if r.get(num) and r.get(den) else "-"
+
+    print(f"{'problem':<16} {'implementation':<40} {'events ms':>10} {'CUPTI ms':>10} {'ncu ms':>10} "
+          f"{'do_bench':>10} {'ev/ncu':>7} {'cupti/ncu':>9} {'db/ev':>7}")
     for r in rows:
-        ev = f"{r['event_median_ms']:.5f}" if r.get("event_median_ms") else "-"
-        nc = f"{r['ncu_median_ms']:.5f}" if r.get("ncu_median_ms") else "-"
-        db = f"{r['do_bench_median_ms']:.5f}" if r.get("do_bench_median_ms") else "-"
-        ratio = f"{r['event_over_ncu']:.4f}" if r.get("event_over_ncu") else (r.get("error") or "")[:40]
-        dbr = (f"{r['do_bench_median_ms'] / r['event_median_ms']:.4f}"
-               if r.get("do_bench_median_ms") and r.get("event_median_ms") else "-")
-        print(f"{r['problem']:<16} {r['implementation'][:44]:<44} {ev:>10} {nc:>10} {db:>10} {ratio:>7} {dbr:>7}")
+        line = (f"{r['problem']:<16} {r['implementation'][:40]:<40} {ms(r, 'event_median_ms'):>10} "
+                f"{ms(r, 'cupti_median_ms'):>10} {ms(r, 'ncu_median_ms'):>10} {ms(r, 'do_bench_median_ms'):>10} "
+                f"{ratio(r, 'event_median_ms', 'ncu_median_ms'):>7} {ratio(r, 'cupti_median_ms', 'ncu_median_ms'):>9} "
+                f"{ratio(r, 'do_bench_median_ms', 'event_median_ms'):>7}")
+        problems = [r.get(k) for k in ("error", "timing_error") if r.get(k)]
+        print(line + (f"  {' / '.join(p[:60] for p in problems)}" if problems else ""))
 
 
 def print_stalls(rows: list[dict]) -> None:

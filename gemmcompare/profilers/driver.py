@@ -1,27 +1,35 @@
-"""The process Nsight Compute profiles (ncu.py starts it): one row prepared exactly as a run prepares it,
-timed with the harness's events and with triton's do_bench (over CUDA-graph replays of the launch, so that
-it times the kernel and not the Python call) outside the profiled ranges (unless --no-timing), then launched N times inside profiler ranges with L2 flushed between them. It prints one
-JSON line with the event and do_bench medians.
+"""The processes `profile` starts (ncu.py): one row prepared exactly as a run prepares it, then either
 
-    python -m gemmcompare.profilers.driver SPEC IMPL MxNxK CONTRACT LAUNCHES [--no-timing]
+- timed (`--timing-only`, a plain process, never under ncu): the harness's events and CUPTI records of the
+  same launches, and triton's do_bench over CUDA-graph replays of the launch (so that it times the kernel
+  and not the Python call), with the SM clock NVML saw around each; or
+- launched N times inside profiler ranges with L2 flushed between them (`--no-timing`: what ncu profiles).
+
+Timing and profiling are separate processes because under ncu every launch is intercepted (tens of
+microseconds each), which a timing in the same process would carry. It prints one JSON line.
+
+    python -m gemmcompare.profilers.driver SPEC IMPL MxNxK CONTRACT LAUNCHES [--no-timing|--timing-only]
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import statistics
 import sys
 
+# do_bench's measuring time (ms). Its samples run back to back (an L2 clear, the launch), with no pause: over
+# its default 100 ms a 4096^3 GEMM pushed the H200 off its boost clock and read 11% above the harness's
+# interleaved batches; a shorter stretch stays at the clock the harness measures at (experiments/results/h200).
+DO_BENCH_REP_MS = 20
+DO_BENCH_WARMUP_MS = 5
 
-def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int, timing: bool = True) -> int:
-    import torch
 
+def _prepare(spec: str, impl_name: str, problem: str, contract_name: str):
+    """(experiment, device, implementation, prepared launch) or the build failure's message."""
     from ..build.experiment import build_experiment
     from ..build.extension import BuildFailure
     from ..contracts import correctness as corr
-    from ..contracts.timing import Launcher, Timer, new_flush_buffer, wait_stream
     from ..device import probe_device
     from ..plan import narrow
     from ..run.inputs import draw_inputs
@@ -31,36 +39,66 @@ def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches:
     device = probe_device()
     built = build_experiment(exp, device, progress=False).by_impl.get(impl_name)
     if isinstance(built, BuildFailure):
-        print(json.dumps({"error": built.message}))
-        return 1
+        return built.message
     impl, entry = exp.implementations[0], exp.problems[0]
     contract = next(c for c in exp.contracts if c.name == contract_name)
-    p = entry.problem
-    ops = draw_inputs("uniform", p, contract, corr.fresh_seed()).operands
+    ops = draw_inputs("uniform", entry.problem, contract, corr.fresh_seed()).operands
+    return exp, device, impl, (impl, entry.problem, contract, ops, built)
+
+
+def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int, timing: bool = True,
+          profile: bool = True) -> int:
+    import torch
+
+    from ..contracts.timing import new_flush_buffer, wait_stream
+
+    ready = _prepare(spec, impl_name, problem, contract_name)
+    if isinstance(ready, str):
+        print(json.dumps({"error": ready}))
+        return 1
+    exp, device, impl, (impl, p, contract, ops, built) = ready
     stream = torch.cuda.Stream()
+    record: dict = {}
     with torch.cuda.stream(stream):
         prepared = impl.prepare(p, contract, ops, built)
-        samples, do_bench_ms, do_bench_how = [], None, None
         if timing:
-            # events only: under ncu, CUPTI is ncu's (a second subscriber would fail or perturb it)
-            timer = Timer(dataclasses.replace(exp.timing, method="events"), device.l2_bytes)
-            samples = timer.measure([Launcher(impl.name, prepared.launch)])[impl.name].samples_ms
-            do_bench_ms, do_bench_how = graph_do_bench(timer, impl.name, prepared.launch)
-        else:
+            record = time_launch(exp, device, impl.name, prepared.launch)
+        if profile:
             prepared.launch()  # one warm-up launch (module load, first-touch) outside the profiled range
             wait_stream(60, impl.name)
-        flush = new_flush_buffer(device.l2_bytes)
-        for _ in range(launches):
-            flush.fill_(0)
-            wait_stream(60, "flush")
-            torch.cuda.profiler.start()
-            prepared.launch()
-            wait_stream(60, impl.name)
-            torch.cuda.profiler.stop()
-    print(json.dumps({"event_median_ms": statistics.median(samples) if samples else None,
-                      "event_cv": statistics.pstdev(samples) / statistics.mean(samples) if samples else None,
-                      "do_bench_median_ms": do_bench_ms, "do_bench_how": do_bench_how}))
+            flush = new_flush_buffer(device.l2_bytes)
+            for _ in range(launches):
+                flush.fill_(0)
+                wait_stream(60, "flush")
+                torch.cuda.profiler.start()
+                prepared.launch()
+                wait_stream(60, impl.name)
+                torch.cuda.profiler.stop()
+    print(json.dumps(record))
     return 0
+
+
+def time_launch(exp, device, name: str, launch) -> dict:
+    """The harness's event and CUPTI medians of `launch` (the spec's timing settings, L2 as the spec says),
+    then do_bench's, each with the SM clock NVML read right after it."""
+    import dataclasses
+
+    from ..contracts.timing import Launcher, Timer
+    from ..telemetry import Telemetry
+
+    tel = Telemetry(0)
+    timer = Timer(dataclasses.replace(exp.timing, method="cupti"), device.l2_bytes)
+    m = timer.measure([Launcher(name, launch)])[name]
+    events = m.event_samples_ms or m.samples_ms
+    cupti = [x for x in (m.cupti_samples_ms or []) if x is not None]
+    record = {"event_median_ms": statistics.median(events) if events else None,
+              "event_cv": statistics.pstdev(events) / statistics.mean(events) if events else None,
+              "cupti_median_ms": statistics.median(cupti) if cupti else None,
+              "timing_sm_clock_mhz": tel.sample().get("sm_clock_mhz")}
+    record["do_bench_median_ms"], record["do_bench_how"] = graph_do_bench(timer, name, launch)
+    record["do_bench_sm_clock_mhz"] = tel.sample().get("sm_clock_mhz")
+    record["max_sm_clock_mhz"] = tel.max_sm_clock_mhz()
+    return record
 
 
 def graph_do_bench(timer, name: str, launch) -> tuple[float | None, str | None]:
@@ -80,14 +118,16 @@ def graph_do_bench(timer, name: str, launch) -> tuple[float | None, str | None]:
     except Exception as exc:  # noqa: BLE001 - a launch that cannot be captured: time it directly, and say so
         fn, how = launch, f"do_bench over direct launches (graph capture failed: {str(exc)[:120]})"
     try:
-        return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"), how
+        return (triton.testing.do_bench(fn, warmup=DO_BENCH_WARMUP_MS, rep=DO_BENCH_REP_MS, return_mode="median"),
+                f"{how}, rep {DO_BENCH_REP_MS} ms")
     except Exception as exc:  # noqa: BLE001
         return None, f"do_bench failed: {str(exc)[:120]}"
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 6:
+        flags = sys.argv[6:]
         sys.exit(drive(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]),
-                       timing="--no-timing" not in sys.argv[6:]))
+                       timing="--no-timing" not in flags, profile="--timing-only" not in flags))
     print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
     sys.exit(2)

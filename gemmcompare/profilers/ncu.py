@@ -2,8 +2,8 @@
 launched N times inside profiler ranges under `ncu --clock-control none --cache-control none
 --profile-from-start off`, with L2 flushed between launches outside the ranges. Two profiles:
 
-- timing: `--metrics gpu__time_duration.sum`, the kernels of one launch summed, beside the driver's own
-  event timing and triton's do_bench of the same launches;
+- timing: `--metrics gpu__time_duration.sum`, the kernels of one launch summed, beside the harness's event
+  and CUPTI timing and triton's do_bench of the same row, measured in a process of its own (not under ncu);
 - stalls: one launch, `--page raw` of the SpeedOfLight, ComputeWorkloadAnalysis, WarpStateStats, Occupancy
   and LaunchStats sections: the kernel's name (how a library's kernel choice is seen), registers, achieved
   occupancy, tensor-pipe and issue utilization, and warp stall reasons, largest first. The sections replay
@@ -38,19 +38,24 @@ def _run_ncu(ncu: str, ncu_args: list[str], spec: str, impl_name: str, problem: 
 
 def timing_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: str, launches: int,
                    timeout: float) -> dict:
-    """`launches` launches of the row under ncu's gpu__time_duration, next to the driver's event and
-    do_bench medians."""
+    """`launches` launches of the row under ncu's gpu__time_duration, next to the event, CUPTI and do_bench
+    medians of the same row timed in a process of its own (never under ncu: ncu intercepts every launch)."""
+    timed = subprocess.run([sys.executable, "-m", "gemmcompare.profilers.driver", spec, impl_name, problem,
+                            contract, "0", "--timing-only"], capture_output=True, text=True, timeout=timeout)
+    drive = _last_json(timed.stdout) or {}
     res, text = _run_ncu(ncu, ["--cache-control", "none", "--metrics", "gpu__time_duration.sum"], spec,
-                         impl_name, problem, contract, launches, timeout)
-    drive = _last_json(res.stdout)
+                         impl_name, problem, contract, launches, timeout, "--no-timing")
     ncu_ms = ncu_launch_times(text, launches)
     rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
-           "event_median_ms": (drive or {}).get("event_median_ms"),
-           "do_bench_median_ms": (drive or {}).get("do_bench_median_ms"),
-           "do_bench_how": (drive or {}).get("do_bench_how"),
+           **{k: drive.get(k) for k in ("event_median_ms", "event_cv", "cupti_median_ms", "do_bench_median_ms",
+                                        "do_bench_how", "timing_sm_clock_mhz", "do_bench_sm_clock_mhz",
+                                        "max_sm_clock_mhz")},
            "error": None if ncu_ms else (res.stderr[-400:] or text[-400:])}
-    if rec["ncu_median_ms"] and rec["event_median_ms"]:
-        rec["event_over_ncu"] = rec["event_median_ms"] / rec["ncu_median_ms"]
+    if not drive or drive.get("error"):
+        rec["timing_error"] = drive.get("error") or (timed.stderr[-400:] or "the timing process printed nothing")
+    for key in ("event", "cupti", "do_bench"):
+        if rec["ncu_median_ms"] and rec.get(f"{key}_median_ms"):
+            rec[f"{key}_over_ncu"] = rec[f"{key}_median_ms"] / rec["ncu_median_ms"]
     return rec
 
 
