@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's gemmcompare, also when not installed
+
 SIZES = (256, 1024, 2048, 4096)
 SPINS_NS = (20_000, 100_000, 1_000_000)
 NCU_REPS = 20
@@ -117,7 +119,8 @@ def measure(out: Path) -> int:
                 rec["isolated_cupti_ms"] = isolated_cupti(fn, case["l2"], flush)
             if case["l2"] == "flush":  # do_bench always clears L2 before each sample
                 timer = Timer(TimingSettings(l2="warm", method="events"), device.l2_bytes)
-                rec["do_bench_graph_ms"], rec["do_bench_graph_how"] = graph_do_bench(timer, name, fn)
+                rec["do_bench_graph_ms"], rec["do_bench_graph_how"], rec["do_bench_graph_runs_ms"] = \
+                    graph_do_bench(timer, name, fn)
                 rec["do_bench_graph_sm_clock_mhz"] = tel.sample().get("sm_clock_mhz")
                 try:
                     import triton.testing
@@ -271,12 +274,23 @@ def report(out: Path) -> int:
             fits[key] = {"intercept_ms": intercept, "slope": slope,
                          "worst_residual_rel": max(abs(r[key] - intercept - r["ns"] * 1e-6) / (r["ns"] * 1e-6)
                                                    for r in spins if r.get(key))}
-    result = {**methods, "ncu_note": ncu_note, "spin_fits": fits}
+    # the launch window runs add to a CUPTI span (gemmcompare/contracts/launch_window.py), and the one this
+    # run's spin fits imply (ncu's intercept - CUPTI's)
+    from gemmcompare.contracts.launch_window import launch_window
+
+    window = launch_window(methods.get("device", ""))
+    fitted = (fits["ncu_ms"]["intercept_ms"] - fits["cupti_ms"]["intercept_ms"]
+              if "ncu_ms" in fits and "cupti_ms" in fits else None)
+    for r in rows:
+        if r.get("cupti_ms") and r.get("ncu_ms"):
+            r["cupti_window_over_ncu"] = (r["cupti_ms"] + window.ms) / r["ncu_ms"]
+    result = {**methods, "ncu_note": ncu_note, "spin_fits": fits, "launch_window_ms": window.ms,
+              "launch_window_source": window.source, "launch_window_fitted_here_ms": fitted}
     (out / "small_kernel_timing.json").write_text(json.dumps(result, indent=1, default=str))
 
     lines = ["| case | events | CUPTI | CUPTI isolated | graph+events | graph+CUPTI | do_bench (graph, 20 ms) | "
              "do_bench (graph, 200 ms) | do_bench (direct) | ncu | events/ncu | CUPTI/ncu | isolated CUPTI/ncu | "
-             "do_bench/events | auto picks |", "|---|" + "---:|" * 14]
+             "(CUPTI + window)/ncu | do_bench/events | auto picks |", "|---|" + "---:|" * 15]
     ms = lambda v: f"{v * 1e3:.2f} us" if isinstance(v, (int, float)) else "-"  # noqa: E731
     ratio = lambda v: f"{v:.3f}" if isinstance(v, (int, float)) else "-"  # noqa: E731
     for r in rows:
@@ -286,7 +300,8 @@ def report(out: Path) -> int:
                      f"{ms(r.get('do_bench_graph_ms'))} | {ms(r.get('do_bench_graph_rep200_ms'))} | "
                      f"{ms(r.get('do_bench_direct_ms'))} | {ms(r.get('ncu_ms'))} | "
                      f"{ratio(r.get('events_over_ncu'))} | {ratio(r.get('cupti_over_ncu'))} | "
-                     f"{ratio(r.get('isolated_cupti_over_ncu'))} | {ratio(db)} | {r.get('auto_method', '-')} |")
+                     f"{ratio(r.get('isolated_cupti_over_ncu'))} | {ratio(r.get('cupti_window_over_ncu'))} | "
+                     f"{ratio(db)} | {r.get('auto_method', '-')} |")
     lines += ["", "spin kernel: measured = intercept + slope x nominal (least squares over 20 us, 100 us, 1 ms)", "",
               "| method | intercept | slope | worst |measured - intercept - nominal| / nominal |", "|---|---:|---:|---:|"]
     for key, f in fits.items():
@@ -294,6 +309,8 @@ def report(out: Path) -> int:
                      f"{100 * f['worst_residual_rel']:.2f}% |")
     if spins:
         lines.append(f"\n%globaltimer step seen by the spin kernel: {spins[0].get('timer_step_ns')} ns")
+    lines.append(f"\nlaunch window added to CUPTI spans: {window.ms * 1e3:.2f} us ({window.source})"
+                 + (f"; this run's spin fits imply {fitted * 1e3:.2f} us" if fitted is not None else ""))
     if ncu_note:
         lines.append(f"\nnote: {ncu_note}")
     text = "\n".join(lines) + "\n"

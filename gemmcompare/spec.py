@@ -888,7 +888,8 @@ def _correctness(ck, raw) -> CorrectnessSettings:
     )
 
 
-TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s", "method"}
+TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s", "method",
+               "launch_window_us"}
 
 
 def _timing(ck, raw) -> TimingSettings:
@@ -919,6 +920,7 @@ def _timing(ck, raw) -> TimingSettings:
         ck.error(path + ("method",), f"method must be one of {list(TIMING_METHODS)}, got {method!r}",
                  nearest(str(method), TIMING_METHODS))
         method = d.method
+    window = _number(ck, raw, "launch_window_us", path, None, minimum=0) if "launch_window_us" in raw else None
     return TimingSettings(
         l2=l2,
         warmup_count=_number(ck, warm, "count", path + ("warmup",), d.warmup_count, integer=True, minimum=0),
@@ -931,6 +933,7 @@ def _timing(ck, raw) -> TimingSettings:
         graph=graph,
         row_timeout_s=float(_number(ck, raw, "row_timeout_s", path, d.row_timeout_s, minimum=1)),
         method=method,
+        launch_window_us=None if window is None else float(window),
     )
 
 

@@ -197,7 +197,7 @@ def test_profiles_do_bench_times_graph_replays_not_the_python_launch(monkeypatch
     from gemmcompare.profilers.driver import graph_do_bench
 
     seen = []
-    monkeypatch.setattr(triton_testing, "do_bench", lambda fn, **kw: seen.append(fn) or 0.0075)
+    monkeypatch.setattr(triton_testing, "do_bench", lambda fn, **kw: seen.append(fn) or [0.0074, 0.0075, 0.0076])
 
     class Graph:
         def replay(self):
@@ -206,11 +206,44 @@ def test_profiles_do_bench_times_graph_replays_not_the_python_launch(monkeypatch
     graph = Graph()
     timer = types.SimpleNamespace(_capture=lambda ln: [graph])
     launch = lambda: None  # noqa: E731
-    ms, how = graph_do_bench(timer, "cublas", launch)
-    assert ms == 0.0075 and seen[-1] == graph.replay and "CUDA-graph" in how
+    ms, how, runs = graph_do_bench(timer, "cublas", launch)
+    assert ms == 0.0075 and seen[-1] == graph.replay and "CUDA-graph" in how and len(runs) == 3
 
     def cannot_capture(ln):
         raise RuntimeError("operation not permitted when stream is capturing")
 
-    ms, how = graph_do_bench(types.SimpleNamespace(_capture=cannot_capture), "x", launch)
+    ms, how, _ = graph_do_bench(types.SimpleNamespace(_capture=cannot_capture), "x", launch)
     assert seen[-1] is launch and "graph capture failed" in how
+
+
+def test_a_cupti_figure_is_the_span_plus_the_devices_launch_window():
+    """ncu's gpu__time_duration counts the front end's work for a launch that a CUPTI record does not: a row
+    timed by CUPTI reports the span plus the window measured for its GPU; events are never shifted."""
+    from gemmcompare.contracts.launch_window import MEASURED_US, launch_window
+
+    spans = [0.0029] * 10
+    h200 = launch_window("NVIDIA H200")
+    assert h200.ms == pytest.approx(MEASURED_US["NVIDIA H200"][0] * 1e-3) and "measured on NVIDIA H200" in h200.note()
+    picked = choose("auto", [0.0062] * 10, spans, window_ms=h200.ms)
+    assert picked.method == "cupti" and picked.samples_ms == pytest.approx([0.0029 + h200.ms] * 10)
+    assert choose("events", [0.0062] * 10, spans, window_ms=h200.ms).samples_ms == [0.0062] * 10
+    unknown = launch_window("NVIDIA L4")
+    assert unknown.ms == 0.0 and "no launch window measured for NVIDIA L4" in unknown.note()
+    assert launch_window("NVIDIA H200", 0).ms == 0.0  # the spec's setting wins, 0 included
+    assert launch_window("NVIDIA L4", 1.5).ms == pytest.approx(0.0015)
+
+
+def test_spec_launch_window_is_checked_and_unset_keeps_the_spec_hash():
+    from gemmcompare.errors import SpecError
+    from gemmcompare.spec import parse_spec
+
+    def spec(timing):
+        return parse_spec("name: w\nproblems: [{m: 64, n: 64, k: 64}]\ncontracts: [f16_f32acc_tn]\n"
+                          f"implementations: [library.cublas]\ntiming: {timing}\n")
+
+    assert spec("{launch_window_us: 0.5}").timing.launch_window_us == 0.5
+    assert "launch_window_us" not in spec("{method: auto}").timing.as_dict()
+    for bad in ("-1", "fast", ".nan"):
+        with pytest.raises(SpecError) as info:
+            spec(f"{{launch_window_us: {bad}}}")
+        assert "timing.launch_window_us" in str(info.value)

@@ -47,9 +47,13 @@ class TimingSettings:
     graph: bool = False  # time CUDA-graph replays of one launch instead of direct launches
     row_timeout_s: float = 300.0
     method: str = "auto"  # which figure a row reports: events, cupti, or auto (timing_methods.py)
+    launch_window_us: float | None = None  # added to CUPTI spans; None: the device's measured one (launch_window.py)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if out["launch_window_us"] is None:  # unset: absent, so that earlier specs keep their hashes
+            del out["launch_window_us"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -180,9 +184,11 @@ class Timer:
     in_batch: Callable[[str], None] | None = None
     clock_factory: Callable[[], Any] | None = None  # makes the KernelClock; None: events only
     clock: Any = None  # the KernelClock while sampling
+    launch_window_ms: float = 0.0  # what a CUPTI figure adds to the span (launch_window.py)
 
     def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6,
-                 on_batch: Callable[[str], None] | None = None, in_batch: Callable[[str], None] | None = None):
+                 on_batch: Callable[[str], None] | None = None, in_batch: Callable[[str], None] | None = None,
+                 launch_window_ms: float = 0.0):
         import torch
 
         from .timing_methods import KernelClock
@@ -190,6 +196,7 @@ class Timer:
         self.torch = torch
         self.s = settings
         self.on_batch, self.in_batch = on_batch, in_batch
+        self.launch_window_ms = launch_window_ms
         self.clock_factory = None if settings.method == "events" else KernelClock
         self.clock = None
         self.flush_buffer = None
@@ -367,7 +374,7 @@ class Timer:
                 m.cupti_samples_ms = [spans.get(sample_tag(i, sid)) for sid in m.sample_ids]
             if not m.samples_ms:
                 continue
-            picked = choose(self.s.method, m.event_samples_ms, m.cupti_samples_ms, error)
+            picked = choose(self.s.method, m.event_samples_ms, m.cupti_samples_ms, error, self.launch_window_ms)
             m.samples_ms, m.method, m.method_note = picked.samples_ms, picked.method, picked.note
 
     def _capture(self, ln: Launcher) -> list:

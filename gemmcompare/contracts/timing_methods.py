@@ -13,7 +13,9 @@ belongs to the sample, and the sample's time is the span from the first one's st
 (one kernel: its duration; a launch that copies and then computes: the whole of it, gaps included).
 
 `choose()` picks the row's figure: `events`, `cupti`, or `auto` (the default): CUPTI when the launch is
-shorter than AUTO_CUPTI_BELOW_MS, events above it, and events whenever CUPTI gave no complete record.
+shorter than AUTO_CUPTI_BELOW_MS, events above it, and events whenever CUPTI gave no complete record. A
+CUPTI figure is the span plus the device's launch window (launch_window.py): what ncu counts and CUPTI's
+record does not.
 """
 
 from __future__ import annotations
@@ -178,9 +180,10 @@ class Choice:
 
 
 def choose(setting: str, event_ms: Sequence[float], cupti_ms: Sequence[float | None] | None,
-           cupti_error: str | None = None) -> Choice:
-    """The samples a row reports. `cupti_ms[i]` is CUPTI's figure for the launch of `event_ms[i]` (None where
-    no record was matched). CUPTI is used only when every sample has its record."""
+           cupti_error: str | None = None, window_ms: float = 0.0) -> Choice:
+    """The samples a row reports. `cupti_ms[i]` is CUPTI's span for the launch of `event_ms[i]` (None where
+    no record was matched); a CUPTI figure is that span plus `window_ms`, the device's launch window
+    (launch_window.py). CUPTI is used only when every sample has its record."""
     complete = bool(cupti_ms) and len(cupti_ms) == len(event_ms) and all(x is not None and x > 0 for x in cupti_ms)
     if setting == "events":
         return Choice("events", list(event_ms))
@@ -189,7 +192,7 @@ def choose(setting: str, event_ms: Sequence[float], cupti_ms: Sequence[float | N
             f"CUPTI records for {sum(x is not None for x in cupti_ms)} of {len(event_ms)} samples"
         why = cupti_error or missing
         return Choice("events", list(event_ms), f"timed with events: {why}")
-    cupti = [float(x) for x in cupti_ms]
+    cupti = [float(x) + window_ms for x in cupti_ms]
     if setting == "cupti":
         return Choice("cupti", cupti)
     median = statistics.median(cupti)

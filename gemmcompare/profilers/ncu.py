@@ -47,13 +47,14 @@ def timing_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: 
                          impl_name, problem, contract, launches, timeout, "--no-timing")
     ncu_ms = ncu_launch_times(text, launches)
     rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
-           **{k: drive.get(k) for k in ("event_median_ms", "event_cv", "cupti_median_ms", "do_bench_median_ms",
+           **{k: drive.get(k) for k in ("event_median_ms", "event_cv", "cupti_median_ms", "launch_window_ms",
+                                        "cupti_reported_median_ms", "do_bench_median_ms", "do_bench_runs_ms",
                                         "do_bench_how", "timing_sm_clock_mhz", "do_bench_sm_clock_mhz",
                                         "max_sm_clock_mhz")},
            "error": None if ncu_ms else (res.stderr[-400:] or text[-400:])}
     if not drive or drive.get("error"):
         rec["timing_error"] = drive.get("error") or (timed.stderr[-400:] or "the timing process printed nothing")
-    for key in ("event", "cupti", "do_bench"):
+    for key in ("event", "cupti", "cupti_reported", "do_bench"):
         if rec["ncu_median_ms"] and rec.get(f"{key}_median_ms"):
             rec[f"{key}_over_ncu"] = rec[f"{key}_median_ms"] / rec["ncu_median_ms"]
     return rec

@@ -254,6 +254,7 @@ class ProblemExecutor:
     def _time(self, alive, fixtures, contract: PrecisionContract, p: GemmProblem) -> None:
         """Time every implementation that passed, interleaved, on a fresh draw of the timing fixture
         (new seed, new poisoned output buffers: a kernel that replays a cached result cannot pass)."""
+        from ..contracts.launch_window import launch_window
         from ..contracts.timing import Timer
 
         timing_fixture = next((f for f in fixtures if f in ("uniform", "normal")), fixtures[0])
@@ -261,8 +262,9 @@ class ProblemExecutor:
         ready = [t for t in (self._timed(impl, row, ext, draw, contract) for impl, row, ext in alive) if t is not None]
         # telemetry while each batch runs (after its sleep gate): the clock and caps the samples saw
         tele: dict[str, list] = {t.impl.name: [] for t in ready}
+        window = launch_window(self.device.name, self.exp.timing.launch_window_us)
         timer = Timer(self.exp.timing, self.device.l2_bytes,
-                      in_batch=lambda name: tele[name].append(self.telemetry.sample()))
+                      in_batch=lambda name: tele[name].append(self.telemetry.sample()), launch_window_ms=window.ms)
         measurements = timer.measure([t.launcher for t in ready], stage=self.stage)
         for t in ready:  # a hang or CUDA error: blame the implementation that caused it
             m = measurements[t.impl.name]
@@ -276,7 +278,7 @@ class ProblemExecutor:
             t.row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
                             "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
                             "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed,
-                            "storage": t.prepared.storage_info, **_method_fields(m),
+                            "storage": t.prepared.storage_info, **_method_fields(m, window),
                             **(t.prepared.timing_fields or {})}
             if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
                 finished[t.impl.name] = t.row
@@ -404,11 +406,14 @@ class ProblemExecutor:
                 row.pct_of_peak = 100.0 * row.tflops / peak
 
 
-def _method_fields(m) -> dict[str, Any]:
-    """Both methods' medians (whichever the row reports), for the row's timing receipt."""
+def _method_fields(m, window) -> dict[str, Any]:
+    """Both methods' medians (whichever the row reports; CUPTI's as the raw span), and the launch window a
+    CUPTI figure adds, for the row's timing receipt."""
     import statistics
 
     out: dict[str, Any] = {"timing_method": m.method}
+    if m.method == "cupti":
+        out["launch_window_ms"], out["launch_window"] = window.ms, window.note()
     if m.event_samples_ms:
         out["event_median_ms"] = statistics.median(m.event_samples_ms)
     cupti = [x for x in (m.cupti_samples_ms or []) if x is not None]
