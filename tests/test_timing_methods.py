@@ -247,3 +247,26 @@ def test_spec_launch_window_is_checked_and_unset_keeps_the_spec_hash():
         with pytest.raises(SpecError) as info:
             spec(f"{{launch_window_us: {bad}}}")
         assert "timing.launch_window_us" in str(info.value)
+
+
+def test_auto_picks_one_method_for_a_problems_rows():
+    """A 0.15 ms baseline and a 0.3 ms candidate timed together are both reported by CUPTI: their ratio never
+    sets an event pair's fixed cost against a CUPTI span. All rows over 0.2 ms: all events."""
+    from gemmcompare.contracts.timing import Measurement
+    from gemmcompare.contracts.timing_methods import auto_setting
+
+    def timed(name_ms):
+        timer = Timer.__new__(Timer)
+        timer.s, timer.launch_window_ms = TimingSettings(method="auto"), 0.0
+        launchers = [types.SimpleNamespace(name=name) for name in name_ms]
+        results, spans = {}, {}
+        for i, (name, ms) in enumerate(name_ms.items()):
+            m = results[name] = Measurement()
+            m.samples_ms, m.sample_ids = [ms + 0.003] * 5, list(range(5))
+            spans.update({sample_tag(i, sid): ms for sid in range(5)})
+        timer._assign(launchers, results, spans, None)
+        return {name: m.method for name, m in results.items()}
+
+    assert timed({"cublas": 0.15, "mma_sync": 0.3}) == {"cublas": "cupti", "mma_sync": "cupti"}
+    assert timed({"cublas": 0.25, "mma_sync": 0.3}) == {"cublas": "events", "mma_sync": "events"}
+    assert auto_setting([[0.1, None], None, [0.5]]) == "cupti" and auto_setting([None]) == "events"

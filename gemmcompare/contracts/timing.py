@@ -364,17 +364,22 @@ class Timer:
                         m.done, m.stop_reason = True, f"time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
 
     def _assign(self, launchers, results, spans: dict[str, float], error: str | None) -> None:
-        """Each measurement's samples of both methods, and the ones the method setting picks."""
-        from .timing_methods import choose, sample_tag
+        """Each measurement's samples of both methods, and the ones the method setting picks. `auto` decides
+        once for the launchers timed together (one problem's rows): a % of the baseline compares two figures
+        of one method, not an event pair's fixed cost against a CUPTI span."""
+        from .timing_methods import auto_setting, choose, sample_tag
 
         for i, ln in enumerate(launchers):
             m = results[ln.name]
             m.event_samples_ms = list(m.samples_ms)
             if spans:
                 m.cupti_samples_ms = [spans.get(sample_tag(i, sid)) for sid in m.sample_ids]
-            if not m.samples_ms:
-                continue
-            picked = choose(self.s.method, m.event_samples_ms, m.cupti_samples_ms, error, self.launch_window_ms)
+        timed = [results[ln.name] for ln in launchers if results[ln.name].samples_ms]
+        setting = self.s.method
+        if setting == "auto":
+            setting = auto_setting([m.cupti_samples_ms for m in timed])
+        for m in timed:
+            picked = choose(setting, m.event_samples_ms, m.cupti_samples_ms, error, self.launch_window_ms)
             m.samples_ms, m.method, m.method_note = picked.samples_ms, picked.method, picked.note
 
     def _capture(self, ln: Launcher) -> list:

@@ -12,8 +12,9 @@ every GPU activity whose launch call (matched by its CUPTI correlation id) lies 
 belongs to the sample, and the sample's time is the span from the first one's start to the last one's end
 (one kernel: its duration; a launch that copies and then computes: the whole of it, gaps included).
 
-`choose()` picks the row's figure: `events`, `cupti`, or `auto` (the default): CUPTI when the launch is
-shorter than AUTO_CUPTI_BELOW_MS, events above it, and events whenever CUPTI gave no complete record. A
+`choose()` picks the row's figure: `events`, `cupti`, or `auto` (the default): CUPTI when the shortest
+launch timed with it (one problem's rows, `auto_setting`) is shorter than AUTO_CUPTI_BELOW_MS, events
+above it, and events whenever CUPTI gave no complete record. A
 CUPTI figure is the span plus the device's launch window (launch_window.py): what ncu counts and CUPTI's
 record does not.
 """
@@ -170,6 +171,15 @@ class KernelClock:
         if not details:
             self.error = "CUPTI recorded no GPU activity inside the sample annotations"
         return details
+
+
+def auto_setting(cupti_per_launcher: Sequence[Sequence[float | None] | None]) -> str:
+    """`auto` for launchers timed together (one problem's rows): `cupti` when the shortest of them has a
+    CUPTI median under AUTO_CUPTI_BELOW_MS, else `events`; one method for all, so that their ratios compare
+    like with like (a row whose CUPTI records are incomplete still falls back to events, with its note)."""
+    medians = [statistics.median([x for x in c if x is not None]) for c in cupti_per_launcher
+               if c and any(x is not None for x in c)]
+    return "cupti" if medians and min(medians) < AUTO_CUPTI_BELOW_MS else "events"
 
 
 @dataclass(frozen=True)
