@@ -11,6 +11,7 @@ or given tables by a read.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import sqlite3
@@ -53,8 +54,29 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 RESULT_KEY_COLUMNS = ("run_id", "problem", "contract", "implementation", "status")  # what every reader needs
 
 
+# The connections this process holds, by file. POSIX advisory locks belong to a process and a file: a
+# close() of *any* descriptor of the file drops every lock this process's SQLite connections hold on it,
+# and another process may then take the store for its last user, checkpoint and delete the WAL under
+# them: a corrupt store (sqlite.org/howtocorrupt.html, 2.2). So the file itself is read (its header)
+# only while this process has no connection to it, and every Store closes its connection when it goes.
+_OPEN_CONNECTIONS: collections.Counter[str] = collections.Counter()
+
+
+def _file_key(path: Path) -> str:
+    return os.path.realpath(path)
+
+
+def _held_here(path: Path) -> bool:
+    """Whether this process has a connection open to the store at `path`."""
+    return _OPEN_CONNECTIONS[_file_key(path)] > 0
+
+
 class Store:
-    """One SQLite file holding many runs. Safe to open from several processes (SQLite locking)."""
+    """One SQLite file holding many runs. Safe to open from several processes (SQLite locking). Close it
+    (or use it as a context manager); one that is dropped closes its connection then."""
+
+    conn: sqlite3.Connection | None = None
+    _key: str | None = None
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -62,12 +84,38 @@ class Store:
             _check_existing(self.path, full=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path), timeout=60)
+            self._attach(sqlite3.connect(str(self.path), timeout=60))
             self.conn.execute("PRAGMA journal_mode=WAL")
             self._create()
         except (OSError, sqlite3.Error) as exc:
+            self.close()
             raise InputError(f"cannot write the store {self.path}: {exc}") from None
         self.run_columns = list(RUN_COLUMNS)
+
+    def _attach(self, conn: sqlite3.Connection) -> None:
+        # sqlite3.Connection is in a reference cycle with its statement cache: only close() (or the cyclic
+        # garbage collector, at an unknown time) releases its file descriptors and locks
+        self.conn, self._key = conn, _file_key(self.path)
+        _OPEN_CONNECTIONS[self._key] += 1
+
+    def close(self) -> None:
+        """Close the connection (again: nothing)."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
+            _OPEN_CONNECTIONS[self._key] -= 1
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to release
+            pass
 
     @classmethod
     def open_read(cls, path: str | os.PathLike) -> "Store":
@@ -76,8 +124,12 @@ class Store:
         store = cls.__new__(cls)
         store.path = Path(path)
         _check_store_file(store.path)
-        store.conn = _read_only_connection(store.path)
-        store.run_columns = _check_schema(store.path, store.conn, full=False)
+        store._attach(_read_only_connection(store.path))
+        try:
+            store.run_columns = _check_schema(store.path, store.conn, full=False)
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @staticmethod
@@ -107,9 +159,6 @@ class Store:
                 self.conn.execute(f"ALTER TABLE results ADD COLUMN {c} {types[c]}")
         self.conn.execute("CREATE INDEX IF NOT EXISTS results_run ON results(run_id)")
         self.conn.commit()
-
-    def close(self):
-        self.conn.close()
 
     # -- writing -----------------------------------------------------------------------------------
     def create_run(self, run: dict[str, Any]) -> None:
@@ -187,15 +236,26 @@ class Store:
 
 # -- checking a file before it is used as a store ------------------------------------------------------
 
+def read_header(path: Path, size: int) -> bytes | None:
+    """The first `size` bytes of the file, or None while this process holds a connection to it (reading
+    would drop that connection's locks: see _OPEN_CONNECTIONS). OSError when it cannot be read."""
+    if _held_here(path):
+        return None
+    with open(path, "rb") as f:
+        return f.read(size)
+
+
 def _check_store_file(path: Path) -> None:
-    """That `path` is a file that starts as an SQLite database does (no connection is opened yet)."""
+    """That `path` is a file that starts as an SQLite database does (no connection is opened yet; a file
+    this process already has open was checked when it was opened)."""
     if path.is_dir():
         raise InputError(f"the store {path} is a folder, not an SQLite file (--store names the file)")
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_HEADER))
+        head = read_header(path, len(SQLITE_HEADER))
     except OSError as exc:
         raise InputError(f"cannot read the store {path}: {exc.strerror or exc}") from None
+    if head is None:
+        return
     if not head:
         raise InputError(f"the store {path} is an empty file, not an SQLite database")
     if head != SQLITE_HEADER:
@@ -208,12 +268,11 @@ def _read_only_connection(path: Path) -> sqlite3.Connection:
     must leave the folder as it found it. (A writer that starts meanwhile writes to a new WAL, not to the
     file read here.)"""
     try:
-        with open(path, "rb") as f:
-            header = f.read(20)
+        header = read_header(path, 20)
     except OSError as exc:
         raise InputError(f"cannot read the store {path}: {exc.strerror or exc}") from None
-    wal = len(header) == 20 and header[18] == 2
-    quiet = wal and not Path(f"{path}-wal").exists()
+    wal = header is not None and len(header) == 20 and header[18] == 2
+    quiet = wal and not Path(f"{path}-wal").exists()  # (held here: never quiet, and never immutable)
     uri = "file:" + urllib.parse.quote(str(path.absolute())) + ("?mode=ro&immutable=1" if quiet else "?mode=ro")
     try:
         return sqlite3.connect(uri, uri=True, timeout=60)

@@ -24,7 +24,7 @@ import pandas as pd
 from ..errors import GemmCompareError
 from ..receipt import gpu_name
 from ..results import COLUMNS, JSON_COLUMNS, Result, Status
-from .database import Store
+from .database import Store, read_header
 from .run_folder import RunFolder, load_result_file
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -55,10 +55,10 @@ class SourceRun:
 
 def _is_store(path: Path) -> bool:
     try:
-        with open(path, "rb") as f:
-            return f.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+        head = read_header(path, len(_SQLITE_MAGIC))
     except OSError:
         return False
+    return head is None or head == _SQLITE_MAGIC  # None: a store this process already has open
 
 
 def read_sources(paths: list[str]) -> list[SourceRun]:

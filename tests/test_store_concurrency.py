@@ -1,0 +1,73 @@
+"""A store read while a run writes it, the run interrupted and resumed, stays whole.
+
+A Store used to leave its SQLite connection open until the garbage collector found it (the connection
+is in a reference cycle with its statement cache), and every Store() read the file's header with a plain
+open()/close(): that close dropped the POSIX locks of the connections the process still held, so the
+run's process took itself for the last user, checkpointed and deleted the WAL under them, and the resumed
+run's rows landed in a store SQLite then called malformed (seen on the H200: tests/test_gpu_resume.py).
+"""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gemmcompare.store import Store
+from gemmcompare.store.database import read_header
+
+RUNNER = Path(__file__).resolve().parent / "fake_run_process.py"
+
+
+def _descriptors_of(folder: Path) -> list[str]:
+    fd_dir = Path("/proc/self/fd")
+    out = []
+    for fd in fd_dir.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith(str(folder)):
+            out.append(target)
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
+def test_a_store_releases_its_file_when_closed_or_dropped(tmp_path):
+    path = tmp_path / "g.db"
+    Store(path).results()
+    assert _descriptors_of(tmp_path) == []  # dropped: closed at once, not when the collector runs
+    with Store(path) as store:
+        store.results()
+        assert read_header(path, 16) is None  # held here: the header is not read (its close would drop the locks)
+    assert _descriptors_of(tmp_path) == [] and read_header(path, 16) == b"SQLite format 3\x00"
+    reader = Store.open_read(path)
+    reader.close()
+    reader.close()  # twice: nothing
+    assert _descriptors_of(tmp_path) == []
+
+
+def test_a_store_polled_during_an_interrupted_and_resumed_run_stays_whole(tmp_path):
+    store = tmp_path / "g.db"
+    cmd = [sys.executable, str(RUNNER), str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RUNNER.parent), str(RUNNER.parents[1])])}
+    proc = subprocess.Popen(cmd, env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline:  # read it the way a notebook or a watcher would, while the run writes
+        if store.exists() and len(Store(store).results()) >= 2:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    run = Store(store).find_run("latest")
+    assert run["status"] == "interrupted"
+    kept = len(Store(store).results(run["run_id"]))
+    assert 2 <= kept < 12
+    assert subprocess.run(cmd + [run["run_id"]], env=env, timeout=120).returncode == 0
+    with sqlite3.connect(store) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert len(Store(store).results(run["run_id"])) == 12
