@@ -345,3 +345,15 @@ def test_procedural_labels_keep_tile_cluster_schedule_stages():
     # alone of its kind: every token but the ones the contract fixes (types, layout, alignment)
     assert short[names[4]] == "cutlass2x_sm80 128x256x32 64x64x32 16x8x16 3st swz8"
     assert short[BASELINE] == BASELINE and len(set(short.values())) == len(names)
+
+
+def test_every_family_a_row_can_have_is_one_of_the_reports_kinds():
+    """A family missing from the kinds is drawn grey and left out of the legend (hopper.best was). A row's
+    family is its implementation's name up to the first dot ('cute' makes rows of family 'cutlass')."""
+    from gemmcompare.implementations.registry import all_names
+    from gemmcompare.report.data import KINDS, kind_of
+
+    families = {name.split(".")[0] for name in all_names()} - {"cute"}
+    assert {"hopper", "lab", "mma_sync", "library", "cutlass", "python", "custom"} <= families
+    for family in families:
+        assert kind_of(family) in KINDS, family
