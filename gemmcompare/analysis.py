@@ -110,7 +110,7 @@ def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int
                 status, row.reason = Status.BUILD_ERROR.value, built.message
             else:
                 if built is not None:
-                    _copy_resources(row, built.resources_for(impl.kernel_filter), impl, req.arch)
+                    _copy_resources(row, built.resources_for(impl.kernel_filter_for(contract)), impl, req.arch)
                 try:
                     apply_prediction(row, predict_row(row, device))
                     status = PREDICTED
