@@ -27,7 +27,7 @@ def _timer(**settings) -> Timer:
     t.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=_Event, _sleep=lambda c: None,
                                                               synchronize=lambda: None))
     t.s = TimingSettings(**settings)
-    t.flush_buffer, t.cycles_per_ms, t.sleep_ms = None, 2e6, 1.0
+    t.flush_buffer, t.cycles_per_ms = None, 2e6
     t._sync = lambda name: None
     return t
 
@@ -78,3 +78,40 @@ def test_stage_messages_cover_warm_up_and_timing():
     _timer(l2="warm", min_samples=10, max_samples=10).measure([Launcher("A", lambda: None)],
                                                               stage=lambda n, what: seen.append((n, what)))
     assert ("A", "warm-up") in seen and ("A", "timing") in seen
+
+
+def test_a_launcher_that_waits_for_the_gpu_is_given_up_quickly_and_holds_nobody_up(monkeypatch):
+    """A callable with a synchronize inside enqueues for as long as the sleep gate runs: every batch is
+    starved. Its gate stops growing at MAX_SLEEP_MS (it doubled every batch: 2^40 ms by the 40th), it is
+    given up after STARVED_AT_CAP_STOP batches at that gate, and the launcher timed with it keeps short gates."""
+    from gemmcompare.contracts import timing
+    from gemmcompare.contracts.timing import MAX_SLEEP_MS, STARVED_AT_CAP_STOP
+
+    clock = {"s": 0.0, "gate_ms": 0.0, "gate_passed": False}
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: clock["s"])
+
+    class Gate(_Event):
+        def query(self):
+            return clock["gate_passed"]
+
+    t = _timer(l2="warm", min_samples=10, max_samples=100, target_noise=0.0)
+    t.torch.cuda.Event = Gate
+
+    def sleep(cycles):  # a new batch's gate
+        clock["gate_ms"], clock["gate_passed"] = cycles / t.cycles_per_ms, False
+
+    t.torch.cuda._sleep = sleep
+
+    def syncs():  # waits for everything queued: the gate first
+        if not clock["gate_passed"]:
+            clock["s"] += clock["gate_ms"] / 1e3
+            clock["gate_passed"] = True
+
+    def fine():  # 20 us of host time per launch
+        clock["s"] += 20e-6
+
+    res = t.measure([Launcher("syncs", syncs), Launcher("fine", fine)])
+    bad, good = res["syncs"], res["fine"]
+    assert not bad.samples_ms and "every batch starved" in bad.stop_reason
+    assert bad.sleep_ms == MAX_SLEEP_MS and bad.starved_at_cap >= STARVED_AT_CAP_STOP and bad.batches <= 15
+    assert good.samples_ms and good.sleep_ms <= 1.0  # its gates never grew with the other's

@@ -28,6 +28,10 @@ L2_POLICIES = ("flush", "rotate", "warm")
 # Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
 # flushed instead (and its row says so).
 MAX_ROTATION_COPIES = 255
+# The sleep gate in front of a batch grows with the host's enqueue time, up to this (ms): ten launches a
+# Python callable enqueues in well under it; one that waits for the GPU never gets ahead of any gate.
+MAX_SLEEP_MS = 100.0
+STARVED_AT_CAP_STOP = 3  # batches starved in a row behind the longest gate: the launcher cannot be timed
 
 EXCLUDED = ("allocation, host-device transfers, dtype conversion, laying the inputs out in the storage policy's "
             "buffers (the same for every row), reference computation; an implementation's own copies and padding "
@@ -136,7 +140,9 @@ class Measurement:
     warmup_launches: int = 0
     last_index: int = 0  # which of the launcher's copies ran last (its output is what the re-check reads)
     fatal: bool = False  # a hang or a CUDA error: the context is unusable, nothing more was measured
-    sleep_ms: float = 0.0
+    sleep_ms: float = 0.0  # the longest sleep gate its batches had
+    next_sleep_ms: float = 1.0  # the gate in front of its next batch (each launcher its own)
+    starved_at_cap: int = 0  # consecutive batches starved behind a gate of MAX_SLEEP_MS
     done: bool = False
     stop_reason: str = ""
     error: BaseException | None = None
@@ -203,7 +209,6 @@ class Timer:
         if settings.l2 in ("flush", "rotate"):  # rotate falls back to flushing for tiny problems
             self.flush_buffer = new_flush_buffer(l2_bytes)
         self.cycles_per_ms = sleep_cycles_per_ms  # upper bound of the SM clock (2 GHz): sleeps at least as long
-        self.sleep_ms = 1.0
 
     def _between_samples(self, launcher: Launcher):
         if self.flush_buffer is not None and (self.s.l2 == "flush" or launcher.flush):
@@ -234,7 +239,7 @@ class Timer:
         gate = torch.cuda.Event()
         ids = []
         t0 = time.perf_counter()
-        torch.cuda._sleep(int(self.sleep_ms * self.cycles_per_ms))  # keeps the queue full while we enqueue
+        torch.cuda._sleep(int(m.next_sleep_ms * self.cycles_per_ms))  # keeps the queue full while we enqueue
         gate.record()
         for i in range(count):
             which = (m.batches * count + i) % len(launcher.launches)
@@ -260,9 +265,13 @@ class Timer:
         m.batches += 1
         if starved:
             m.starved_batches += 1
-        # next sleep: twice this batch's enqueue time, at least 0.5 ms
-        self.sleep_ms = max(0.5, 2.0 * enqueue_ms)
-        m.sleep_ms = max(m.sleep_ms, self.sleep_ms)
+        # next sleep: twice this batch's enqueue time, at least 0.5 ms, at most MAX_SLEEP_MS. A launcher that
+        # waits for the GPU itself (a synchronize inside) enqueues for as long as the gate sleeps: uncapped,
+        # its gate doubled every batch (2^40 ms by the starvation rule's 40th batch) and held up the run
+        at_cap = m.next_sleep_ms >= MAX_SLEEP_MS
+        m.sleep_ms = max(m.sleep_ms, m.next_sleep_ms)
+        m.next_sleep_ms = min(MAX_SLEEP_MS, max(0.5, 2.0 * enqueue_ms))
+        m.starved_at_cap = m.starved_at_cap + 1 if starved and at_cap else 0
         if not starved:
             m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
             m.sample_ids.extend(ids)
@@ -350,8 +359,10 @@ class Timer:
                     if fail(ln, exc):
                         return
                     continue
-                if m.batches > 4 * max(1, -(-self.s.max_samples // self.s.batch)) and not m.samples_ms:
-                    m.done, m.stop_reason = True, "every batch starved: the host cannot keep the queue full"
+                if not m.samples_ms and (m.batches > 4 * max(1, -(-self.s.max_samples // self.s.batch))
+                                         or m.starved_at_cap >= STARVED_AT_CAP_STOP):
+                    m.done, m.stop_reason = True, (f"every batch starved: the host cannot keep the queue full "
+                                                   f"(not even behind a {MAX_SLEEP_MS:g} ms sleep)")
                     continue
                 n = len(m.samples_ms)
                 if n >= self.s.min_samples:
