@@ -82,12 +82,14 @@ def test_stage_messages_cover_warm_up_and_timing():
 
 def test_a_launcher_that_waits_for_the_gpu_is_given_up_quickly_and_holds_nobody_up(monkeypatch):
     """A callable with a synchronize inside enqueues for as long as the sleep gate runs: every batch is
-    starved. Its gate stops growing at MAX_SLEEP_MS (it doubled every batch: 2^40 ms by the 40th), it is
-    given up after STARVED_AT_CAP_STOP batches at that gate, and the launcher timed with it keeps short gates."""
+    starved, however long the gate (it doubled every batch: 2^40 ms by the starvation rule's 40th). It is
+    given up after STARVED_SIZED_STOP batches starved behind gates sized from the batch before; a launcher
+    whose host time is merely long (150 ms a batch) gets a gate that covers it and is timed; a fast one
+    timed beside them keeps short gates."""
     from gemmcompare.contracts import timing
-    from gemmcompare.contracts.timing import MAX_SLEEP_MS, STARVED_AT_CAP_STOP
+    from gemmcompare.contracts.timing import STARVED_SIZED_STOP
 
-    clock = {"s": 0.0, "gate_ms": 0.0, "gate_passed": False}
+    clock = {"s": 0.0, "gate_ms": 0.0, "gate_passed": True, "gate_from": 0.0}
     monkeypatch.setattr(timing.time, "perf_counter", lambda: clock["s"])
 
     class Gate(_Event):
@@ -97,21 +99,28 @@ def test_a_launcher_that_waits_for_the_gpu_is_given_up_quickly_and_holds_nobody_
     t = _timer(l2="warm", min_samples=10, max_samples=100, target_noise=0.0)
     t.torch.cuda.Event = Gate
 
-    def sleep(cycles):  # a new batch's gate
-        clock["gate_ms"], clock["gate_passed"] = cycles / t.cycles_per_ms, False
+    def sleep(cycles):  # a new batch's gate; it passes once the host has spent longer than it enqueuing
+        clock["gate_ms"], clock["gate_passed"], clock["gate_from"] = cycles / t.cycles_per_ms, False, clock["s"]
 
     t.torch.cuda._sleep = sleep
 
-    def syncs():  # waits for everything queued: the gate first
-        if not clock["gate_passed"]:
-            clock["s"] += clock["gate_ms"] / 1e3
+    def spend(seconds):
+        clock["s"] += seconds
+        if (clock["s"] - clock["gate_from"]) * 1e3 >= clock["gate_ms"]:
             clock["gate_passed"] = True
 
-    def fine():  # 20 us of host time per launch
-        clock["s"] += 20e-6
+    def syncs():  # waits for everything queued: the gate first
+        spend(clock["gate_ms"] / 1e3 + 1e-6)
 
-    res = t.measure([Launcher("syncs", syncs), Launcher("fine", fine)])
-    bad, good = res["syncs"], res["fine"]
-    assert not bad.samples_ms and "every batch starved" in bad.stop_reason
-    assert bad.sleep_ms == MAX_SLEEP_MS and bad.starved_at_cap >= STARVED_AT_CAP_STOP and bad.batches <= 15
-    assert good.samples_ms and good.sleep_ms <= 1.0  # its gates never grew with the other's
+    def slow_host():  # 15 ms of Python per call
+        spend(15e-3)
+
+    def fine():  # 20 us of host time per launch
+        spend(20e-6)
+
+    res = t.measure([Launcher("syncs", syncs), Launcher("slow_host", slow_host), Launcher("fine", fine)])
+    bad, slow, good = res["syncs"], res["slow_host"], res["fine"]
+    assert not bad.samples_ms and "the launch waits for the GPU" in bad.stop_reason
+    assert bad.starved_sized >= STARVED_SIZED_STOP and bad.batches <= STARVED_SIZED_STOP + 2
+    assert slow.samples_ms and slow.starved_batches == 1 and 300 <= slow.sleep_ms < 400
+    assert good.samples_ms and good.sleep_ms <= 1.0  # its gates never grew with the others'

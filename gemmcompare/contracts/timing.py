@@ -28,10 +28,12 @@ L2_POLICIES = ("flush", "rotate", "warm")
 # Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
 # flushed instead (and its row says so).
 MAX_ROTATION_COPIES = 255
-# The sleep gate in front of a batch grows with the host's enqueue time, up to this (ms): ten launches a
-# Python callable enqueues in well under it; one that waits for the GPU never gets ahead of any gate.
-MAX_SLEEP_MS = 100.0
-STARVED_AT_CAP_STOP = 3  # batches starved in a row behind the longest gate: the launcher cannot be timed
+# The sleep gate in front of a launcher's batch is twice its last batch's enqueue time, at most this (ms).
+MAX_SLEEP_MS = 5000.0
+# A batch starved although its gate was sized from the batch before (twice that enqueue time) means the
+# enqueue grew with the gate: the launcher waits for the GPU itself (a synchronize inside), and no gate
+# can get ahead of it. After this many such batches in a row it is given up.
+STARVED_SIZED_STOP = 3
 
 EXCLUDED = ("allocation, host-device transfers, dtype conversion, laying the inputs out in the storage policy's "
             "buffers (the same for every row), reference computation; an implementation's own copies and padding "
@@ -142,7 +144,8 @@ class Measurement:
     fatal: bool = False  # a hang or a CUDA error: the context is unusable, nothing more was measured
     sleep_ms: float = 0.0  # the longest sleep gate its batches had
     next_sleep_ms: float = 1.0  # the gate in front of its next batch (each launcher its own)
-    starved_at_cap: int = 0  # consecutive batches starved behind a gate of MAX_SLEEP_MS
+    last_enqueue_ms: float | None = None  # its last batch's enqueue time (the next gate is sized from it)
+    starved_sized: int = 0  # consecutive batches starved behind a gate sized from the batch before
     done: bool = False
     stop_reason: str = ""
     error: BaseException | None = None
@@ -266,12 +269,14 @@ class Timer:
         if starved:
             m.starved_batches += 1
         # next sleep: twice this batch's enqueue time, at least 0.5 ms, at most MAX_SLEEP_MS. A launcher that
-        # waits for the GPU itself (a synchronize inside) enqueues for as long as the gate sleeps: uncapped,
-        # its gate doubled every batch (2^40 ms by the starvation rule's 40th batch) and held up the run
-        at_cap = m.next_sleep_ms >= MAX_SLEEP_MS
-        m.sleep_ms = max(m.sleep_ms, m.next_sleep_ms)
+        # waits for the GPU itself enqueues for as long as its gate sleeps, so its gate doubled every batch
+        # (2^40 ms by the old starvation rule's 40th): it is recognised by starving behind a sized gate
+        gate = m.next_sleep_ms
+        sized = m.last_enqueue_ms is not None and gate >= min(MAX_SLEEP_MS, 2.0 * m.last_enqueue_ms) * 0.999
+        m.starved_sized = m.starved_sized + 1 if starved and sized else 0
+        m.sleep_ms = max(m.sleep_ms, gate)
+        m.last_enqueue_ms = enqueue_ms
         m.next_sleep_ms = min(MAX_SLEEP_MS, max(0.5, 2.0 * enqueue_ms))
-        m.starved_at_cap = m.starved_at_cap + 1 if starved and at_cap else 0
         if not starved:
             m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
             m.sample_ids.extend(ids)
@@ -360,9 +365,10 @@ class Timer:
                         return
                     continue
                 if not m.samples_ms and (m.batches > 4 * max(1, -(-self.s.max_samples // self.s.batch))
-                                         or m.starved_at_cap >= STARVED_AT_CAP_STOP):
-                    m.done, m.stop_reason = True, (f"every batch starved: the host cannot keep the queue full "
-                                                   f"(not even behind a {MAX_SLEEP_MS:g} ms sleep)")
+                                         or m.starved_sized >= STARVED_SIZED_STOP):
+                    m.done, m.stop_reason = True, ("every batch starved: the host cannot keep the queue full "
+                                                   "(its enqueue time grows with the sleep in front of it: the "
+                                                   "launch waits for the GPU)")
                     continue
                 n = len(m.samples_ms)
                 if n >= self.s.min_samples:
