@@ -48,13 +48,7 @@ run_step() {
   return $rc
 }
 
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  timeout 120 python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl >"$W/logs/pip.log" 2>&1
-  export PYTHONPATH=$PWD/.pydeps:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+PIP_LOG="$W/logs/pip.log" source experiments/device_env.sh
 export PATH=$PATH:/usr/local/cuda/bin
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 GC="python3 -m gemmcompare"

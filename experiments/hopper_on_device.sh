@@ -8,13 +8,7 @@ set -u
 out=$1; shift
 parts=${*:-gpu-tests ladder sanitize}
 mkdir -p "$out/runs"
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl
-  export PYTHONPATH=$PWD/.pydeps:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+source experiments/device_env.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "$out/nvidia-smi.txt"
 gc="python3 -m gemmcompare"
 for part in $parts; do

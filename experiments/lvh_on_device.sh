@@ -5,13 +5,7 @@
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/lvh-work; rm -rf "$W"; mkdir -p "$W" "$OUT"
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  timeout 120 python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl >"$W/pip.log" 2>&1
-  export PYTHONPATH=$PWD/.pydeps:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 MAX_JOBS=16 GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+PIP_LOG="$W/pip.log" source experiments/device_env.sh
 ( timeout 150 python3 -m pytest -q -m gpu tests/test_gpu_honest.py -p no:cacheprovider >"$W/gpu_tests.log" 2>&1
   echo "exit $?" >>"$W/gpu_tests.log" ) &
 timeout 280 python3 -m gemmcompare run experiments/library_vs_handwritten.yaml --store "$W/g.db" --runs-dir "$W/runs" \

@@ -10,13 +10,7 @@
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  timeout 60 python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl
-  export PYTHONPATH=$PWD/.pydeps:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 MAX_JOBS=16 GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+source experiments/device_env.sh
 timeout 20 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv > "$OUT/nvidia-smi.txt" 2>&1
 echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}" >> "$OUT/nvidia-smi.txt"

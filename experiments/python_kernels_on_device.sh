@@ -20,13 +20,7 @@ rm -rf "$work"
 mkdir -p "$work" "$OUT"
 budget=440
 reserve=30   # the summary and the archive
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl
-  export PYTHONPATH=$PWD/.pydeps:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+source experiments/device_env.sh
 
 left() {  # seconds a step may take: its cap, or what the budget has left
   local cap=$1 rest=$((budget - reserve - SECONDS))

@@ -18,13 +18,7 @@ spec=${SCALE_SPEC:-experiments/cutlass_sm90_sweep.yaml}
 start=$(date +%s)
 deadline=$((start + 530))  # the call's 10 minutes, less the packing and some margin
 
-if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --target .pydeps .whl/*.whl >"$out/pip.log" 2>&1
-  export PYTHONPATH=$PWD/.pydeps:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+PIP_LOG="$out/pip.log" source experiments/device_env.sh
 export NCCL_NVLS_ENABLE=0
 gc="python3 -m gemmcompare"
 
