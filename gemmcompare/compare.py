@@ -305,6 +305,9 @@ def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw:
         bs, cs = _positive(b["samples_ms"]), _positive(c["samples_ms"])
         bv = b["median_ms"] if np.isfinite(b["median_ms"]) else (np.median(bs) if len(bs) else np.nan)
         cv = c["median_ms"] if np.isfinite(c["median_ms"]) else (np.median(cs) if len(cs) else np.nan)
+        shift = launch_window_shift(b, c)
+        if shift:  # both CUPTI, with different launch windows: the base's figures on the candidate's window
+            bs, bv = bs + shift, bv + shift
         if not (bv > 0 and cv > 0):
             return dict(verdict="UNKNOWN", detail="no median time", metric=metric)
         d, interval = math.log(cv / bv), None
@@ -339,10 +342,30 @@ def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw:
     bm, cm = b.get("timing_method") or "", c.get("timing_method") or ""
     if bm and cm and bm != cm:
         prefix += f"timed with {bm} vs {cm}, "
+    if not normalised and launch_window_shift(b, c):
+        prefix += (f"base's CUPTI spans on the candidate's launch window ({_window_ms(b) * 1e3:.2f} -> "
+                   f"{_window_ms(c) * 1e3:.2f} us), ")
     lo, hi = interval if interval else (None, None)
     return dict(verdict=verdict, detail=f"{prefix}{_fmt_change(d, lo, hi, what)}: {why or reason}", metric=metric,
                 base_value=bv, cand_value=cv, ratio=math.exp(d), ratio_lo=None if lo is None else math.exp(lo),
                 ratio_hi=None if hi is None else math.exp(hi))
+
+
+def _window_ms(row) -> float:
+    """The launch window a CUPTI row's figure holds (contracts/launch_window.py); 0 for rows timed before
+    it existed."""
+    timing = row.get("timing")
+    value = timing.get("launch_window_ms") if isinstance(timing, dict) else None
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+
+
+def launch_window_shift(b, c) -> float:
+    """What to add to the base's times so that two CUPTI rows with different launch windows compare one
+    definition of a launch (a row from before the window read 0.8 us short on an H200: at 256^3 a false
+    +28%); 0 when either row was timed by events or both carry the same window."""
+    if (b.get("timing_method") or "") != "cupti" or (c.get("timing_method") or "") != "cupti":
+        return 0.0
+    return _window_ms(c) - _window_ms(b)
 
 
 def _symmetric(d: float, halfwidths: list[float | None]) -> tuple[float, float] | None:

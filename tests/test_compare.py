@@ -250,3 +250,24 @@ def test_threshold_from_the_candidate_receipt():
     assert _receipt_threshold({"report": {"threshold": "0.1"}}) == 0.1
     assert _receipt_threshold({}) is None and _receipt_threshold({"compare_threshold": 7}) is None
     assert _threshold("3%") == 0.03 and _threshold("0.05") == 0.05
+
+
+def test_cupti_rows_from_before_the_launch_window_compare_on_one_definition():
+    """A small kernel's CUPTI figure gained the GPU's launch window (0.80 us on an H200): a run from before
+    it against one after is not a +20% regression. The base's spans are put on the candidate's window."""
+    def small(run_id, seed, window_ms):
+        receipt, df = pair(run_id, seed=seed)
+        rng = np.random.default_rng(seed)
+        samples = [list(0.0038 * (1 + 0.002 * rng.standard_normal(60)) + window_ms) for _ in range(len(df))]
+        df["samples_ms"] = samples
+        df["median_ms"] = [float(np.median(s)) for s in samples]
+        df["timing_method"] = "cupti"
+        df["timing"] = [{"launch_window_ms": window_ms} if window_ms else {} for _ in range(len(df))]
+        return receipt, df
+
+    before, after = small("r1", 1, 0.0), small("r2", 2, 0.0008)
+    comp = compare(before, after)
+    assert verdicts(comp) == {"SAME"} and comp.exit_code == 0
+    assert "launch window (0.00 -> 0.80 us)" in comp.table["detail"].iloc[0]
+    events = (after[0], after[1].assign(timing_method="events"))
+    assert "launch window" not in compare(before, events).table["detail"].iloc[0]  # only CUPTI rows are shifted
