@@ -356,3 +356,35 @@ def test_a_build_travels_to_a_worker_that_does_not_have_it(tmp_path, monkeypatch
     with pytest.raises(Exception, match="not on this worker"):
         _local_builds(WorkerSetup(setup.experiment, "r", 0, {"x": BuiltExtensionRef(SimpleNamespace(
             module_name="gc_other"), tmp_path / "gone")}), packed)
+
+
+def test_the_device_scripts_judge_reads_every_pass_it_will_get(tmp_path, monkeypatch, capsys):
+    """experiments/scale_out_on_device.sh ends in experiments/scaling/compare_passes.py, which reads the four
+    passes' stores (one GPU, --gpus all, two shards merged, the Dask engine). Fed by the same passes on the
+    fake GPUs, it finds every pass, the same rows and statuses as one GPU, every % of baseline within 3
+    points of it (the fake's GPU 1 is 10% slower in time, not in ratio), and a rows/s figure for each."""
+    from experiment_scripts import load_script
+
+    _needs_dask()
+    out = tmp_path / "out"
+    out.mkdir()
+    fake_run(out, monkeypatch, name="one", gpus="0")
+    fake_run(out, monkeypatch, name="two", gpus="all")
+    for i in range(2):
+        fake_run(out, monkeypatch, name=f"shard{i}", shard=f"{i}/2", gpus=str(i))
+    assert cli.main(["merge", str(out / "runs" / "merged-shards"), str(out / "shard0.db"), str(out / "shard1.db"),
+                     "--store", str(out / "merged.db")]) == 0, capsys.readouterr().err
+    fake_run(out, monkeypatch, name="cluster", cluster="local", gpus="all")
+    judge = load_script("scaling/compare_passes.py")
+    judge.main(out)
+    summary = __import__("json").loads((out / "summary.json").read_text())
+    passes, checks = summary["passes"], summary["checks"]
+    assert all(passes[name] for name, _ in judge.PASSES), passes
+    for name, entry in passes.items():
+        assert entry["rows_per_s"] and entry["measure_s"], name
+        if name != "one GPU":
+            assert entry["same_rows"] and entry["same_statuses"] and entry["rows_over_3_points"] == 0, name
+    assert passes["--gpus all"]["gpus"] == ["GPU-fake-0", "GPU-fake-1"]
+    assert checks["no FAIL/CRASH/TIMEOUT/BUILD_ERROR in any pass"]
+    assert checks["--gpus all: % of cuBLAS within 3 points of one GPU"]
+    assert checks["shards + merge: the same rows as one GPU"]
