@@ -165,6 +165,22 @@ def test_many_implementations_get_one_panel_per_problem_named_on_the_axis(tmp_pa
     assert "best at the top" in plot.caption
 
 
+def test_a_row_without_a_bar_names_its_status_in_its_slot(tmp_path, figures):
+    """hopper.best on K = 4097 is a SKIP: its slot in that problem's panel says so instead of being empty;
+    the same in the grouped layout for a FAIL."""
+    (plot,) = draw("percent_of_baseline", committed("library-vs-handwritten"), tmp_path)
+    fig = figures["pct_of_baseline_f16_f32acc_tn"]
+    odd = next(a for a in fig.axes if a.get_title() == "3999x5001x4097")
+    assert "SKIP" in [t.get_text() for t in odd.texts] and "status" in plot.caption
+    rows = rows_of(problems=[(1024,) * 3, (4096,) * 3], sweep=False)
+    other = rows[~rows["is_baseline"]].assign(implementation="lab.wmma_staged", family="lab")
+    rows = pd.concat([rows, other], ignore_index=True)
+    failed = (rows["implementation"] == "lab.wmma_staged") & (rows["problem"] == "4096x4096x4096")
+    rows.loc[failed, ["status", "pct_of_baseline"]] = ["FAIL", np.nan]
+    draw("percent_of_baseline", rows, tmp_path)
+    assert "FAIL" in [t.get_text() for t in figures["pct_of_baseline_f16_f32acc_tn"].axes[0].texts]
+
+
 # -- roofline, errors ---------------------------------------------------------------------------------------------
 
 def test_roofline_names_every_problem_and_its_ceilings(tmp_path, figures):

@@ -86,6 +86,22 @@ def _bars(ax, xs, vals, lo, hi, width, cut, color, label=None, horizontal=False,
     return bars
 
 
+STATUS_NOTE = "a slot without a bar names the row's status (SKIP, FAIL, ...)"
+
+
+def _statuses(part: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(problem, implementation) -> status of the rows that have no bar (not PASS, or no % of baseline)."""
+    rows = part[~part["is_baseline"] & (part["status"] != "PASS")]
+    return {(p, i): s for p, i, s in zip(rows["problem"], rows["implementation"], rows["status"])}
+
+
+def _status_mark(ax, at: tuple[float, float], status: str, horizontal: bool) -> None:
+    """The status of a row that has no bar, written where its bar would start."""
+    ax.annotate(status, at, xytext=(3, 0) if horizontal else (0, 3), textcoords="offset points", fontsize=6,
+                color="dimgray", style="italic", va="center" if horizontal else "bottom",
+                ha="left" if horizontal else "center", rotation=0 if horizontal else 90)
+
+
 def _grouped(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, contract: str) -> Plot:
     palette = Palette(part)
     problems = problems_by_size(ok)
@@ -99,6 +115,7 @@ def _grouped(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, co
     chars = max(len(_fmt(v)) for v in ok["pct_of_baseline"])
     rotate = bar_in < 0.062 * chars + 0.03  # a value written across its bar: about 0.06 in per character at 7 pt
     handles, labels = [], []
+    status_of = _statuses(part)
     for j, name in enumerate(names):
         rows = [ok[(ok["problem"] == p) & (ok["implementation"] == name)] for p in problems]
         vals = [float(r["pct_of_baseline"].iloc[0]) if len(r) else np.nan for r in rows]
@@ -111,6 +128,9 @@ def _grouped(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, co
                      rotate=rotate)
         handles.append(bars)
         labels.append(palette.text(name))
+        for i, p in enumerate(problems):
+            if not np.isfinite(vals[i]) and (p, name) in status_of:
+                _status_mark(ax, (xs[i], 0), status_of[(p, name)], horizontal=False)
     baseline = next(iter(dict.fromkeys(part.loc[part["is_baseline"], "implementation"])), "baseline")
     line = ax.axhline(100, **{k: v for k, v in BASELINE_STYLE.items() if k not in ("marker", "markersize")})
     handles.insert(0, line)
@@ -121,7 +141,7 @@ def _grouped(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, co
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title, fontsize=10)
     legend(fig, ax, handles, labels)
-    caption = f"same-run baseline, same contract and problem; {CI_NOTE}; {PASS_ONLY_NOTE}"
+    caption = f"same-run baseline, same contract and problem; {CI_NOTE}; {PASS_ONLY_NOTE}; {STATUS_NOTE}"
     if cut:
         caption += "; hatched bars go past the top of the axis: the number above each is its value"
     return Plot("percent_of_baseline", title, save_figure(fig, out_dir, f"pct_of_baseline_{contract}"), caption=caption)
@@ -144,6 +164,7 @@ def _panels(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, con
     axes = fig.subplots(nrows, ncols, sharey=True, squeeze=False)
     colors = {n: KIND_COLORS.get(kind_of(ok.loc[ok["implementation"] == n, "family"].iloc[0]), "grey") for n in names}
     baseline_line = {k: v for k, v in BASELINE_STYLE.items() if k not in ("marker", "markersize")}
+    status_of = _statuses(part)
     for idx, ax, problem in panel_axes(axes, problems):
         sub = ok[ok["problem"] == problem].set_index("implementation")
         ys = [i for i, n in enumerate(names) if n in sub.index]
@@ -151,6 +172,9 @@ def _panels(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, con
         lo = [float(sub.loc[names[i], "ci_lo"]) for i in ys]
         hi = [float(sub.loc[names[i], "ci_hi"]) for i in ys]
         _bars(ax, ys, vals, lo, hi, 0.75, None, [colors[names[i]] for i in ys], horizontal=True, value_font=6.5)
+        for i, name in enumerate(names):
+            if name not in sub.index and (problem, name) in status_of:
+                _status_mark(ax, (0, i), status_of[(problem, name)], horizontal=True)
         ax.axvline(100, **baseline_line)
         ax.set_xlim(0, max(115.0, 1.2 * max(vals)) if vals else 115.0)
         ax.set_title(problem, fontsize=9)
@@ -170,7 +194,7 @@ def _panels(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, con
                         wspace=0.12, hspace=0.8 / (row_in * len(names) + 0.3))
     fig.suptitle(title, fontsize=10)
     caption = (f"implementations ordered by their geometric mean over the problems, best at the top; {CI_NOTE}; "
-               + PASS_ONLY_NOTE)
+               f"{PASS_ONLY_NOTE}; {STATUS_NOTE}")
     return Plot("percent_of_baseline", title, save_figure(fig, out_dir, f"pct_of_baseline_{contract}"), caption=caption)
 
 
