@@ -1,17 +1,15 @@
 """Resumable runs and a clean Ctrl-C (GPU)."""
 
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from gemmcompare.plan import narrow
 from gemmcompare.run.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
 from gemmcompare.store import Store
+from interrupting import interrupt_once_rows_land
 
 pytestmark = pytest.mark.gpu
 
@@ -48,19 +46,10 @@ def test_ctrl_c_keeps_finished_rows_and_marks_the_run(tmp_path):
     spec.write_text(SPEC.replace("[256, 512, 1024, 2048]", "[256, 512, 1024, 2048, 4096, 8192]"))
     cmd = [sys.executable, "-m", "gemmcompare", "run", str(spec), "--store", str(tmp_path / "g.db"),
            "--runs-dir", str(tmp_path / "runs"), "--no-progress", "--no-report"]
-    proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1])
     store_path = tmp_path / "g.db"
-    deadline = time.time() + 300
-    while time.time() < deadline:  # wait for the first rows to land, then interrupt
-        if store_path.exists() and len(Store(store_path).results()) >= 2:
-            break
-        time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=120) == 130
-    run = Store(store_path).find_run("latest")
-    assert run["status"] == "interrupted"
-    kept = len(Store(store_path).results(run["run_id"]))
-    assert 2 <= kept < 12
+    run = interrupt_once_rows_land(subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1]), store_path)
+    assert run["exit"] == 130 and run["status"] == "interrupted"
+    assert 2 <= run["kept"] < 12
     done = subprocess.run(cmd + ["--resume", run["run_id"]], cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0
     assert len(Store(store_path).results(run["run_id"])) == 12

@@ -8,16 +8,15 @@ run's rows landed in a store SQLite then called malformed (seen on the H200: tes
 """
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from gemmcompare.store import Store
+from interrupting import interrupt_once_rows_land
 from gemmcompare.store.database import read_header
 
 RUNNER = Path(__file__).resolve().parent / "fake_run_process.py"
@@ -55,18 +54,9 @@ def test_a_store_polled_during_an_interrupted_and_resumed_run_stays_whole(tmp_pa
     store = tmp_path / "g.db"
     cmd = [sys.executable, str(RUNNER), str(tmp_path)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RUNNER.parent), str(RUNNER.parents[1])])}
-    proc = subprocess.Popen(cmd, env=env)
-    deadline = time.time() + 120
-    while time.time() < deadline:  # read it the way a notebook or a watcher would, while the run writes
-        if store.exists() and len(Store(store).results()) >= 2:
-            break
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=60) == 130
-    run = Store(store).find_run("latest")
-    assert run["status"] == "interrupted"
-    kept = len(Store(store).results(run["run_id"]))
-    assert 2 <= kept < 12
+    run = interrupt_once_rows_land(subprocess.Popen(cmd, env=env), store, timeout_s=120)
+    assert run["exit"] == 130 and run["status"] == "interrupted"
+    assert 2 <= run["kept"] < 12
     assert subprocess.run(cmd + [run["run_id"]], env=env, timeout=120).returncode == 0
     with sqlite3.connect(store) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
