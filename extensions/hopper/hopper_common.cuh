@@ -823,3 +823,22 @@ int dispatch_dtypes(const gc_gemm_args* a, const char* name, char* err, size_t e
 
 }  // namespace hopper
 }  // namespace gc
+
+// The entries every step exposes in its own namespace (README: Entries), for its class STEP<Cfg, Tag> with
+// `name` and `template <class TIn, class TOut> static int run(...)`: run_typed (one input/output type
+// combination; others are refused with a reason), run (every supported combination, dispatched at run
+// time) and occupancy (the query of run()'s launch, for the same argument types). One text for the six
+// steps: a macro, since C++ cannot alias a function template into another namespace.
+#define GC_HOPPER_STEP_ENTRIES(STEP)                                                               \
+  template <class Cfg, class TIn, class TOut, class Tag = void>                                    \
+  int run_typed(const gc_gemm_args* args, char* err, size_t err_len) {                             \
+    return STEP<Cfg, Tag>::template run<TIn, TOut>(args, err, err_len);                            \
+  }                                                                                                \
+  template <class Cfg, class Tag = void>                                                           \
+  int run(const gc_gemm_args* args, char* err, size_t err_len) {                                   \
+    return ::gc::hopper::dispatch_dtypes<STEP<Cfg, Tag>>(args, STEP<Cfg, Tag>::name, err, err_len); \
+  }                                                                                                \
+  template <class Cfg, class Tag = void>                                                           \
+  int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {          \
+    return ::gc::hopper::dispatch_dtypes<STEP<Cfg, Tag>>(args, STEP<Cfg, Tag>::name, err, err_len, out); \
+  }

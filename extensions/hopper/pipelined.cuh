@@ -138,23 +138,8 @@ struct Step {
   }
 };
 
-// Entry for one (input, output) type combination; arguments of other types are refused with a reason.
-template <class Cfg, class TIn, class TOut, class Tag = void>
-int run_typed(const gc_gemm_args* args, char* err, size_t err_len) {
-  return Step<Cfg, Tag>::template run<TIn, TOut>(args, err, err_len);
-}
-
-// Entry for every supported combination (f16/bf16 in, f32/f16/bf16 out), dispatched at run time.
-template <class Cfg, class Tag = void>
-int run(const gc_gemm_args* args, char* err, size_t err_len) {
-  return dispatch_dtypes<Step<Cfg, Tag>>(args, Step<Cfg, Tag>::name, err, err_len);
-}
-
-// The occupancy query of run()'s launch, for the same argument types.
-template <class Cfg, class Tag = void>
-int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
-  return dispatch_dtypes<Step<Cfg, Tag>>(args, Step<Cfg, Tag>::name, err, err_len, out);
-}
+// run, run_typed and occupancy of this step (hopper_common.cuh).
+GC_HOPPER_STEP_ENTRIES(Step)
 
 }  // namespace pipelined
 }  // namespace hopper
