@@ -27,7 +27,8 @@ DO_BENCH_REPEATS = 3
 
 
 def _prepare(spec: str, impl_name: str, problem: str, contract_name: str):
-    """(experiment, device, implementation, prepared launch) or the build failure's message."""
+    """(experiment, device, implementation, problem, contract, operands, build) of the row, or the build
+    failure's message."""
     from ..build.experiment import build_experiment
     from ..build.extension import BuildFailure
     from ..contracts import correctness as corr
@@ -44,7 +45,7 @@ def _prepare(spec: str, impl_name: str, problem: str, contract_name: str):
     impl, entry = exp.implementations[0], exp.problems[0]
     contract = next(c for c in exp.contracts if c.name == contract_name)
     ops = draw_inputs("uniform", entry.problem, contract, corr.fresh_seed()).operands
-    return exp, device, impl, (impl, entry.problem, contract, ops, built)
+    return exp, device, impl, entry.problem, contract, ops, built
 
 
 def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int, timing: bool = True,
@@ -57,7 +58,7 @@ def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches:
     if isinstance(ready, str):
         print(json.dumps({"error": ready}))
         return 1
-    exp, device, impl, (impl, p, contract, ops, built) = ready
+    exp, device, impl, p, contract, ops, built = ready
     stream = torch.cuda.Stream()
     record: dict = {}
     with torch.cuda.stream(stream):
@@ -84,10 +85,9 @@ def time_launch(exp, device, name: str, launch) -> dict:
     then do_bench's, each with the SM clock NVML read right after it."""
     import dataclasses
 
+    from ..contracts.launch_window import launch_window
     from ..contracts.timing import Launcher, Timer
     from ..telemetry import Telemetry
-
-    from ..contracts.launch_window import launch_window
 
     tel = Telemetry(0)
     window = launch_window(device.name, exp.timing.launch_window_us)
@@ -95,11 +95,12 @@ def time_launch(exp, device, name: str, launch) -> dict:
     m = timer.measure([Launcher(name, launch)])[name]
     events = m.event_samples_ms or m.samples_ms
     cupti = [x for x in (m.cupti_samples_ms or []) if x is not None]
+    span = statistics.median(cupti) if cupti else None
     record = {"event_median_ms": statistics.median(events) if events else None,
               "event_cv": statistics.pstdev(events) / statistics.mean(events) if events else None,
-              "cupti_median_ms": statistics.median(cupti) if cupti else None,  # the raw span
+              "cupti_median_ms": span,  # the raw span
               "launch_window_ms": window.ms,
-              "cupti_reported_median_ms": statistics.median(cupti) + window.ms if cupti else None,  # what a run reports
+              "cupti_reported_median_ms": span + window.ms if cupti else None,  # what a run reports
               "timing_sm_clock_mhz": tel.sample().get("sm_clock_mhz")}
     record["do_bench_median_ms"], record["do_bench_how"], record["do_bench_runs_ms"] = graph_do_bench(timer, name, launch)
     record["do_bench_sm_clock_mhz"] = tel.sample().get("sm_clock_mhz")
