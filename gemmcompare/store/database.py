@@ -245,6 +245,15 @@ def read_header(path: Path, size: int) -> bytes | None:
         return f.read(size)
 
 
+def is_sqlite_file(path: Path) -> bool:
+    """Whether the file starts as an SQLite database does (a store this process holds open is one)."""
+    try:
+        head = read_header(path, len(SQLITE_HEADER))
+    except OSError:
+        return False
+    return head is None or head == SQLITE_HEADER
+
+
 def _check_store_file(path: Path) -> None:
     """That `path` is a file that starts as an SQLite database does (no connection is opened yet; a file
     this process already has open was checked when it was opened)."""

@@ -24,10 +24,8 @@ import pandas as pd
 from ..errors import GemmCompareError
 from ..receipt import gpu_name
 from ..results import COLUMNS, JSON_COLUMNS, Result, Status
-from .database import Store, read_header
+from .database import Store, is_sqlite_file
 from .run_folder import RunFolder, load_result_file
-
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class MergeError(GemmCompareError):
@@ -53,21 +51,13 @@ class SourceRun:
         return self.receipt.get("shard")
 
 
-def _is_store(path: Path) -> bool:
-    try:
-        head = read_header(path, len(_SQLITE_MAGIC))
-    except OSError:
-        return False
-    return head is None or head == _SQLITE_MAGIC  # None: a store this process already has open
-
-
 def read_sources(paths: list[str]) -> list[SourceRun]:
     runs: list[SourceRun] = []
     for text in paths:
         path = Path(text)
         if not path.exists():
             raise MergeError(f"{text}: no such store, run folder or results file")
-        if path.is_file() and _is_store(path):
+        if path.is_file() and is_sqlite_file(path):
             store = Store(path)
             try:
                 ids = list(store.runs()["run_id"])
