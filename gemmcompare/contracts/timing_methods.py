@@ -195,6 +195,8 @@ def choose(setting: str, event_ms: Sequence[float], cupti_ms: Sequence[float | N
     no record was matched); a CUPTI figure is that span plus `window_ms`, the device's launch window
     (launch_window.py). CUPTI is used only when every sample has its record."""
     complete = bool(cupti_ms) and len(cupti_ms) == len(event_ms) and all(x is not None and x > 0 for x in cupti_ms)
+    if setting == "auto" and complete:  # one launcher alone: the rule auto_setting applies to a problem's rows
+        setting = auto_setting([cupti_ms])
     if setting == "events":
         return Choice("events", list(event_ms))
     if not complete:
@@ -202,10 +204,4 @@ def choose(setting: str, event_ms: Sequence[float], cupti_ms: Sequence[float | N
             f"CUPTI records for {sum(x is not None for x in cupti_ms)} of {len(event_ms)} samples"
         why = cupti_error or missing
         return Choice("events", list(event_ms), f"timed with events: {why}")
-    cupti = [float(x) + window_ms for x in cupti_ms]
-    if setting == "cupti":
-        return Choice("cupti", cupti)
-    median = statistics.median(cupti)
-    if median < AUTO_CUPTI_BELOW_MS:
-        return Choice("cupti", cupti)
-    return Choice("events", list(event_ms))
+    return Choice("cupti", [float(x) + window_ms for x in cupti_ms])
