@@ -299,7 +299,7 @@ def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw:
            conf: float) -> dict:
     """Verdict fields for a pair of PASS rows (indexed by problem, contract, implementation), with intervals at
     confidence `conf`."""
-    why = None
+    why, shift = None, 0.0
     if not normalised:  # same GPU: median times, lower is better
         metric, what = "median_ms", "time"
         bs, cs = _positive(b["samples_ms"]), _positive(c["samples_ms"])
@@ -342,7 +342,7 @@ def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw:
     bm, cm = b.get("timing_method") or "", c.get("timing_method") or ""
     if bm and cm and bm != cm:
         prefix += f"timed with {bm} vs {cm}, "
-    if not normalised and launch_window_shift(b, c):
+    if shift:
         prefix += (f"base's CUPTI spans on the candidate's launch window ({_window_ms(b) * 1e3:.2f} -> "
                    f"{_window_ms(c) * 1e3:.2f} us), ")
     lo, hi = interval if interval else (None, None)
