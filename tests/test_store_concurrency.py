@@ -61,3 +61,18 @@ def test_a_store_polled_during_an_interrupted_and_resumed_run_stays_whole(tmp_pa
     with sqlite3.connect(store) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert len(Store(store).results(run["run_id"])) == 12
+
+
+def test_a_zero_length_store_just_created_by_a_run_opens_as_a_new_store(tmp_path):
+    """sqlite3.connect creates the file empty and writes its header with the first transaction; a reader
+    polling meanwhile (tests/interrupting.py on the H200, 5e0c0c8) found the zero-length file and was told
+    it is no SQLite database. Opened to add to, it is a new store; opened only to read, still an error."""
+    from gemmcompare.errors import InputError
+
+    path = tmp_path / "g.db"
+    path.write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        Store.open_read(path)
+    with Store(path) as store:
+        assert len(store.results()) == 0
+    assert read_header(path, 16) == b"SQLite format 3\x00"

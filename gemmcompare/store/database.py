@@ -80,7 +80,10 @@ class Store:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        if self.path.exists():  # a file that is no store (or another version's) is an error, not a crash mid-run
+        # A file that is no store (or another version's) is an error, not a crash mid-run. A zero-length file
+        # is an empty database to SQLite, and what a run in another process has just created and not yet
+        # written: opened to add to, it is a new store (reading one stays an error: it holds no run).
+        if self.path.exists() and not _zero_length_file(self.path):
             _check_existing(self.path, full=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -252,6 +255,13 @@ def is_sqlite_file(path: Path) -> bool:
     except OSError:
         return False
     return head is None or head == SQLITE_HEADER
+
+
+def _zero_length_file(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _check_store_file(path: Path) -> None:
