@@ -51,9 +51,12 @@ common=(--no-report --no-progress --runs-dir "$out/runs" ${SCALE_SHAPES:+--shape
 step build 240 $gc build "$spec" --no-progress
 step one 170 $gc run "$spec" --gpus 0 --store "$out/one.db" "${common[@]}"
 step two 120 $gc run "$spec" --gpus all --store "$out/two.db" "${common[@]}"
+# one shard per GPU, at once; on a one-GPU machine (a trial of this script) one after the other on GPU 0
+second_gpu=1 together="&"
+[ "$(nvidia-smi -L | wc -l)" -lt 2 ] && second_gpu=0 together=";"
 step shards 150 bash -c "
-  CUDA_VISIBLE_DEVICES=0 $gc run $spec --shard 0/2 --store $out/shard0.db ${common[*]} >$out/shard0.log 2>&1 &
-  CUDA_VISIBLE_DEVICES=1 $gc run $spec --shard 1/2 --store $out/shard1.db ${common[*]} >$out/shard1.log 2>&1 &
+  CUDA_VISIBLE_DEVICES=0 $gc run $spec --shard 0/2 --store $out/shard0.db ${common[*]} >$out/shard0.log 2>&1 $together
+  CUDA_VISIBLE_DEVICES=$second_gpu $gc run $spec --shard 1/2 --store $out/shard1.db ${common[*]} >$out/shard1.log 2>&1 &
   wait"
 step merge 60 $gc merge "$out/runs/merged-shards" "$out/shard0.db" "$out/shard1.db" --store "$out/merged.db"
 step cluster 150 $gc run "$spec" --cluster local --gpus all --store "$out/cluster.db" "${common[@]}"
