@@ -303,8 +303,9 @@ def faults(monkeypatch, tmp_path):
     monkeypatch.setenv("GEMMCOMPARE_FAKE_ONCE_DIR", str(tmp_path))
 
 
-def test_the_engine_measures_a_committed_specs_cells_on_a_cpu_cluster(tmp_path, monkeypatch):
-    """--cluster local: a Dask scheduler and one Dask worker per (fake) GPU on this host."""
+def test_the_engine_measures_a_committed_specs_cells_on_a_cpu_cluster(tmp_path, monkeypatch, capfd):
+    """--cluster local: a Dask scheduler and one Dask worker per (fake) GPU on this host, which keep
+    distributed's INFO lines out of the run's output."""
     _needs_dask()
     exp = narrow(load_spec(EXPERIMENTS / "cutlass_sm90_sweep.yaml"), check_only=True)
     failing = (exp.implementations[3].name,)
@@ -319,6 +320,7 @@ def test_the_engine_measures_a_committed_specs_cells_on_a_cpu_cluster(tmp_path, 
     assert {r.implementation for r in out.rows if r.status is Status.BUILD_ERROR} == set(failing)
     receipt = Store(tmp_path / "run.db").run(out.run_id)["receipt"]
     assert receipt["placement"]["kind"] == "dask" and len(receipt["gpus"]) == 2
+    assert " - INFO - " not in capfd.readouterr().err
 
 
 def test_the_engine_reruns_the_groups_of_a_killed_worker(tmp_path, monkeypatch, faults, cpu_cluster):

@@ -173,6 +173,10 @@ def local_cluster(gpus: list[GpuChoice]):
 
     distributed = _distributed()
     dask.config.set(NOT_DAEMONIC)
+    # The worker processes set up distributed's logging when they import it, from their environment: at
+    # its default (INFO) each worker prints a dozen lines on start and on stop into the run's output.
+    # Warnings and errors still come through; a user's own setting wins.
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
     workers = {f"gpu{g.index}": {"cls": distributed.Nanny,
                                  "options": {"nthreads": 1, "env": {VISIBLE: g.visible}, "memory_limit": 0}}
                for g in gpus}
