@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -138,9 +139,13 @@ class KernelClock:
         try:
             from torch.profiler import ProfilerActivity, profile
 
-            self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=False,
-                                 with_stack=False, profile_memory=False)
-            self._prof.__enter__()
+            with warnings.catch_warnings():
+                # torch (2.11 on the H200) warns that a profiler cycle drops the previous cycle's events: each
+                # clock here is one cycle, read once, so the warning only added a line to every run's output
+                warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
+                self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=False,
+                                     with_stack=False, profile_memory=False)
+                self._prof.__enter__()
             return True
         except Exception as exc:  # noqa: BLE001 - no CUPTI here: the timer keeps its events
             self.error, self._prof = f"CUPTI unavailable: {exc}", None
