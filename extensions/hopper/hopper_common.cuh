@@ -731,27 +731,36 @@ inline int device_sm_count() {
   return sms;
 }
 
-// Launch with a cluster of cluster_m CTAs along x (cluster_m == 1: an ordinary launch).
+// One launch of `grid` CTAs with clusters of cluster_m CTAs along x (cluster_m == 1: an ordinary launch):
+// the launch itself and the occupancy query of the cluster steps read the same configuration.
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1] = {};
+  ClusterLaunch(unsigned grid, unsigned threads, uint32_t smem, cudaStream_t stream, int cluster_m) {
+    cfg.gridDim = dim3(grid, 1, 1);
+    cfg.blockDim = dim3(threads, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(cluster_m);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = cluster_m > 1 ? 1 : 0;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;  // cfg.attrs points into this object
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 template <class Kernel>
 cudaError_t launch_kernel(Kernel kernel, unsigned grid, unsigned threads, uint32_t smem, cudaStream_t stream, int cluster_m,
                           const Params& p) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(grid, 1, 1);
-  cfg.blockDim = dim3(threads, 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster_m);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = cluster_m > 1 ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kernel, p);
+  ClusterLaunch launch(grid, threads, smem, stream, cluster_m);
+  return cudaLaunchKernelEx(&launch.cfg, kernel, p);
 }
 
-// How many clusters of cluster_m CTAs of this kernel fit on the device at once (the persistent grid of
-// the cluster steps). `cache` (64 ints, one per device, zero-initialised) belongs to the caller: every
+// How many clusters of cluster_m (> 1) CTAs of this kernel fit on the device at once (the persistent grid
+// of the cluster steps). `cache` (64 ints, one per device, zero-initialised) belongs to the caller: every
 // kernel has the same type void(Params), so the cache cannot live in this template. Falls back to
 // SMs / cluster_m.
 template <class Kernel>
@@ -760,19 +769,9 @@ int max_active_clusters(Kernel kernel, unsigned threads, uint32_t smem, int clus
   if (cudaGetDevice(&dev) != cudaSuccess) dev = 0;
   if (dev >= 0 && dev < 64 && cache[dev]) return cache[dev];
   const int fallback = device_sm_count() / cluster_m;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(cluster_m), 1, 1);
-  cfg.blockDim = dim3(threads, 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster_m);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  ClusterLaunch query(static_cast<unsigned>(cluster_m), threads, smem, nullptr, cluster_m);
   int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess || clusters <= 0) {
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &query.cfg) != cudaSuccess || clusters <= 0) {
     (void)cudaGetLastError();  // clear the (non-sticky) error the failed query recorded
     clusters = fallback;
   }
