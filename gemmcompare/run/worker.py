@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import threading
 import traceback
 
 from .gpus import VISIBLE
@@ -112,11 +113,23 @@ def worker_main(conn, setup: WorkerSetup) -> None:
     os._exit(0)
 
 
+def thread_lock_for_progress_bars() -> None:
+    """tqdm guards its bars with a multiprocessing lock, a POSIX semaphore, made with the first bar (torch
+    inductor draws one while it compiles a torch.compile row). The worker leaves by os._exit, which runs no
+    finalizer, so Python's resource tracker found the semaphore at the end of every run with such a row and
+    printed a 'leaked semaphore' warning into its output. The worker's bars are drawn by one process: a
+    thread lock is all they need."""
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
+
+
 def _entry(conn, visible: str | None, payload: bytes) -> None:
     """The child's first code: show it its one GPU before anything can initialize CUDA, then unpickle
     the setup (which imports the package and torch) and serve."""
     if visible is not None:
         os.environ[VISIBLE] = visible
+    thread_lock_for_progress_bars()
     setup = pickle.loads(payload)
     if visible is not None:
         setup = dataclasses.replace(setup, device_index=0)  # its one GPU is device 0 to it
