@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -492,8 +493,11 @@ def test_torch_compile_compiles_the_contracts_gemm_once_and_says_what_runs():
     impl = FIXED["library.torch_compile"]()
     p = GemmProblem(32, 24, 16)
     ops = _operands(32, 24, 16, dtype=torch.bfloat16)
-    with torch._inductor.config.patch(max_autotune_gemm_backends="ATEN"):
+    with torch._inductor.config.patch(max_autotune_gemm_backends="ATEN"), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         first = impl.prepare(p, contract, ops, None)
+    # the caches are off on purpose: dynamo's word that this turns its profile-guided cache off is not printed
+    assert not [w for w in seen if "dynamo_pgo" in str(w.message)]
     first.launch()
     want = ops.a.double() @ ops.b.double()
     assert first.output().dtype is torch.bfloat16

@@ -55,6 +55,7 @@ import sys
 import time
 import traceback
 import types
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -808,7 +809,10 @@ class _CompiledPrepared(PythonLaunch):
         settings = {k: v for k, v in (("force_disable_caches", True), ("fx_graph_cache", False),
                                       ("autotune_local_cache", False)) if hasattr(torch._inductor.config, k)}
         with torch._inductor.config.patch(settings), \
-                mock.patch.object(GraphLowering, "save_output_code", lambda code: codes.append(code)):
+                mock.patch.object(GraphLowering, "save_output_code", lambda code: codes.append(code)), \
+                warnings.catch_warnings():
+            # dynamo says that the caches turned off above turn its profile-guided cache off too: by design here
+            warnings.filterwarnings("ignore", message="dynamo_pgo force disabled", category=UserWarning)
             self.call()
         _INDUCTOR_CHOICE[self.key] = summarize_inductor_code(codes)
 
