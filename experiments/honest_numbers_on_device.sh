@@ -5,7 +5,7 @@
 #
 # from the repository root (nvidia-cutlass carried as a wheel in .whl/, as for run_on_device.sh). Steps, in
 # order of priority, each under `timeout` and logged; a failing step does not stop the others:
-#   builds        every extension of the specs below, in background processes, while the GPU measures
+#   builds        every extension of the specs below, in parallel processes, before anything is timed
 #   small         experiments/small_kernel_timing.py: cuBLAS 256^3..4096^3 (L2 flushed and warm) and the
 #                 %globaltimer spin kernel (20 us, 100 us, 1 ms) by events, CUPTI, graph replays, do_bench,
 #                 against ncu gpu__time_duration (--clock-control none --cache-control none)
@@ -57,7 +57,10 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,p
   >"$W/nvidia_smi_start.csv" 2>&1
 timeout 30 python3 -m pip list 2>/dev/null | grep -i -E "^(torch|triton|nvidia-cutlass) " >"$W/versions.txt"
 
-# -- builds, in the background (one builder per extension across processes: the cache's lock) ----------------
+# -- builds first, in parallel processes (one builder per extension across processes: the cache's lock), and
+# all done before anything is timed: until 642893c they ran beside the small-kernel timing and the library-vs-
+# handwritten build beside the timed runs, which put 16 nvcc processes on the host's CPUs while it launched
+# the kernels being timed ------------------------------------------------------------------------------------
 BUILD_PIDS=()
 for spec in experiments/alignment_study.yaml experiments/planted_slowdown/base.yaml \
             experiments/planted_slowdown/slow.yaml experiments/library_vs_handwritten.yaml; do
@@ -66,6 +69,8 @@ for spec in experiments/alignment_study.yaml experiments/planted_slowdown/base.y
     echo "exit $?" >>"$W/logs/$name.log" ) &
   BUILD_PIDS+=($!)
 done
+for pid in "${BUILD_PIDS[@]}"; do wait "$pid"; done
+note "builds done at $(( $(date +%s) - T0 )) s"
 
 # -- small kernels timed right (needs only cuBLAS and the spin kernel, which it builds first) ----------------
 mkdir -p "$W/small"
@@ -75,8 +80,6 @@ run_step small_ncu 150 "$NCU" --clock-control none --cache-control none --profil
   python3 experiments/small_kernel_timing.py ncu "$W/small"
 run_step small_report 60 python3 experiments/small_kernel_timing.py report "$W/small"
 
-for pid in "${BUILD_PIDS[@]:0:3}"; do wait "$pid"; done   # what the required runs need
-note "builds for the required runs done at $(( $(date +%s) - T0 )) s"
 
 # -- the same problem for every row --------------------------------------------------------------------------
 DB=$W/gemmcompare.db
@@ -102,7 +105,6 @@ fi
 # -- profile's do_bench column, then what time allows --------------------------------------------------------
 run_step profile 150 $GC profile experiments/timing_check.yaml --only '^library\.cublas$' \
   --shapes 1024x1024x1024,2048x2048x2048,4096x4096x4096 --launches 5 --json "$W/profile.json"
-wait "${BUILD_PIDS[3]}"
 if (( $(left) > 140 )); then
   run_step lvh 120 $GC run experiments/library_vs_handwritten.yaml --store "$DB" --runs-dir "$W/runs/lvh" --no-progress
 else
