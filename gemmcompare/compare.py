@@ -71,9 +71,25 @@ REGRESSING = ("REGRESSION", "SLOWER")
 VERDICT_ORDER = ["REGRESSION", "SLOWER", "UNKNOWN", "FASTER", "FIXED", "SKIPPED", "NOT_COMPARED", "NEW", "GONE",
                  "SAME"]
 KEY = ["problem", "contract", "implementation"]
-RATIO_TICKS = [0.25, 0.5, 0.67, 0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25, 1.5, 2.0, 4.0]
+RATIO_TICKS = [0.25, 0.33, 0.5, 0.57, 0.67, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 1.0, 1.02, 1.03, 1.05, 1.1, 1.2, 1.25,
+               1.4, 1.5, 1.75, 2.0, 3.0, 4.0]
 
 RunData = tuple[dict, pd.DataFrame]
+
+
+def ratio_ticks(half_width: float) -> list[float]:
+    """Labelled ratios for a log axis that spans exp(-half_width)..exp(half_width): 1 and RATIO_TICKS, none
+    closer to another than a ninth of the axis (at most ~9 labels). Each side is filled from its edge
+    inwards, so the label furthest out sits near the rows furthest out."""
+    gap = 2 * half_width / 9
+    ticks = [1.0]
+    for side in ([t for t in RATIO_TICKS if t > 1], [t for t in RATIO_TICKS if t < 1]):
+        picked: list[float] = []  # distances from 1 in log space, outermost first
+        for d in sorted((abs(math.log(t)) for t in side), reverse=True):
+            if d <= half_width and d >= gap and all(p - d >= gap for p in picked):
+                picked.append(d)
+        ticks += [min(side, key=lambda t: abs(abs(math.log(t)) - d)) for d in picked]
+    return ticks
 
 
 # -- statistics ---------------------------------------------------------------------------------------------
@@ -555,14 +571,7 @@ def plot_ratios(comp: Comparison, out_dir: Path, max_rows: int = 60) -> tuple[li
     span = np.nanmax(np.abs(np.log(np.concatenate([lo_all.dropna(), hi_all.dropna(), [tau * 1.02]]))))
     ax.set_xscale("log")
     ax.set_xlim(math.exp(-span * 1.15), math.exp(span * 1.15))
-    ticks, gap = [1.0], 2 * span * 1.15 / 9  # at most ~9 labels, none crowding its neighbour
-    for side in ([t for t in RATIO_TICKS if t > 1], [t for t in reversed(RATIO_TICKS) if t < 1]):
-        last = 0.0
-        for tick in side:
-            if abs(math.log(tick)) <= span * 1.15 and abs(math.log(tick)) - last >= gap:
-                ticks.append(tick)
-                last = abs(math.log(tick))
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_locator(FixedLocator(ratio_ticks(span * 1.15)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(-0.7, len(rows) - 0.3)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gemmcompare.compare import MIN_SAMPLES, compare, judge, shift_interval, write_comparison
+from gemmcompare.compare import MIN_SAMPLES, compare, judge, ratio_ticks, shift_interval, write_comparison
 from gemmcompare.history import HistoryError, history, write_history
 from gemmcompare.results import Status
 from gemmcompare.store import Store
@@ -271,3 +271,18 @@ def test_cupti_rows_from_before_the_launch_window_compare_on_one_definition():
     assert "launch window (0.00 -> 0.80 us)" in comp.table["detail"].iloc[0]
     events = (after[0], after[1].assign(timing_method="events"))
     assert "launch window" not in compare(before, events).table["detail"].iloc[0]  # only CUPTI rows are shifted
+
+
+@pytest.mark.parametrize("worst", [1.03, 1.06, 1.12, 1.2, 1.35, 1.8, 3.0])
+def test_the_ratio_axis_labels_a_tick_near_the_worst_row(worst):
+    """A planted 18-20% slowdown was drawn on an axis whose last label was 1.1 (H200, 5236016): the reader
+    had to guess how far beyond it the points sat. On each side the outermost label is no further inside
+    the worst row than the spacing labels keep (the plot's half-width is 1.15 x the worst log ratio)."""
+    half = math.log(worst) * 1.15
+    gap = 2 * half / 9
+    ticks = ratio_ticks(half)
+    assert 1.0 in ticks and len(ticks) <= 11
+    assert math.log(max(ticks)) >= math.log(worst) - gap, ticks
+    assert -math.log(min(ticks)) >= math.log(worst) - gap, ticks
+    logs = sorted(math.log(t) for t in ticks)
+    assert min(b - a for a, b in zip(logs, logs[1:])) >= gap - 1e-12  # none crowding its neighbour
