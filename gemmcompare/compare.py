@@ -85,10 +85,11 @@ def ratio_ticks(half_width: float) -> list[float]:
     ticks = [1.0]
     for side in ([t for t in RATIO_TICKS if t > 1], [t for t in RATIO_TICKS if t < 1]):
         picked: list[float] = []  # distances from 1 in log space, outermost first
-        for d in sorted((abs(math.log(t)) for t in side), reverse=True):
-            if d <= half_width and d >= gap and all(p - d >= gap for p in picked):
+        for tick in sorted(side, key=lambda t: -abs(math.log(t))):
+            d = abs(math.log(tick))
+            if gap <= d <= half_width and all(p - d >= gap for p in picked):
                 picked.append(d)
-        ticks += [min(side, key=lambda t: abs(abs(math.log(t)) - d)) for d in picked]
+                ticks.append(tick)
     return ticks
 
 
