@@ -221,9 +221,11 @@ def test_shards_merged_equal_the_unsharded_run(tmp_path, monkeypatch, capsys):
     assert sorted(keys(parts[0].rows) + keys(parts[1].rows)) == keys(whole.rows)
     assert not set(keys(parts[0].rows)) & set(keys(parts[1].rows))
     out = tmp_path / "merged"
+    source = (tmp_path / "shard0.db").read_bytes()
     code = cli.main(["merge", str(out), str(tmp_path / "shard0.db"), str(tmp_path / "shard1" / parts[1].run_id),
                      "--store", str(tmp_path / "merged.db")])
     assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "shard0.db").read_bytes() == source  # a source store is read, never written
     store = Store(tmp_path / "merged.db")
     (run_id,) = list(store.runs()["run_id"])
     merged = store.results(run_id)

@@ -11,10 +11,8 @@ apart and joined by `gemmcompare merge`. With `isolate=False` (--in-process) the
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +25,7 @@ from ..files import writable_dir
 from ..plan import Group, Plan, make_plan
 from ..results import Result
 from ..spec import Experiment
-from ..store import DEFAULT_STORE, RunFolder, Store
+from ..store import DEFAULT_STORE, RunFolder, Store, new_run_id
 from .executor import ContextLost, now
 from .gpu_session import SILENCE_MARGIN_S, SessionLost
 from .gpus import GpuChoice
@@ -188,7 +186,7 @@ class Runner:
         exp, opts = self.exp, self.opts
         gpu = self._gpu_names()
         if not opts.resume:
-            run_id = dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+            run_id = new_run_id()
             run_dir = opts.runs_dir / run_id
             self.store.create_run({
                 "run_id": run_id, "name": exp.name, "spec_path": exp.path, "spec_hash": exp.spec_hash,

@@ -11,7 +11,7 @@ import importlib
 
 DEFAULT_STORE = "gemmcompare.db"
 
-_LAZY = {"RUN_COLUMNS": "database", "Store": "database", "RunSource": "lookup", "SourceError": "lookup",
+_LAZY = {"RUN_COLUMNS": "database", "Store": "database", "new_run_id": "database", "RunSource": "lookup", "SourceError": "lookup",
          "load_source": "lookup", "RunFolder": "run_folder", "load_result_file": "run_folder", "rows_from": "run_folder"}
 
 __all__ = ["DEFAULT_STORE", *_LAZY]

@@ -12,12 +12,14 @@ or given tables by a read.
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import json
 import os
 import sqlite3
 import urllib.parse
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pandas as pd
 
@@ -25,6 +27,11 @@ from ..errors import InputError
 from ..results import COLUMNS, JSON_COLUMNS, Result
 
 _SQL_TYPES = {int: "INTEGER", float: "REAL", bool: "INTEGER", str: "TEXT"}
+
+def new_run_id() -> str:
+    """A new run's id: when it started (ids sort by time) and six random hex digits (runs of one second)."""
+    return dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
 
 RUN_COLUMNS = [
     "run_id", "name", "spec_path", "spec_hash", "status", "started_at", "finished_at", "gpu", "cc",
@@ -183,10 +190,14 @@ class Store:
         self.conn.commit()
 
     def add_result(self, result: Result) -> None:
-        rec = result.to_record()
+        self.add_results([result])
+
+    def add_results(self, results: Iterable[Result]) -> None:
+        """Insert rows in one transaction (a run adds its rows one at a time, as they are measured; a merge
+        adds a whole source at once)."""
         placeholders = ", ".join("?" for _ in COLUMNS)
-        self.conn.execute(f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({placeholders})",
-                          [rec[c] for c in COLUMNS])
+        self.conn.executemany(f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({placeholders})",
+                              ([rec[c] for c in COLUMNS] for rec in (r.to_record() for r in results)))
         self.conn.commit()
 
     # -- reading -----------------------------------------------------------------------------------

@@ -10,11 +10,9 @@ its own run and is kept as it is: a merge never computes a ratio across runs.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import sys
-import uuid
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ import pandas as pd
 from ..errors import GemmCompareError
 from ..receipt import gpu_name
 from ..results import COLUMNS, JSON_COLUMNS, Result, Status
-from .database import Store, is_sqlite_file
+from .database import Store, is_sqlite_file, new_run_id
 from .run_folder import RunFolder, load_result_file
 
 
@@ -58,17 +56,16 @@ def read_sources(paths: list[str]) -> list[SourceRun]:
         if not path.exists():
             raise MergeError(f"{text}: no such store, run folder or results file")
         if path.is_file() and is_sqlite_file(path):
-            store = Store(path)
+            store = Store.open_read(path)  # a source is read, never changed
             try:
                 ids = list(store.runs()["run_id"])
                 if not ids:
                     raise MergeError(f"{text}: the store holds no runs")
                 for run_id in ids:
                     run = store.run(run_id)
-                    text_row = store.conn.execute("SELECT spec_text FROM runs WHERE run_id = ?", (run_id,)).fetchone()
                     receipt = {"run_id": run_id, **(run["receipt"] or {})}
                     runs.append(SourceRun(f"{text}:{run_id}", receipt, store.results(run_id), run["status"],
-                                          text_row[0] if text_row else None, run["started_at"], run["finished_at"]))
+                                          run["spec_text"], run["started_at"], run["finished_at"]))
             finally:
                 store.close()
             continue
@@ -157,7 +154,7 @@ def merge(out_dir: Path, sources: list[str], store_path: Path, allow_partial: bo
     runs = read_sources(sources)
     partial = check(runs, allow_partial)
     runs.sort(key=lambda r: ((r.shard or {}).get("index", 0), r.started_at or ""))
-    run_id = dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    run_id = new_run_id()
     receipt = _receipt(runs, run_id)
     commits = sorted({str(r.receipt.get("git_commit")) for r in runs})
     if len(commits) > 1:
@@ -182,11 +179,10 @@ def merge(out_dir: Path, sources: list[str], store_path: Path, allow_partial: bo
         folder.write_receipt(receipt)
         count = 0
         for r in runs:
-            for rec in r.rows.to_dict("records"):
-                row = result_from_record(rec, run_id)
-                store.add_result(row)
-                folder.add(row)
-                count += 1
+            rows = [result_from_record(rec, run_id) for rec in r.rows.to_dict("records")]
+            store.add_results(rows)
+            folder.add_many(rows)
+            count += len(rows)
         finished = max((r.finished_at for r in runs if r.finished_at), default=None)
         store.set_run_status(run_id, "partial" if partial else "complete", finished)
     finally:

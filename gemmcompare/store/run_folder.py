@@ -26,6 +26,11 @@ class RunFolder:
         self.json_path = self.path / "results.json"
         self.records: list[dict[str, Any]] = []
         self.receipt: dict[str, Any] = {}
+        # Each row is encoded once (JSON and CSV) and kept: encoding every row again at every flush made a
+        # run's folder cost O(rows^2) time (a 290-row sweep spent a tenth of a second per row near its
+        # end), enough to hold back a parent that several GPUs send rows to.
+        self._texts: list[str] = []
+        self._lines: list[str] = []
         if self.json_path.exists():  # resuming: keep what the folder already holds, encoded as add() keeps it
             try:
                 data = json.loads(self.json_path.read_text())
@@ -45,22 +50,21 @@ class RunFolder:
         self._flush()
 
     def add(self, result: Result) -> None:
-        self.records.append(result.to_record())
+        self.add_many([result])
+
+    def add_many(self, results: Iterable[Result]) -> None:
+        """Add rows and rewrite the files once (a run adds one row at a time; a merge, a source at once)."""
+        self.records.extend(r.to_record() for r in results)
         self._flush()
 
     def _flush(self) -> None:
-        # Each row is encoded once (JSON and CSV) and kept: encoding every row again at every flush made a
-        # run's folder cost O(rows^2) time (a 290-row sweep spent a tenth of a second per row near its
-        # end), enough to hold back a parent that several GPUs send rows to.
-        texts, lines = getattr(self, "_texts", []), getattr(self, "_lines", [])
-        for r in self.records[len(texts):]:
-            texts.append(json.dumps(decode_record(r), indent=1, default=str))
-            lines.append(pd.DataFrame([{c: r.get(c) for c in COLUMNS}], columns=COLUMNS)
-                         .to_csv(index=False, header=False, float_format=FULL_PRECISION))
-        self._texts, self._lines = texts, lines
+        for r in self.records[len(self._texts):]:
+            self._texts.append(json.dumps(decode_record(r), indent=1, default=str))
+            self._lines.append(pd.DataFrame([{c: r.get(c) for c in COLUMNS}], columns=COLUMNS)
+                               .to_csv(index=False, header=False, float_format=FULL_PRECISION))
         atomic_write_text(self.json_path, '{"receipt": ' + json.dumps(self.receipt, indent=1, default=str)
-                          + ',\n"results": [\n' + ",\n".join(texts) + "\n]}\n")
-        atomic_write_text(self.csv_path, pd.DataFrame(columns=COLUMNS).to_csv(index=False) + "".join(lines))
+                          + ',\n"results": [\n' + ",\n".join(self._texts) + "\n]}\n")
+        atomic_write_text(self.csv_path, pd.DataFrame(columns=COLUMNS).to_csv(index=False) + "".join(self._lines))
 
 
 def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFrame]:
