@@ -489,18 +489,18 @@ def test_a_damaged_cache_entry_is_rebuilt_not_loaded(tmp_path):
     (entry / "resources.json").write_text("[]")
     (entry / "build_seconds").write_text("1.0")
     (entry / "complete").write_text("")
-    assert extension._cached(tmp_path, plan) is None  # no manifest: an older or unfinished build
+    assert extension.cached_entry(tmp_path, plan) is None  # no manifest: an older or unfinished build
     seal(entry, entry_files(plan.module_name))
-    assert extension._cached(tmp_path, plan) == entry
+    assert extension.cached_entry(tmp_path, plan) == entry
     notes = []
     with open(so, "r+b") as f:
         f.truncate(50_000)  # loading this would be SIGBUS
-    assert extension._cached(tmp_path, plan, notes.append) is None and "50,000 bytes" in notes[0]
+    assert extension.cached_entry(tmp_path, plan, notes.append) is None and "50,000 bytes" in notes[0]
     assert "bytes when it was built" in damage(entry, entry_files(plan.module_name))
     so.write_bytes(os.urandom(100_000))
     seal(entry, entry_files(plan.module_name))
     (entry / "resources.json").write_text("[{not json")
-    assert extension._cached(tmp_path, plan) is None and "resources.json" in damage(entry, entry_files(plan.module_name))
+    assert extension.cached_entry(tmp_path, plan) is None and "resources.json" in damage(entry, entry_files(plan.module_name))
 
 
 def test_kernel_objects_check_their_cache_too(tmp_path):

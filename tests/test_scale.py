@@ -341,11 +341,14 @@ def test_a_build_travels_to_a_worker_that_does_not_have_it(tmp_path, monkeypatch
     from gemmcompare.run.engine_dask import _local_builds, pack_build
     from gemmcompare.run.messages import BuiltExtensionRef, WorkerSetup
 
+    from gemmcompare.build import cache_entry
+
     built = tmp_path / "parent-cache" / "gc_mod"
     built.mkdir(parents=True)
     for name, data in (("gc_mod.so", b"\x7fELF..."), ("complete", b""), ("resources.json", b"[]"),
                        ("build_seconds", b"12.5"), ("binding.o", b"not shipped")):
         (built / name).write_bytes(data)
+    cache_entry.seal(built, cache_entry.entry_files("gc_mod"))  # as a finished build is
     ref = BuiltExtensionRef(SimpleNamespace(module_name="gc_mod"), built)
     setup = WorkerSetup(parse_spec(SPEC, "fake.yaml"), "r", 0, {"library.cublas": ref})
     packed = {"gc_mod": pack_build(ref)}
@@ -355,8 +358,14 @@ def test_a_build_travels_to_a_worker_that_does_not_have_it(tmp_path, monkeypatch
     elsewhere = WorkerSetup(setup.experiment, "r", 0, {"library.cublas": BuiltExtensionRef(ref.plan, tmp_path / "gone")})
     local = _local_builds(elsewhere, packed).builds["library.cublas"].folder
     assert local == tmp_path / "worker-cache" / "gc_mod"
-    assert sorted(p.name for p in local.iterdir()) == ["build_seconds", "complete", "gc_mod.so", "resources.json"]
+    assert sorted(p.name for p in local.iterdir()) == ["build_seconds", "complete", "gc_mod.so", "manifest.json",
+                                                      "resources.json"]
     assert (local / "gc_mod.so").read_bytes() == b"\x7fELF..."
+    # the entry arrives whole, manifest included: this host's build cache takes it as it would its own
+    assert cache_entry.damage(local, cache_entry.entry_files("gc_mod")) is None
+    (local / "gc_mod.so").write_bytes(b"\x7fELF.")  # damaged later: refused, not loaded
+    with pytest.raises(Exception, match="damaged"):
+        _local_builds(elsewhere, packed)
     with pytest.raises(Exception, match="not on this worker"):
         _local_builds(WorkerSetup(setup.experiment, "r", 0, {"x": BuiltExtensionRef(SimpleNamespace(
             module_name="gc_other"), tmp_path / "gone")}), packed)

@@ -220,7 +220,7 @@ def _load_module(name: str, so_path: Path):
     return module
 
 
-def _cached(cache_dir: Path, plan: ExtensionPlan, note: Callable[[str], None] | None = None) -> Path | None:
+def cached_entry(cache_dir: Path, plan: ExtensionPlan, note: Callable[[str], None] | None = None) -> Path | None:
     """The plan's finished build in the cache, if it is there and whole (a damaged one is rebuilt)."""
     final = cache_dir / plan.module_name
     if not final.is_dir():
@@ -336,7 +336,7 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
     results: dict[str, LoadedExtension | BuildFailure] = {}
     todo = []
     for plan in plans:
-        hit = _cached(cache, plan, note=lambda text: print(f"note: {text}", file=sys.stderr))
+        hit = cached_entry(cache, plan, note=lambda text: print(f"note: {text}", file=sys.stderr))
         if hit:
             results[plan.module_name] = load_extension(plan, hit, cached=True)
             if on_done:

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..build import cache_entry
 from ..errors import GemmCompareError, NoDeviceError, UsageError
 from ..results import Result, Status
 from .gpu_session import GpuSession, SessionLost
@@ -39,7 +40,6 @@ from .messages import BuiltExtensionRef, MeasureJob, WorkerSetup
 from .pool import GpuStats, PoolReport
 
 WAIT_FOR_WORKERS_S = 120
-BUILD_FILES = ("complete", "resources.json", "build_seconds")  # with <module>.so: what a worker loads
 
 
 def _distributed():
@@ -67,10 +67,11 @@ def probe_worker() -> dict:
 
 
 def pack_build(ref: BuiltExtensionRef) -> bytes:
-    """A finished extension as a gzip'd tar of what a worker loads: <module>.so and the build's report."""
+    """A finished extension as a gzip'd tar of its cache entry: what a worker loads (<module>.so and the
+    build's report), the manifest that proves it whole, and the mark that it is finished."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:  # fast: it is sent once, over a LAN
-        for name in (f"{ref.plan.module_name}.so", *BUILD_FILES):
+        for name in (*cache_entry.entry_files(ref.plan.module_name), cache_entry.MANIFEST, "complete"):
             path = Path(ref.folder) / name
             if path.exists():
                 tar.add(path, arcname=name)
@@ -80,15 +81,15 @@ def pack_build(ref: BuiltExtensionRef) -> bytes:
 def _local_builds(setup: WorkerSetup, packed: dict[str, bytes] | None) -> WorkerSetup:
     """The setup with every build found on this host: where the parent left it (same host or a shared
     file system), else unpacked into this host's build cache (atomically, as a build would be)."""
-    from ..build.extension import default_cache_dir
+    from ..build.extension import cached_entry, default_cache_dir
 
     builds = {}
     for name, b in setup.builds.items():
-        if isinstance(b, BuiltExtensionRef) and not (Path(b.folder) / "complete").exists():
+        if isinstance(b, BuiltExtensionRef) and cached_entry(Path(b.folder).parent, b.plan) is None:
             module = b.plan.module_name
             cache = default_cache_dir()
             final = cache / module
-            if not (final / "complete").exists():
+            if cached_entry(cache, b.plan) is None:
                 if not packed or module not in packed:
                     raise GemmCompareError(f"build {module} is not on this worker and was not sent")
                 cache.mkdir(parents=True, exist_ok=True)
@@ -97,8 +98,11 @@ def _local_builds(setup: WorkerSetup, packed: dict[str, bytes] | None) -> Worker
                     tar.extractall(tmp, filter="data")
                 try:
                     os.rename(tmp, final)
-                except OSError:  # another worker of this host unpacked it first
+                except OSError:  # another worker of this host unpacked it first, or a damaged entry is there
                     shutil.rmtree(tmp, ignore_errors=True)
+                    if cached_entry(cache, b.plan) is None:
+                        raise GemmCompareError(f"the build cache entry {final} on this worker is damaged: remove it, "
+                                               f"and the run sends the build again") from None
             b = BuiltExtensionRef(b.plan, final)
         builds[name] = b
     return dataclasses.replace(setup, builds=builds)
