@@ -51,10 +51,6 @@ class Geometry:
     ld: int
     alloc_lines: int
 
-    def holds(self, lines: int, extent: int) -> bool:
-        """Whether a (lines x extent) operand, padded with what lies beyond this one, fits the allocation."""
-        return lines <= self.alloc_lines and extent <= self.ld
-
 
 def operand_shape(which: str, m: int, n: int, k: int, order) -> tuple[int, int]:
     """(lines, extent) of operand 'a' (m x k), 'b' (k x n) or 'c' (m x n) stored in `order` (an Order;

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from .timing_methods import KernelClock, auto_setting, choose, sample_tag
+
 L2_POLICIES = ("flush", "rotate", "warm")
 # Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
 # flushed instead (and its row says so).
@@ -185,26 +187,23 @@ def rotation_copies(problem_bytes: int, l2_bytes: int) -> int | None:
 
 class Timer:
     """Interleaved event timing of several launchers on one problem, with each launch's CUPTI record beside
-    its event pair unless the method is `events` (timing_methods.py). `on_batch(name)` is called after each
-    batch of samples; `in_batch(name)` while the batch's own launches run, once its sleep gate has passed
-    (the executor reads telemetry there: the clock the samples ran at)."""
+    its event pair unless the method is `events` (timing_methods.py). `in_batch(name)` is called while the
+    batch's own launches run, once its sleep gate has passed (the executor reads telemetry there: the clock
+    the samples ran at)."""
 
-    on_batch: Callable[[str], None] | None = None
     in_batch: Callable[[str], None] | None = None
     clock_factory: Callable[[], Any] | None = None  # makes the KernelClock; None: events only
     clock: Any = None  # the KernelClock while sampling
     launch_window_ms: float = 0.0  # what a CUPTI figure adds to the span (launch_window.py)
 
     def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6,
-                 on_batch: Callable[[str], None] | None = None, in_batch: Callable[[str], None] | None = None,
+                 in_batch: Callable[[str], None] | None = None,
                  launch_window_ms: float = 0.0):
         import torch
 
-        from .timing_methods import KernelClock
-
         self.torch = torch
         self.s = settings
-        self.on_batch, self.in_batch = on_batch, in_batch
+        self.in_batch = in_batch
         self.launch_window_ms = launch_window_ms
         self.clock_factory = None if settings.method == "events" else KernelClock
         self.clock = None
@@ -280,14 +279,10 @@ class Timer:
         if not starved:
             m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
             m.sample_ids.extend(ids)
-        if self.on_batch is not None:
-            self.on_batch(launcher.name)
 
     def _annotate(self, index: int, sample: int):
         if self.clock is None:
             return contextlib.nullcontext()
-        from .timing_methods import sample_tag
-
         return self.clock.annotate(sample_tag(index, sample))
 
     def _wait_gate(self, gate, name: str) -> None:
@@ -384,8 +379,6 @@ class Timer:
         """Each measurement's samples of both methods, and the ones the method setting picks. `auto` decides
         once for the launchers timed together (one problem's rows): a % of the baseline compares two figures
         of one method, not an event pair's fixed cost against a CUPTI span."""
-        from .timing_methods import auto_setting, choose, sample_tag
-
         for i, ln in enumerate(launchers):
             m = results[ln.name]
             m.event_samples_ms = list(m.samples_ms)
