@@ -17,10 +17,10 @@ from typing import Iterator
 
 from .contracts.precision import PrecisionContract
 from .errors import InputError
-from .limits import MAX_PROBLEMS, MAX_ROWS
+from .limits import MAX_PROBLEMS, MAX_ROWS, exceeded
 from .implementations.base import Implementation, Skip, Support
 from .problems import GemmProblem
-from .spec import Experiment, ProblemEntry
+from .spec import MAX_DIM, Experiment, ProblemEntry
 
 RowKey = tuple[str, str, str]  # (problem label, contract name, implementation name)
 
@@ -97,7 +97,6 @@ def make_plan(exp: Experiment) -> Plan:
 # -- narrowing an experiment (quick checks, sanitizers, profilers) ---------------------------------------
 
 _SHAPE = re.compile(r"\s*([0-9]{1,10})x([0-9]{1,10})x([0-9]{1,10})\s*")
-_MAX_DIM = 2**31 - 1  # as a spec's dimensions
 
 
 def parse_shapes(text: str) -> tuple[ProblemEntry, ...]:
@@ -106,12 +105,11 @@ def parse_shapes(text: str) -> tuple[ProblemEntry, ...]:
     seen: set[str] = set()
     parts = text.split(",")
     if len(parts) > MAX_PROBLEMS:
-        raise InputError(f"--shapes: {len(parts):,} shapes, over the limit of {MAX_PROBLEMS:,} "
-                         f"(MAX_PROBLEMS in gemmcompare/limits.py)")
+        raise InputError("--shapes: " + exceeded(f"{len(parts):,} shapes", MAX_PROBLEMS, "MAX_PROBLEMS"))
     for part in parts:
         m = _SHAPE.fullmatch(part)
-        if not m or not all(1 <= int(d) <= _MAX_DIM for d in m.groups()):
-            raise InputError(f"--shapes: {part[:40]!r} is not MxNxK with integers from 1 to {_MAX_DIM}")
+        if not m or not all(1 <= int(d) <= MAX_DIM for d in m.groups()):
+            raise InputError(f"--shapes: {part[:40]!r} is not MxNxK with integers from 1 to {MAX_DIM}")
         entry = ProblemEntry(GemmProblem(*map(int, m.groups())))
         if entry.label not in seen:
             seen.add(entry.label)
@@ -141,5 +139,5 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
                                   baseline=exp.baseline if exp.baseline in {i.name for i in kept} else None)
     rows = len(exp.problems) * len(exp.contracts) * len(exp.implementations)
     if rows > MAX_ROWS:
-        raise InputError(f"--shapes: {rows:,} rows, over the limit of {MAX_ROWS:,} (MAX_ROWS in gemmcompare/limits.py)")
+        raise InputError("--shapes: " + exceeded(f"{rows:,} rows", MAX_ROWS, "MAX_ROWS"))
     return exp

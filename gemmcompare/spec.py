@@ -635,10 +635,7 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
     if layout not in LAYOUTS:
         ck.error(ip + ("layout",), f"layout must be tn, tt, nn or nt (t = row-major, n = column-major, A then B), got {layout!r}")
         layout = "tn"
-    alpha, beta = item.get("alpha", 1.0), item.get("beta", 0.0)
-    for key, v in (("alpha", alpha), ("beta", beta)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
-            ck.error(ip + (key,), f"{key} must be a finite number, got {v!r}")
+    alpha, beta = _number(ck, item, "alpha", ip, 1.0), _number(ck, item, "beta", ip, 0.0)
     if len(ck.issues) > before:
         return None
     order_a, order_b = LAYOUTS[layout]

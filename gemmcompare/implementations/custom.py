@@ -25,7 +25,7 @@ from ..build.flags import check_flag, ninja_safe_path  # noqa: F401  (check_flag
 from ..build.request import KernelSource
 from ..contracts.precision import BUILTIN_CONTRACTS
 from ..device import parse_arch
-from ..limits import MAX_SOURCE_BYTES
+from ..limits import MAX_SOURCE_BYTES, exceeded
 from .base import AbiKernel, Constraints, ContractSupport, Param, Skip
 from .registry import Parametrized, register_parametrized
 
@@ -117,8 +117,8 @@ class CustomKernel(AbiKernel):
             if problem:
                 raise ValueError(f"sources: {problem}")
             if s.stat().st_size > MAX_SOURCE_BYTES:
-                raise ValueError(f"sources: {s} is {s.stat().st_size:,} bytes, over the limit of "
-                                 f"{MAX_SOURCE_BYTES:,} (MAX_SOURCE_BYTES in gemmcompare/limits.py)")
+                raise ValueError("sources: " + exceeded(f"{s} is {s.stat().st_size:,} bytes", MAX_SOURCE_BYTES,
+                                                        "MAX_SOURCE_BYTES"))
         entry = params["entry"]
         if not isinstance(entry, str) or not _NAME.fullmatch(entry):
             raise ValueError(f"entry must be a C identifier, got {entry!r}")
