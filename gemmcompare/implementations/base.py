@@ -385,15 +385,11 @@ class AbiKernel(Implementation):
         return AbiPrepared(self, problem, contract, operands, extension)
 
 
-@dataclass
-class _Buffers:
-    a: torch.Tensor
-    b: torch.Tensor
-    c: torch.Tensor
-    lda: int
-    ldb: int
-    ldc: int
-    dims: tuple[int, int, int]
+def abi_codes(contract: PrecisionContract) -> tuple[int, ...]:
+    """The contract as the kernels' C ABI (gemm_abi.h) reads it: storage orders, dtypes, math, epilogue."""
+    return (contract.order_a.abi_code, contract.order_b.abi_code, contract.order_c.abi_code,
+            DTYPE_INFO[contract.a].abi_code, DTYPE_INFO[contract.b].abi_code, DTYPE_INFO[contract.c].abi_code,
+            DTYPE_INFO[contract.acc].abi_code, contract.math.abi_code, contract.epilogue.abi_code)
 
 
 class AbiPrepared(Prepared):
@@ -421,28 +417,20 @@ class AbiPrepared(Prepared):
         a_user, _ = operands.stored("a", contract.order_a)
         b_user, _ = operands.stored("b", contract.order_b)
         self._c_full, self.c_user = allocate(self.plan["c"].policy, DTYPE_INFO[contract.c].torch_dtype, device)
-        self._kernel_fulls: list[torch.Tensor] = []
         a = self._operand(self.plan["a"], a_user, steps, None)
         b = self._operand(self.plan["b"], b_user, steps, None)
         c = self._operand(self.plan["c"], self.c_user, steps if contract.beta != 0.0 else None, after)
         self.kernel_c = c
         if padded != problem:
             self.executed_flops = padded.flops
-        self.buffers = _Buffers(a, b, c, a.stride(0), b.stride(0), c.stride(0), (padded.m, padded.n, padded.k))
         self._entry = extension.entry(impl.entry_symbol)
-        codes = [
-            contract.order_a.abi_code, contract.order_b.abi_code, contract.order_c.abi_code,
-            DTYPE_INFO[contract.a].abi_code, DTYPE_INFO[contract.b].abi_code,
-            DTYPE_INFO[contract.c].abi_code, DTYPE_INFO[contract.acc].abi_code, contract.math.abi_code,
-            contract.epilogue.abi_code,
-        ]
-        buf = self.buffers
-        dims = [*buf.dims, buf.lda, buf.ldb, buf.ldc]
+        codes = list(abi_codes(contract))
+        dims = [padded.m, padded.n, padded.k, a.stride(0), b.stride(0), c.stride(0)]
         bias = self._bias(padded, steps)
         alpha, beta = contract.alpha, contract.beta
         self.workspace = torch.empty(0, dtype=torch.uint8, device=device)
         if impl.has_workspace:
-            nbytes = self._entry.workspace_bytes(buf.a, buf.b, buf.c, dims, codes, alpha, beta, self.workspace, bias)
+            nbytes = self._entry.workspace_bytes(a, b, c, dims, codes, alpha, beta, self.workspace, bias)
             self.workspace = torch.empty(max(int(nbytes), 0), dtype=torch.uint8, device=device)
         entry, ws = self._entry, self.workspace
         steps.append(("kernel", lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws, bias)))
@@ -464,8 +452,7 @@ class AbiPrepared(Prepared):
         k = plan.kernel
         if not plan.copy:
             return user.as_strided((k.lines, k.extent), (k.ld, 1))
-        full, view = allocate(k, user.dtype, user.device)
-        self._kernel_fulls.append(full)
+        _, view = allocate(k, user.dtype, user.device)  # the view keeps the allocation alive
         inner = view[: user.shape[0], : user.shape[1]]
         if copy_in is not None:
             copy_in.append((f"copy {plan.which} in ({plan.why})", lambda: inner.copy_(user)))

@@ -89,18 +89,11 @@ def query(lib: Path, dims: tuple[int, int, int, int, int, int], codes: tuple[int
 
 
 def abi_problem(problem, contract) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(dims, codes) for `problem` stored densely in the contract's layouts, as the harness lays it out."""
-    from ..contracts.precision import Order
-    from ..dtypes import DTYPE_INFO
+    """(dims, codes) for `problem` under the contract's layouts and storage policy, as the harness lays it out."""
+    from ..implementations.base import abi_codes
+    from ..run.executor import storage_lds
 
-    m, n, k = problem.m, problem.n, problem.k
-    lda = k if contract.order_a is Order.ROW else m
-    ldb = n if contract.order_b is Order.ROW else k
-    ldc = n if contract.order_c is Order.ROW else m
-    codes = (contract.order_a.abi_code, contract.order_b.abi_code, contract.order_c.abi_code,
-             DTYPE_INFO[contract.a].abi_code, DTYPE_INFO[contract.b].abi_code, DTYPE_INFO[contract.c].abi_code,
-             DTYPE_INFO[contract.acc].abi_code, contract.math.abi_code, contract.epilogue.abi_code)
-    return (m, n, k, lda, ldb, ldc), codes
+    return (problem.m, problem.n, problem.k, *storage_lds(problem, contract)), abi_codes(contract)
 
 
 def compare_with_model(impl, contract, problem, device, compiled, work_dir: Path) -> dict:
