@@ -26,7 +26,7 @@ from .errors import GemmCompareError
 from .files import atomic_write_text, write_csv
 from .model.devices import DEVICES, DeviceSpec, device_spec
 from .model.predict import predict_row
-from .results import COLUMNS, Result, Status
+from .results import COLUMNS, Status
 
 # The names `--device` takes, beside the table's own keys and product names ('NVIDIA H200').
 DEVICE_ALIASES = {"h100": "h100_sxm", "h200": "h200_sxm", "a100": "a100_sxm_80gb", "l4": "l4", "rtx4090": "rtx_4090",
@@ -82,25 +82,28 @@ def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int
     """Compile what the plan needs for `device` and predict every row (see the module docstring)."""
     from .build.kernel_objects import CompileFailure, compile_requests
     from .plan import make_plan
-    from .run.executor import base_row
+    from .run.executor import base_row, copy_build_resources
     from .run.predictions import apply_prediction
 
     info = device_info(device)
     plan = make_plan(exp)
+    # each cell's support on this device, once (the plan knows the problem-and-contract half already)
+    supports = [c.implementation.check(c.entry.problem, c.contract, info) if c.support else c.support
+                for c in plan.cells]
     wanted = {}
-    for cell in plan.cells:
+    for cell, support in zip(plan.cells, supports):
         impl = cell.implementation
-        if cell.support and impl.check(cell.entry.problem, cell.contract, info) and impl.name not in wanted:
+        if support and impl.name not in wanted:
             req = impl.build_request(impl.target_arch(info.cc_int))
             wanted[impl.name] = (impl, req)
     reqs = [r for _, r in wanted.values() if r is not None]
     compiled = dict(zip((id(r) for r in reqs), compile_requests(reqs, cache_dir, jobs)))
     notes = []
     rows = []
-    for cell in plan.cells:
+    for cell, support in zip(plan.cells, supports):
         impl, entry, contract = cell.implementation, cell.entry, cell.contract
         row = base_row("analysis", exp, entry, contract, impl.name, impl.family, impl.params)
-        status, support = Status.SKIP.value, impl.check(entry.problem, contract, info) if cell.support else cell.support
+        status = Status.SKIP.value
         if not support:
             row.reason = support.reason
         else:
@@ -110,7 +113,8 @@ def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int
                 status, row.reason = Status.BUILD_ERROR.value, built.message
             else:
                 if built is not None:
-                    _copy_resources(row, built.resources_for(impl.kernel_filter_for(contract)), impl, req.arch)
+                    copy_build_resources(row, built.resources_for(impl.kernel_filter_for(contract)), impl)
+                    row.arch = req.arch
                 try:
                     apply_prediction(row, predict_row(row, device))
                     status = PREDICTED
@@ -125,19 +129,6 @@ def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int
             how = "cached" if built.cached else f"compiled in {built.seconds:.1f} s"
             notes.append(f"{impl.name}: {req.arch}, {how}")
     return Analysis(device, rows, notes)
-
-
-def _copy_resources(row: Result, res: dict, impl, arch: str) -> None:
-    """ptxas's resources onto the row, as a run does (executor._admit): static + dynamic shared memory."""
-    row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
-    row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
-    row.stack_bytes = res.get("stack_bytes")
-    for warning in res.get("perf_warnings", ()):
-        row.add_note(f"ptxas performance loss ({warning})")
-    dynamic = impl.dynamic_smem_bytes()
-    if dynamic:
-        row.smem_bytes = (row.smem_bytes or 0) + dynamic
-    row.arch = arch
 
 
 # -- the report --------------------------------------------------------------------------------------------

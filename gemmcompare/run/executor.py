@@ -61,6 +61,18 @@ def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: Precis
     )
 
 
+def copy_build_resources(row: Result, res: dict, impl: Implementation) -> None:
+    """ptxas's resources of the row's kernel onto the row (a run's and `analyze`'s rows alike)."""
+    row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
+    row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
+    row.stack_bytes = res.get("stack_bytes")
+    for warning in res.get("perf_warnings", ()):  # e.g. a serialized wgmma pipeline
+        row.add_note(f"ptxas performance loss ({warning})")
+    dynamic = impl.dynamic_smem_bytes()
+    if dynamic:  # ptxas sees only static shared memory
+        row.smem_bytes = (row.smem_bytes or 0) + dynamic
+
+
 def storage_lds(p: GemmProblem, contract: PrecisionContract) -> tuple[int, int, int]:
     """lda, ldb, ldc the contract's storage policy hands every implementation of this problem."""
     from ..contracts.storage import operand_shape, policy_geometry
@@ -168,15 +180,7 @@ class ProblemExecutor:
             self.emit(row)
             return False
         if ext is not None:
-            res = ext.resources_for(impl.kernel_filter_for(contract))
-            row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
-            row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
-            row.stack_bytes = res.get("stack_bytes")
-            for warning in res.get("perf_warnings", ()):  # e.g. a serialized wgmma pipeline
-                row.add_note(f"ptxas performance loss ({warning})")
-            dynamic = impl.dynamic_smem_bytes()
-            if dynamic:  # ptxas sees only static shared memory
-                row.smem_bytes = (row.smem_bytes or 0) + dynamic
+            copy_build_resources(row, ext.resources_for(impl.kernel_filter_for(contract)), impl)
             row.arch, row.build_flags, row.build_seconds = ext.plan.arch, ext.plan.cuda_flags_full(), ext.build_seconds
         return True
 
