@@ -205,20 +205,6 @@ def ncu_launches(out: Path) -> int:
     return 0
 
 
-def _ncu_durations(csv_text: str) -> list[float]:
-    """gpu__time_duration of every profiled kernel, in order (ms)."""
-    import csv
-    import io
-
-    lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
-    out = []
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        if row.get("Metric Name") == "gpu__time_duration.sum":
-            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(row.get("Metric Unit"), 1e-6)
-            out.append(float(row["Metric Value"].replace(",", "")) * scale)
-    return out
-
-
 def _fit(points: list[tuple[float, float]]) -> tuple[float, float] | None:
     """Least-squares (intercept ms, slope) of measured ms against nominal ms."""
     if len(points) < 2:
@@ -235,11 +221,13 @@ METHODS = ("events_ms", "cupti_ms", "isolated_cupti_ms", "graph_events_ms", "gra
 
 
 def report(out: Path) -> int:
+    from gemmcompare.profilers.ncu import ncu_durations
+
     methods = json.loads((out / "methods.json").read_text())
     rows = methods["cases"]
     ncu_note = ""
     if (out / "ncu.csv").exists() and (out / "ncu_cases.json").exists():
-        durations = _ncu_durations((out / "ncu.csv").read_text())
+        durations = ncu_durations((out / "ncu.csv").read_text())
         order = json.loads((out / "ncu_cases.json").read_text())
         per = {r["case"]: r.get("kernels_per_launch") or 1 for r in rows}
         expected = sum(o["launches"] * per[o["case"]] for o in order)

@@ -125,19 +125,21 @@ def parse_stall_csv(csv_text: str) -> list[dict]:
     return out
 
 
-def ncu_launch_times(csv_text: str, launches: int) -> list[float]:
-    """Per-launch device time (ms) from ncu's CSV: kernels grouped into `launches` equal groups, summed."""
+def ncu_durations(csv_text: str) -> list[float]:
+    """gpu__time_duration (ms) of every kernel in ncu's CSV, in the order they ran."""
     lines = [ln for ln in csv_text.splitlines() if ln.startswith('"')]
-    if not lines:
-        return []
-    reader = csv.DictReader(io.StringIO("\n".join(lines)))
     durations = []
-    for row in reader:
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
         if row.get("Metric Name") == "gpu__time_duration.sum":
             value = float(row["Metric Value"].replace(",", ""))
-            unit = row.get("Metric Unit", "nsecond")
-            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(unit, 1e-6)
+            scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(row.get("Metric Unit"), 1e-6)
             durations.append(value * scale)
+    return durations
+
+
+def ncu_launch_times(csv_text: str, launches: int) -> list[float]:
+    """Per-launch device time (ms) from ncu's CSV: kernels grouped into `launches` equal groups, summed."""
+    durations = ncu_durations(csv_text)
     if not durations or len(durations) % launches:
         return durations  # cannot group: report per kernel
     per = len(durations) // launches
