@@ -245,6 +245,27 @@ def _clock_text(b: pd.Series, c: pd.Series) -> str:
     return f"SM clock {bc:.0f} -> {cc:.0f} MHz"
 
 
+def _clocks_differ(b: pd.Series, c: pd.Series, threshold: float) -> bool:
+    """Whether both rows recorded their SM clock and the two differ by more than the threshold."""
+    bc, cc = b.get("sm_clock_mhz"), c.get("sm_clock_mhz")
+    return (all(v is not None and np.isfinite(v) and v > 0 for v in (bc, cc))
+            and abs(math.log(cc / bc)) > math.log1p(threshold))
+
+
+def _share_change(b: pd.Series, c: pd.Series, metric: str, base_bw: dict, cand_bw: dict,
+                  conf: float) -> tuple[float, tuple[float, float] | None]:
+    """(d, interval) for a share of a reference (`pct_of_baseline` or `pct_of_peak`; both > 0), time-
+    equivalent: d = log(base share / candidate share), > 0 is slower. A % of baseline carries its
+    baseline's noise too (base_bw, cand_bw: each run's baseline half-width by contract and problem)."""
+    d = math.log(b[metric] / c[metric])
+    hs = [median_log_halfwidth(b["samples_ms"], b["median_ci_rel"], conf),
+          median_log_halfwidth(c["samples_ms"], c["median_ci_rel"], conf)]
+    if metric == "pct_of_baseline":
+        problem, contract, _ = b.name
+        hs += [base_bw.get((contract, problem)), cand_bw.get((contract, problem))]
+    return d, _symmetric(d, hs)
+
+
 def _pct_verdict(b: pd.Series, c: pd.Series, base_bw: dict, cand_bw: dict, threshold: float,
                  conf: float) -> tuple[str, float, tuple[float, float] | None] | None:
     """The verdict on % of the same-run baseline (time-equivalent: > 0 is slower), for a row that is not the
@@ -253,11 +274,7 @@ def _pct_verdict(b: pd.Series, c: pd.Series, base_bw: dict, cand_bw: dict, thres
     if bool(b["is_baseline"] or c["is_baseline"]) or not (
             bv is not None and cv is not None and np.isfinite(bv) and np.isfinite(cv) and bv > 0 and cv > 0):
         return None
-    problem, contract, _ = b.name
-    d = math.log(bv / cv)
-    interval = _symmetric(d, [median_log_halfwidth(b["samples_ms"], b["median_ci_rel"], conf),
-                              median_log_halfwidth(c["samples_ms"], c["median_ci_rel"], conf),
-                              base_bw.get((contract, problem)), cand_bw.get((contract, problem))])
+    d, interval = _share_change(b, c, "pct_of_baseline", base_bw, cand_bw, conf)
     return judge(d, interval, threshold)[0], d, interval
 
 
@@ -270,7 +287,7 @@ def _clock_explains(verdict: str, b: pd.Series, c: pd.Series, threshold: float) 
     known = all(v is not None and np.isfinite(v) and v > 0 for v in (bc, cc, ba, ca))
     if not known:
         return ""
-    hot = bool(throttle_text(b, c)) or abs(math.log(cc / bc)) > math.log1p(threshold)
+    hot = bool(throttle_text(b, c)) or _clocks_differ(b, c, threshold)
     d = math.log(ca / ba)
     holds = d > math.log1p(threshold) if verdict == "SLOWER" else d < -math.log1p(threshold)
     if not hot or holds:
@@ -303,10 +320,7 @@ def _same_gpu_check(verdict: str, reason: str, b: pd.Series, c: pd.Series, base_
         return "UNKNOWN", (f"{what} ({_fmt_change(d, *(interval or (None, None)), 'time-equivalent')}: "
                            f"{p_verdict}): the baseline moved too, so the power state or the machine may explain it")
     state = throttle_text(b, c)
-    bc, cc = b.get("sm_clock_mhz"), c.get("sm_clock_mhz")
-    clocks_differ = (bc is not None and cc is not None and np.isfinite(bc) and np.isfinite(cc)
-                     and abs(math.log(cc / bc)) > math.log1p(threshold))
-    if state or clocks_differ:
+    if state or _clocks_differ(b, c, threshold):
         why = state or _clock_text(b, c)
         return "UNKNOWN", f"{why}: the power state can explain a change this size; no same-run baseline to tell"
     return verdict, reason
@@ -342,13 +356,7 @@ def _timed(b: pd.Series, c: pd.Series, normalised: bool, base_bw: dict, cand_bw:
         bv, cv = b[metric], c[metric]
         if not (np.isfinite(bv) and np.isfinite(cv) and bv > 0 and cv > 0):
             return dict(verdict="UNKNOWN", detail=f"no {metric} in both runs", metric=metric)
-        d = math.log(bv / cv)  # > 0: the candidate holds a smaller share, i.e. it is slower
-        hs = [median_log_halfwidth(b["samples_ms"], b["median_ci_rel"], conf),
-              median_log_halfwidth(c["samples_ms"], c["median_ci_rel"], conf)]
-        if not use_peak:  # a % of baseline carries its baseline's noise too
-            problem, contract, _ = b.name
-            hs += [base_bw.get((contract, problem)), cand_bw.get((contract, problem))]
-        interval = _symmetric(d, hs)
+        d, interval = _share_change(b, c, metric, base_bw, cand_bw, conf)  # d > 0: a smaller share, slower
         prefix = f"{'% of peak' if use_peak else '% of baseline'} {bv:.1f} -> {cv:.1f}, "
     verdict, reason = judge(d, interval, threshold)
     if why is None and not normalised:
