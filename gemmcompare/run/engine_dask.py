@@ -34,7 +34,7 @@ from typing import Callable
 from ..build import cache_entry
 from ..errors import GemmCompareError, NoDeviceError, UsageError
 from ..results import Result, Status
-from .gpu_session import GpuSession, SessionLost
+from .gpu_session import GpuSession, SessionLost, job_row
 from .gpus import VISIBLE, GpuChoice, nvml_visible_gpu
 from .messages import BuiltExtensionRef, MeasureJob, WorkerSetup
 from .pool import GpuStats, PoolReport
@@ -338,15 +338,10 @@ class DaskPool:
 
     @staticmethod
     def _failed_rows(setup: WorkerSetup, job: MeasureJob, exc: BaseException) -> list[Result]:
-        from .executor import base_row
-
-        exp = setup.experiment
-        contract = next(c for c in exp.contracts if c.name == job.contract)
-        impls = {i.name: i for i in exp.implementations}
+        impls = {i.name: i for i in setup.experiment.implementations}
         rows = []
         for name in job.implementations:
-            impl = impls[name]
-            row = base_row(setup.run_id, exp, exp.problems[job.problem_index], contract, name, impl.family, impl.params)
+            row = job_row(setup, job, impls[name])
             row.status = Status.CRASH
             row.reason = f"the cluster could not measure this group: {type(exc).__name__}: {exc}"
             rows.append(row)

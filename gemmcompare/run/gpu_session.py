@@ -34,6 +34,15 @@ class SessionLost(GemmCompareError):
         self.remaining = remaining
 
 
+def job_row(setup: WorkerSetup, job: MeasureJob, impl) -> Result:
+    """A fresh row for one implementation of a measuring job (its group's problem and contract)."""
+    from .executor import base_row
+
+    exp = setup.experiment
+    contract = next(c for c in exp.contracts if c.name == job.contract)
+    return base_row(setup.run_id, exp, exp.problems[job.problem_index], contract, impl.name, impl.family, impl.params)
+
+
 class GpuSession:
     def __init__(self, setup: WorkerSetup, visible: str | None = None, label: str = "",
                  silence_margin_s: float = SILENCE_MARGIN_S, start_timeout_s: float = WORKER_START_TIMEOUT_S,
@@ -136,7 +145,7 @@ class GpuSession:
                 current, what = msg.implementation, f"{msg.implementation}: {msg.what}"
             elif isinstance(msg, JobDone):
                 for name, impl in list(pending.items()):  # an implementation that produced no row: say so
-                    row = self._row(job, impl)
+                    row = job_row(self.setup, job, impl)
                     row.status, row.reason = Status.CRASH, "the worker returned no row for it"
                     self._emit(row, emit)
                 pending.clear()
@@ -155,14 +164,6 @@ class GpuSession:
         row.gpu_uuid = self.gpu.get("uuid")
         emit(row)
 
-    def _row(self, job: MeasureJob, impl) -> Result:
-        from .executor import base_row
-
-        exp = self.setup.experiment
-        contract = next(c for c in exp.contracts if c.name == job.contract)
-        return base_row(self.setup.run_id, exp, exp.problems[job.problem_index], contract, impl.name, impl.family,
-                        impl.params)
-
     def _lost(self, job: MeasureJob, pending: dict, name: str | None, status: str, text: str, emit) -> None:
         """The worker is gone: record the implementation it was running; the next loop starts afresh."""
         if self.worker is not None:
@@ -173,7 +174,7 @@ class GpuSession:
         if name is None or name not in pending:
             raise SessionLost(f"{self.label}: the measuring worker failed before any implementation started: {text}",
                               _rest(job, pending))
-        row = self._row(job, pending.pop(name))
+        row = job_row(self.setup, job, pending.pop(name))
         row.status, row.reason = Status(status), text
         row.add_note("the worker process was replaced; the run went on with the next implementation")
         self._emit(row, emit)
