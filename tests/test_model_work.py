@@ -86,7 +86,6 @@ def test_element_sizes_accept_enums_and_refuse_unknown_types():
 
 
 def test_element_sizes_match_gemmcompare_dtypes():
-    pytest.importorskip("torch")  # gemmcompare.dtypes imports torch
     from gemmcompare.dtypes import DTYPE_INFO
 
     for dtype, info in DTYPE_INFO.items():

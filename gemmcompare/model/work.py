@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..dtypes import DTYPE_INFO
 from ..problems import GemmProblem
 
-# Bytes per element of each operand spelling the project uses ('tf32' is FP32 in memory). Kept here rather
-# than read from gemmcompare.dtypes because that module imports torch at module level; a test holds the two
-# tables equal wherever torch is importable.
-ELEMENT_BYTES: dict[str, int] = {"f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8}
+# Bytes per element of each operand spelling the project uses: the dtype table's, and 'tf32' (a math mode
+# whose operands are FP32 in memory).
+ELEMENT_BYTES: dict[str, int] = {**{d.value: info.itemsize for d, info in DTYPE_INFO.items()}, "tf32": 4}
 
 
 def element_bytes(dtype) -> int:
