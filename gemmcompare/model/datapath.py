@@ -26,18 +26,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .access import BANKS, BANK_WORD_BYTES, ldmatrix_row_addresses
+from .access import BANK_WORD_BYTES, WARP_SIZE, bank_conflict_degree, ldmatrix_row_addresses, sectors_touched
 
 LINE_BYTES = 128  # one wavefront: one 128-byte line of L1, or 128 bytes of shared-memory banks
-WARP = 32
+WARP = WARP_SIZE
 
 
 def global_wavefronts(byte_addresses: Iterable[int], access_bytes: int) -> int:
     """Distinct 128-byte lines one warp instruction's lanes touch ([address, address + access_bytes))."""
-    lines = set()
-    for addr in byte_addresses:
-        lines.update(range(addr // LINE_BYTES, (addr + access_bytes - 1) // LINE_BYTES + 1))
-    return len(lines)
+    return sectors_touched(byte_addresses, access_bytes, LINE_BYTES)
 
 
 def shared_wavefronts(byte_addresses: Iterable[int], access_bytes: int) -> int:
@@ -48,10 +45,7 @@ def shared_wavefronts(byte_addresses: Iterable[int], access_bytes: int) -> int:
         words.update(range(addr // BANK_WORD_BYTES, (addr + access_bytes - 1) // BANK_WORD_BYTES + 1))
     if not words:
         return 0
-    per_bank: dict[int, int] = {}
-    for w in words:
-        per_bank[w % BANKS] = per_bank.get(w % BANKS, 0) + 1
-    return max(max(per_bank.values()), -(-len(words) * BANK_WORD_BYTES // LINE_BYTES))
+    return max(bank_conflict_degree(words), -(-len(words) * BANK_WORD_BYTES // LINE_BYTES))
 
 
 @dataclass(frozen=True)
