@@ -81,11 +81,17 @@ def cost(cells: list[Cell]) -> float:
     return runnable * per_impl * (1.0 if entry.time else UNTIMED_SHARE)
 
 
-def by_cost(plan: Plan, groups: list[Group]) -> list[Group]:
-    """`groups` with the costliest first; equal costs keep plan order (so the order is deterministic)."""
+def ranked(plan: Plan) -> list[tuple[GroupKey, float]]:
+    """Every group of the plan with its cost, the costliest first; equal costs keep plan order (so the
+    order is deterministic)."""
     costs = {key: cost(cells) for key, cells in cell_groups(plan).items()}
-    order = {key: i for i, key in enumerate(costs)}
-    return sorted(groups, key=lambda g: (-costs[group_key(g)], order[group_key(g)]))
+    return sorted(costs.items(), key=lambda kv: -kv[1])  # stable: ties stay in plan order
+
+
+def by_cost(plan: Plan, groups: list[Group]) -> list[Group]:
+    """`groups` in the order of `ranked`."""
+    rank = {key: i for i, (key, _) in enumerate(ranked(plan))}
+    return sorted(groups, key=lambda g: rank[group_key(g)])
 
 
 def assign(plan: Plan, count: int) -> dict[GroupKey, int]:
@@ -93,14 +99,12 @@ def assign(plan: Plan, count: int) -> dict[GroupKey, int]:
     index on a tie). Deterministic: the same plan gives the same split on every host."""
     if count < 1:
         raise UsageError(f"cannot split into {count} shards")
-    groups = cell_groups(plan)
-    order = {key: i for i, key in enumerate(groups)}
     load = [0.0] * count
     out: dict[GroupKey, int] = {}
-    for key in sorted(groups, key=lambda k: (-cost(groups[k]), order[k])):
+    for key, group_cost in ranked(plan):
         target = min(range(count), key=lambda s: (load[s], s))
         out[key] = target
-        load[target] += cost(groups[key])
+        load[target] += group_cost
     return out
 
 
