@@ -126,12 +126,24 @@ class _BoundedLoader(yaml.SafeLoader):
             self.depth -= 1
 
 
-def _too_deep(file: str, line: int) -> SpecError:
+def _too_deep(file: str, line: int | None) -> SpecError:
     return SpecError([SpecIssue(file, (), line, exceeded(f"the YAML nests more than {MAX_NESTING} levels deep",
                                                          MAX_NESTING, "MAX_NESTING"))])
 
 
 _CSafeLoader = getattr(yaml, "CSafeLoader", None)  # libyaml: composes a spec some 30x faster
+
+
+def _next_event_within_nesting(scan, file: str) -> bool:
+    """scan.check_event(), except that libyaml's own nesting limit (PyYAML >= 6.0.4 builds it in; its scanner
+    reads ahead, so it can fire before our count of events reaches MAX_NESTING) reads as ours does."""
+    try:
+        return scan.check_event()
+    except yaml.MarkedYAMLError as exc:
+        if "nesting" in str(exc.problem or ""):
+            mark = exc.problem_mark or exc.context_mark
+            raise _too_deep(file, mark.line + 1 if mark else None) from None
+        raise
 
 
 def _loader(text: str, file: str):
@@ -140,7 +152,7 @@ def _loader(text: str, file: str):
         return _BoundedLoader(text, file)
     scan, depth = _CSafeLoader(text), 0  # libyaml composes recursively in C: bound the depth from the events first
     try:
-        while scan.check_event():
+        while _next_event_within_nesting(scan, file):
             event = scan.get_event()
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1

