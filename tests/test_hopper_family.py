@@ -1,8 +1,10 @@
-"""The hopper family on the CPU: names, the kernels' rules as SKIP reasons, the K % 8 rule, rendering."""
+"""The hopper family on the CPU: names, the kernels' rules as SKIP reasons, any K under either storage policy,
+rendering."""
 
 import pytest
 
-from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
+from gemmcompare.contracts.precision import BUILTIN_CONTRACTS, Order
+from gemmcompare.contracts.storage import Storage, plan_operands
 from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.hopper import STEPS, HopperConfig
 from gemmcompare.implementations.registry import UnbuildableImplementation
@@ -49,13 +51,27 @@ def test_impossible_configurations_are_skip_rows_with_the_reason(step, params, r
     assert not support and reason in support.reason
 
 
-def test_tma_needs_k_a_multiple_of_8_and_the_contracts_it_runs():
+@pytest.mark.parametrize("k", [1, 33, 617, 1025])
+@pytest.mark.parametrize("step", sorted(STEPS))
+def test_any_k_runs_under_both_policies_in_place_or_through_timed_copies(step, k):
+    """TMA needs 16-byte rows of A and B, not K % 8 == 0: aligned buffers serve in place, tight ones are copied."""
+    impl = instantiate(PARAMETRIZED[f"hopper.{step}"], {})
+    c = BUILTIN_CONTRACTS
+    for name in ("f16_f32acc_tn", "f16_f32acc_tn_aligned", "bf16_bf16out_f32acc_tn", "bf16_bf16out_f32acc_tn_aligned"):
+        assert impl.supports(GemmProblem(611, 613, k), c[name]), (name, impl.supports(GemmProblem(611, 613, k), c[name]))
+    orders, sizes = (Order.ROW, Order.COL, Order.ROW), (2, 2, 4)
+    tight = plan_operands(611, 613, k, (611, 613, k), orders, sizes, Storage.TIGHT, impl.constraints.ld_multiples)
+    aligned = plan_operands(611, 613, k, (611, 613, k), orders, sizes, Storage.ALIGNED, impl.constraints.ld_multiples)
+    assert [tight[w].copy for w in "abc"] == [k % 8 != 0, k % 8 != 0, False]
+    assert not any(aligned[w].copy for w in "abc")
+    assert tight["a"].kernel.ld % 8 == 0 and tight["b"].kernel.ld % 8 == 0
+
+
+def test_the_contracts_it_runs():
     impl = instantiate(PARAMETRIZED["hopper.best"], {})
     c = BUILTIN_CONTRACTS
-    assert not impl.supports(GemmProblem(611, 613, 617), c["f16_f32acc_tn"])
-    assert "k=617 is not a multiple of 8" in impl.supports(GemmProblem(611, 613, 617), c["f16_f32acc_tn"]).reason
     for name in ("f16_f32acc_tn", "f16_f16out_f32acc_tn", "bf16_bf16out_f32acc_tn", "bf16_f32acc_tn"):
-        assert impl.supports(GemmProblem(611, 613, 616), c[name]), name
+        assert impl.supports(GemmProblem(611, 613, 617), c[name]), name
     for name in ("f16_f32acc_tt", "f32_strict_tn", "f16_f16acc_tn"):  # B row-major, FP32 in, FP16 accumulate
         assert not impl.supports(GemmProblem(64, 64, 64), c[name]), name
 

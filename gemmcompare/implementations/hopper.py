@@ -21,8 +21,11 @@ Parameters (spec spelling -> template parameter):
   cluster_m  1 | 2 | 4     CTAs per cluster along M sharing B (cluster and best only)
   group      int >= 1      grouped raster: tile rows walked together
 
-TMA needs 16-byte-aligned rows: lda and ldb multiples of 8 elements. With contiguous operands that is
-K % 8 == 0; any other K is a SKIP row that says so (the entry refuses it too, before launching).
+TMA needs 16-byte-aligned rows: lda and ldb multiples of 8 elements (the entry refuses anything else before
+launching). K itself may be anything: TMA fills the part of a box past K with zeros. So the steps declare
+their need as leading-dimension multiples, and the storage policy meets it: under `aligned` storage the shared
+buffers already have such rows (in place, at any K); under `tight` storage with K % 8 != 0 the launch copies A
+and B into 16-byte rows of its own, inside the timed region (docs/storage.md).
 """
 
 from __future__ import annotations
@@ -158,8 +161,9 @@ class HopperKernel(AbiKernel):
     arch_specific = True  # wgmma, setmaxnreg, TMA multicast: sm_90a only
     build_group = "hopper"
     include_dirs = (str(EXTENSIONS_DIR),)
-    # TMA: 16-byte-aligned rows of A and B (lda, ldb multiples of 8 halves); offsets are 64-bit inside.
-    constraints = Constraints(k_multiple_of=8, index_bits=64)
+    # TMA: 16-byte-aligned rows of A and B (lda, ldb multiples of 8 halves), any K (TMA zero-fills past it);
+    # offsets are 64-bit inside. C takes any ldc (best falls back to its direct epilogue when TMA cannot store).
+    constraints = Constraints(ld_multiples=(8, 8, 1), index_bits=64)
     contract_support = ContractSupport(
         inputs=frozenset({DType.F16, DType.BF16}),
         outputs=frozenset({DType.F32, DType.F16, DType.BF16}),
@@ -211,5 +215,5 @@ def _params(step: str) -> list[Param]:
 for _step, _rules in STEPS.items():
     register_parametrized(Parametrized(
         f"hopper.{_step}", _params(_step), _factory(_step),
-        description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; f16/bf16 in, f32/f16/bf16 out; tn; K % 8 == 0)",
+        description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; f16/bf16 in, f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)",
     ))
