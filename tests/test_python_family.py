@@ -15,6 +15,7 @@ import torch
 
 from gemmcompare.cli import main
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS, Order
+from gemmcompare.contracts.storage import Storage
 from gemmcompare.errors import SpecError
 from gemmcompare.implementations import FIXED
 from gemmcompare.implementations.base import Operands
@@ -306,19 +307,21 @@ def test_exception_is_told_by_the_last_frame_in_the_users_file(tmp_path):
 # -- the calling convention, on the CPU (no stream, no graph) ------------------------------------------
 
 
-def _operands(m, n, k, dtype=torch.float16, c0=False):
+def _operands(m, n, k, dtype=torch.float16, c0=False, storage=Storage.TIGHT):
     g = torch.Generator().manual_seed(1)
     a = torch.randn(m, k, generator=g).to(dtype)
     b = torch.randn(k, n, generator=g).to(dtype)
-    return Operands(a, b, torch.randn(m, n, generator=g) if c0 else None)
+    return Operands(a, b, torch.randn(m, n, generator=g) if c0 else None, storage=storage)
 
 
-def _prepare(tmp_path, source, contract="f16_f32acc_tn", extra="", c0=False, m=5, n=7, k=3):
+def _prepare(tmp_path, source, contract="f16_f32acc_tn", extra="", c0=False, m=5, n=7, k=3, run_under=None):
     module(tmp_path, source)
     text = SPEC.replace("{ENTRY}", f'{{callable: "k.py:matmul", contract: {contract}{extra}}}')
     impl = parse_spec(text, "t.yaml", base_dir=tmp_path).implementations[1]
-    ops = _operands(m, n, k, c0=c0)
-    return impl.prepare(GemmProblem(m, n, k), BUILTIN_CONTRACTS[contract], ops, None), ops
+    under = BUILTIN_CONTRACTS[run_under or contract]
+    assert impl.supports(GemmProblem(m, n, k), under)
+    ops = _operands(m, n, k, c0=c0, storage=under.storage)
+    return impl.prepare(GemmProblem(m, n, k), under, ops, None), ops
 
 
 RECORDS = """\
@@ -348,6 +351,21 @@ def test_callable_gets_logical_tensors_with_the_layouts_strides(tmp_path, contra
     assert torch.allclose(prepared.output(), (ops.a.double() @ ops.b.double()).float())
     assert prepared.timing_fields["launch"] == "direct" and prepared.build_seconds is not None
     assert "first call" in prepared.notes and "k.py:matmul (sha256 " in prepared.notes
+
+
+@pytest.mark.parametrize("declared", ["f16_f32acc_tn", "f16_f32acc_tn_aligned"])
+def test_under_aligned_storage_every_operand_and_c_have_the_policys_leading_dimensions(tmp_path, declared):
+    """C follows the storage policy like A and B (and like every other row's C): 16-byte rows under _aligned."""
+    prepared, ops = _prepare(tmp_path, RECORDS, declared, run_under="f16_f32acc_tn_aligned")
+    prepared.poison()
+    prepared.launch()
+    seen = import_module(str(tmp_path / "k.py")).seen
+    # k = 3 halves pad to 8; n = 7 floats pad to 8 (4 floats are 16 bytes)
+    assert seen[-1][:6] == ((5, 3), (8, 1), (3, 7), (1, 8), (5, 7), (8, 1))
+    assert prepared.storage_info == {"policy": "aligned", "lda": 8, "ldb": 8, "ldc": 8, "copies_in_timing": []}
+    assert torch.allclose(prepared.output(), (ops.a.double() @ ops.b.double()).float())
+    tight, _ = _prepare(tmp_path, RECORDS, declared, run_under="f16_f32acc_tn")
+    assert tight.storage_info["ldc"] == 7 and tight.c.stride() == (7, 1)
 
 
 def test_alpha_beta_and_c0_reach_the_callable(tmp_path):

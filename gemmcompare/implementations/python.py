@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..contracts.precision import BUILTIN_CONTRACTS, Epilogue, Math, Order
+from ..contracts.storage import allocate, operand_shape, policy_geometry
 from ..dtypes import DTYPE_INFO, DType
 from .base import Constraints, Implementation, Ok, Param, Prepared, Skip, Support, format_params
 from .registry import Parametrized, register_fixed, register_parametrized
@@ -339,12 +340,12 @@ def _logical(stored, order: Order):
 
 
 def _output(problem, contract, device):
-    """C's storage in the contract's order, and its logical m x n view."""
-    import torch
-
-    rows, cols = (problem.m, problem.n) if contract.order_c is Order.ROW else (problem.n, problem.m)
-    store = torch.empty(rows, cols, dtype=DTYPE_INFO[contract.c].torch_dtype, device=device)
-    return store, _logical(store, contract.order_c)
+    """C laid out as the storage policy lays out every row's C (leading dimension and zero padding; the same
+    geometry library.torch_matmul writes into): (the whole allocation, C's logical m x n view, ldc)."""
+    lines, extent = operand_shape("c", problem.m, problem.n, problem.k, contract.order_c)
+    geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
+    full, view = allocate(geometry, DTYPE_INFO[contract.c].torch_dtype, device)
+    return full, _logical(view, contract.order_c), geometry.ld
 
 
 def _first_line(exc: BaseException) -> str:
@@ -386,8 +387,11 @@ class PythonLaunch(Prepared):
 
     def __init__(self, label: str, problem, contract, operands):
         self.label, self.problem, self.contract, self.operands = label, problem, contract, operands
-        self.a = _logical(operands.stored("a", contract.order_a)[0], contract.order_a)
-        self.b = _logical(operands.stored("b", contract.order_b)[0], contract.order_b)
+        a, lda = operands.stored("a", contract.order_a)  # the storage policy's buffers, as every row gets them
+        b, ldb = operands.stored("b", contract.order_b)
+        self.a, self.b = _logical(a, contract.order_a), _logical(b, contract.order_b)
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": None,
+                             "copies_in_timing": []}
         self.graph = None
         self.timing_fields: dict[str, Any] = {}
         self.build_seconds: float | None = None
@@ -460,7 +464,7 @@ class _WritesC(PythonLaunch):
 
     def __init__(self, label, problem, contract, operands):
         super().__init__(label, problem, contract, operands)
-        self.c_store, self.c = _output(problem, contract, self.a.device)
+        self.c_store, self.c, self.storage_info["ldc"] = _output(problem, contract, self.a.device)
         self.alpha, self.beta = float(contract.alpha), float(contract.beta)
         self.reset_output()
 
@@ -535,7 +539,9 @@ class PythonCallable(Implementation):
 
     def supports(self, problem, contract):
         declared = BUILTIN_CONTRACTS[self.contract_name]
-        ignore = ("name", "alpha", "beta")
+        # storage is the harness's policy, not the callable's: its tensors carry the policy's strides, which a
+        # callable that reads through strides (torch, Triton) honours under either (docs/storage.md)
+        ignore = ("name", "alpha", "beta", "storage")
         if {k: v for k, v in contract.as_dict().items() if k not in ignore} != \
                 {k: v for k, v in declared.as_dict().items() if k not in ignore}:
             return Skip(f"declared contract is {self.contract_name}")
@@ -791,6 +797,9 @@ class _CompiledPrepared(PythonLaunch):
         torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
         self.settle("auto", self.key)
         choice = _INDUCTOR_CHOICE.get(self.key, "not identified")
+        # the compiled function returns its own C (torch.mm allocates it contiguous): say so, whatever the policy
+        self.storage_info["ldc"] = self.out.stride(0) if self.out is not None else None
+        self.storage_info["c"] = "the compiled function's own output tensor"
         self.timing_fields.update({"compiled": self.text, "inductor_kernels": choice})
         self.notes += f"; compiled {self.text}; inductor's code runs {choice}"
 
