@@ -155,3 +155,23 @@ def test_every_ncu_run_leaves_the_clocks_alone(monkeypatch):
     for cmd in (ncu_timing_run, stall_run):
         assert cmd[cmd.index("--clock-control") + 1] == "none" and cmd[-1] == "--no-timing"
     assert stall_run[-2] == "1"  # the stall run: one launch
+    assert timing["l2"] == "flush" and "--cache-control" not in stall_run  # ncu's default: flush before replays
+    seen.clear()
+    warm = ncu.timing_profile("ncu", "s.yaml", "impl", "8x8x8", "f16_f32acc_tn", 2, 10, "warm")
+    ncu.stall_profile("ncu", "s.yaml", "impl", "8x8x8", "f16_f32acc_tn", 10, "warm")
+    assert warm["l2"] == "warm" and seen[2][seen[2].index("--cache-control") + 1] == "none"
+
+
+@pytest.mark.parametrize("policy, expected", [
+    ("flush", ["flush", "start", "launch", "stop"]), ("rotate", ["flush", "start", "launch", "stop"]),
+    ("warm", ["launch", "start", "launch", "stop"]),
+])
+def test_profiled_launches_meet_l2_as_the_specs_policy_leaves_it(policy, expected):
+    """ncu must time the cache state the harness times: a warm spec's profiled launch follows an unprofiled one
+    (no flush), a flushed one follows a flush (ncu 7.46 us against the harness's warm 6.46 us at 1024^3 before)."""
+    from gemmcompare.profilers.driver import ncu_l2, profiled_launches
+
+    calls = []
+    profiled_launches(lambda: calls.append("launch"), 3, ncu_l2(policy), flush=lambda: calls.append("flush"),
+                      start=lambda: calls.append("start"), stop=lambda: calls.append("stop"), wait=lambda what: None)
+    assert calls == expected * 3

@@ -12,11 +12,14 @@ from .options import add_build_options, add_json, add_narrowing, exit_codes, loa
 
 def cmd_profile(args) -> int:
     from ..plan import make_plan, narrow
+    from ..profilers.driver import L2_HOW, ncu_l2
     from ..profilers.ncu import stall_profile, timing_profile
     from ..profilers.tools import find_tool
 
     ncu = find_tool("ncu")
     exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
+    l2 = ncu_l2(exp.timing.l2)
+    print(f"profile: the spec's L2 policy is {exp.timing.l2}; ncu's launches run with {L2_HOW[l2]}")
     out_rows = []
     for cell in make_plan(exp).cells:
         if not cell.support:
@@ -24,9 +27,9 @@ def cmd_profile(args) -> int:
         row = (args.spec, cell.implementation.name, cell.entry.problem.label, cell.contract.name)
         rec = {"problem": row[2], "contract": row[3], "implementation": row[1]}
         if not args.stalls_only:
-            rec.update(timing_profile(ncu, *row, args.launches, args.timeout))
+            rec.update(timing_profile(ncu, *row, args.launches, args.timeout, l2))
         if args.stalls or args.stalls_only:
-            rec["stalls"] = stall_profile(ncu, *row, args.timeout)
+            rec["stalls"] = stall_profile(ncu, *row, args.timeout, l2)
         out_rows.append(rec)
     if not args.stalls_only:
         print_timings(out_rows)

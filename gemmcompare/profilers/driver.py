@@ -3,7 +3,10 @@
 - timed (`--timing-only`, a plain process, never under ncu): the harness's events and CUPTI records of the
   same launches, and triton's do_bench over CUDA-graph replays of the launch (so that it times the kernel
   and not the Python call), with the SM clock NVML saw around each; or
-- launched N times inside profiler ranges with L2 flushed between them (`--no-timing`: what ncu profiles).
+- launched N times inside profiler ranges, L2 as the spec's policy leaves it (`--no-timing`: what ncu
+  profiles): `flush` and `rotate` flush L2 outside the range before each profiled launch (a rotated launch,
+  too, finds none of its inputs in L2); `warm` runs an unprofiled launch of the row before each profiled one
+  instead, so the profiled launch finds what the last one left, as the harness's warm samples do.
 
 Timing and profiling are separate processes because under ncu every launch is intercepted (tens of
 microseconds each), which a timing in the same process would carry. It prints one JSON line.
@@ -48,6 +51,15 @@ def _prepare(spec: str, impl_name: str, problem: str, contract_name: str):
     return exp, device, impl, entry.problem, contract, ops, built
 
 
+def ncu_l2(policy: str) -> str:
+    """How the profiled launches meet L2 under the spec's policy: 'flush' or 'warm' (see the docstring)."""
+    return "warm" if policy == "warm" else "flush"
+
+
+L2_HOW = {"flush": "L2 flushed before each profiled launch",
+          "warm": "L2 warm: an unprofiled launch before each profiled one, no flush"}
+
+
 def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int, timing: bool = True,
           profile: bool = True) -> int:
     import torch
@@ -68,16 +80,29 @@ def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches:
         if profile:
             prepared.launch()  # one warm-up launch (module load, first-touch) outside the profiled range
             wait_stream(60, impl.name)
-            flush = new_flush_buffer(device.l2_bytes)
-            for _ in range(launches):
-                flush.fill_(0)
-                wait_stream(60, "flush")
-                torch.cuda.profiler.start()
-                prepared.launch()
-                wait_stream(60, impl.name)
-                torch.cuda.profiler.stop()
+            l2 = ncu_l2(exp.timing.l2)
+            buffer = new_flush_buffer(device.l2_bytes) if l2 == "flush" else None
+            profiled_launches(prepared.launch, launches, l2, flush=lambda: buffer.fill_(0),
+                              start=torch.cuda.profiler.start, stop=torch.cuda.profiler.stop,
+                              wait=lambda what: wait_stream(60, what))
     print(json.dumps(record))
     return 0
+
+
+def profiled_launches(launch, launches: int, l2: str, flush, start, stop, wait) -> None:
+    """`launches` launches, each alone inside a profiler range, L2 prepared before each outside the range:
+    flushed ('flush'), or warmed by an unprofiled launch ('warm': as the harness's back-to-back samples)."""
+    for _ in range(launches):
+        if l2 == "warm":
+            launch()
+            wait("warm-up launch")
+        else:
+            flush()
+            wait("flush")
+        start()
+        launch()
+        wait("profiled launch")
+        stop()
 
 
 def time_launch(exp, device, name: str, launch) -> dict:

@@ -1,6 +1,8 @@
 """Nsight Compute (ncu) over one row: the implementation prepared exactly as a run prepares it (driver.py),
 launched N times inside profiler ranges under `ncu --clock-control none --cache-control none
---profile-from-start off`, with L2 flushed between launches outside the ranges. Two profiles:
+--profile-from-start off`, L2 as the spec's policy says (driver.py: flushed before each profiled launch
+under `flush` and `rotate`, warmed by an unprofiled launch under `warm`): ncu and the harness time the same
+cache state, and the record says which (`l2`). Two profiles:
 
 - timing: `--metrics gpu__time_duration.sum`, the kernels of one launch summed, beside the harness's event
   and CUPTI timing and triton's do_bench of the same row, measured in a process of its own (not under ncu);
@@ -37,7 +39,7 @@ def _run_ncu(ncu: str, ncu_args: list[str], spec: str, impl_name: str, problem: 
 
 
 def timing_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: str, launches: int,
-                   timeout: float) -> dict:
+                   timeout: float, l2: str = "flush") -> dict:
     """`launches` launches of the row under ncu's gpu__time_duration, next to the event, CUPTI and do_bench
     medians of the same row timed in a process of its own (never under ncu: ncu intercepts every launch)."""
     timed = subprocess.run([sys.executable, "-m", "gemmcompare.profilers.driver", spec, impl_name, problem,
@@ -46,7 +48,7 @@ def timing_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: 
     res, text = _run_ncu(ncu, ["--cache-control", "none", "--metrics", "gpu__time_duration.sum"], spec,
                          impl_name, problem, contract, launches, timeout, "--no-timing")
     ncu_ms = ncu_launch_times(text, launches)
-    rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms,
+    rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms, "l2": l2,
            **{k: drive.get(k) for k in ("event_median_ms", "event_cv", "cupti_median_ms", "launch_window_ms",
                                         "cupti_reported_median_ms", "do_bench_median_ms", "do_bench_runs_ms",
                                         "do_bench_how", "timing_sm_clock_mhz", "do_bench_sm_clock_mhz",
@@ -80,10 +82,14 @@ STALL_FIELDS = {
 }
 
 
-def stall_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: str, timeout: float) -> list[dict]:
-    """One launch of the row under ncu's stall sections; a record per kernel (see parse_stall_csv)."""
+def stall_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: str, timeout: float,
+                  l2: str = "flush") -> list[dict]:
+    """One launch of the row under ncu's stall sections; a record per kernel (see parse_stall_csv). The
+    sections replay the kernel: ncu flushes the caches before each replay unless told not to, which under a
+    warm policy it is (the replays then find L2 as the unprofiled launch before them left it)."""
     sections = [arg for section in STALL_SECTIONS for arg in ("--section", section)]
-    res, text = _run_ncu(ncu, ["--page", "raw", *sections], spec, impl_name, problem, contract, 1, timeout,
+    cache = ["--cache-control", "none"] if l2 == "warm" else []
+    res, text = _run_ncu(ncu, ["--page", "raw", *cache, *sections], spec, impl_name, problem, contract, 1, timeout,
                          "--no-timing")
     kernels = parse_stall_csv(text)
     if not kernels:
