@@ -82,7 +82,7 @@ def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFr
         records = check_records(data.get("results", []), str(p))
         return receipt, check_rows(pd.DataFrame(records), str(p)) if records else pd.DataFrame(records)
     if p.suffix == ".csv":
-        df = pd.read_csv(p)
+        df = pd.read_csv(p, float_precision="round_trip")  # every digit back (pandas < 3 parses faster, inexactly)
         for col in JSON_COLUMNS:
             if col in df:
                 df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
