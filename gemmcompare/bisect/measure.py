@@ -76,6 +76,7 @@ def check_watch(spec: Path, watch: Watch) -> Watch:
     exp = load_spec(spec)
     baseline = exp.baseline
     watch = Watch(watch.only, watch.shapes, baseline, (), list(watch.notes))
+    narrow(exp, watch.shapes, False, watch.only)  # --only matching nothing is named as `run` names it
     names = [i.name for i in narrow(exp, watch.shapes, False, watch.regex).implementations]
     judged = [n for n in names if n != baseline]
     if not judged:

@@ -56,7 +56,7 @@ def summary(result: BisectResult) -> str:
         if step is not None:
             for r in step.rows:
                 lines.append(f"  {'baseline ' if r.is_baseline else ''}{r.implementation} {r.problem} {r.contract}: "
-                             f"{r.verdict} {r.change} vs good {result.good.short}: {r.detail}")
+                             f"{r.verdict} against good {result.good.short}: {r.detail}")
         before = _commit_before(result, culprit)
         if before is not None:
             lines.append(f"  the commit before it, {before.commit.short} {_subject(before.commit.subject)!r}, is "
@@ -90,8 +90,8 @@ def markdown(result: BisectResult) -> str:
             "whose spec or kernels do not build, or whose rows cannot be told (UNKNOWN), is skipped, as "
             "`git bisect skip`; the baseline row shows how the machine moved and is not judged.", ""]
     for s in result.steps:
-        if s.reason and s.verdict != REFERENCE:
-            out.append(f"- `{s.commit.short}` {s.verdict}: {s.reason}")
+        if s.verdict == "skip":
+            out.append(f"- `{s.commit.short}` skipped: {s.reason}")
     return "\n".join(out) + "\n"
 
 
