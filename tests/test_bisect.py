@@ -405,3 +405,33 @@ def test_demo_kernels_compile(tmp_path, nvcc):
         res = toolchain.compile_object(src, "sm_80", tmp_path / f"{rev}.o")
         assert res.returncode == 0, res.stderr + res.stdout
         assert "0 bytes spill stores" in res.stdout + res.stderr
+
+
+def test_cli_end_to_end_without_a_gpu_exits_3(tmp_path, capsys):
+    """The real measurer through the command: a spec with nothing to build (a Python callable, torch.mm as
+    the baseline) in a two-commit repository; `gemmcompare run` exits 3 here, and so does bisect, with the
+    worktree removed."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: this checks the machine without one")
+    from gemmcompare.cli import main
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "k.py").write_text("def matmul(a, b, c, alpha=1.0, beta=0.0):\n    c.copy_(a.float() @ b.float())\n")
+    (repo / "s.yaml").write_text(
+        "name: py\nproblems: [{m: 256, n: 256, k: 256}]\ncontracts: [f16_f32acc_tn]\nimplementations:\n"
+        "  - library.torch_matmul\n  - python: {name: mine, callable: 'k.py:matmul', contract: f16_f32acc_tn}\n"
+        "baseline: library.torch_matmul\n")
+    git(repo, "init", "-q")
+    for i in range(2):
+        (repo / "notes.txt").write_text(f"{i}\n")
+        git(repo, "add", ".")
+        git(repo, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", f"c{i}")
+    code = main(["bisect", str(repo / "s.yaml"), "--good", "HEAD~1", "--only", "mine", "--out", str(tmp_path / "o")])
+    captured = capsys.readouterr()
+    assert code == 3, captured
+    assert "watching: library.torch_matmul (baseline), python.mine" in captured.out
+    assert "no CUDA device" in captured.err
+    assert (tmp_path / "o" / "steps").is_dir() and len(git(repo, "worktree", "list").splitlines()) == 1

@@ -30,7 +30,7 @@ def header(result: BisectResult) -> str:
     w = result.watch
     rows = ", ".join(f"{n} (baseline)" if n == w.baseline else n for n in w.implementations)
     lines = [f"bisect {result.spec} in {result.repo}: good {result.good.short}, bad {result.bad.short}, "
-             f"{len(result.candidates)} commits after the good one",
+             f"{len(result.candidates)} commit{'s' if len(result.candidates) != 1 else ''} after the good one",
              f"watching: {rows}" + (f" on {w.shapes}" if w.shapes else "")]
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines)
