@@ -18,7 +18,7 @@ import pytest
 from gemmcompare.bisect.driver import FOUND, NONE, RANGE, BisectResult, bisect_repository, search_history
 from gemmcompare.bisect.git import Commit, ScratchTree
 from gemmcompare.bisect.measure import Measurement, Watch
-from gemmcompare.bisect.output import as_json, markdown, summary, write
+from gemmcompare.bisect.output import as_json, summary, write
 from gemmcompare.bisect.search import BAD, GOOD, SKIP, Search
 from gemmcompare.errors import InputError
 from gemmcompare.results import Status

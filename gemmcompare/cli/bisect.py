@@ -6,7 +6,6 @@ run in a `gemmcompare run` process of their own, and judged against the good com
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from .options import add_build_options, add_narrowing, add_threshold, exit_codes, parser_args
