@@ -62,6 +62,7 @@ from .report.data import THROTTLED_MOSTLY, gpu_name, normalise_rows, problem_sor
 from .report.labels import legend_labels
 from .report.writers import write_table_page
 
+DEFAULT_THRESHOLD = 0.03  # the smallest relative change that counts, unless the spec or the command sets one
 MIN_SAMPLES = 5
 CONFIDENCE = 0.95
 MAX_SAMPLES = 2000  # per side, for the pairwise-difference interval (2000 x 2000 differences)
@@ -91,6 +92,18 @@ def ratio_ticks(half_width: float) -> list[float]:
                 picked.append(d)
                 ticks.append(tick)
     return ticks
+
+
+def spec_threshold(receipt: dict | None) -> float | None:
+    """A threshold the spec set (receipt key `compare_threshold`, or `report.threshold`), if any."""
+    from .receipt import receipt_value
+
+    value = receipt_value(receipt, "compare_threshold", "report.threshold")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if 0 < value < 1 else None
 
 
 # -- statistics ---------------------------------------------------------------------------------------------

@@ -77,9 +77,10 @@ def test_a_flag_means_the_same_in_every_command():
     differing = {opt: sigs for opt, sigs in seen.items() if len(sigs) > 1}
     assert not differing, differing
     # the shared ones are where the brief expects them
-    for opt, commands in (("--cache-dir", {"run", "build", "list", "sanitize", "profile", "analyze"}),
-                          ("--arch", {"run", "build", "list", "sanitize", "profile", "cutlass enumerate"}),
-                          ("--only", {"run", "build", "sanitize", "profile"}), ("--json", {"env", "sanitize", "profile"}),
+    for opt, commands in (("--cache-dir", {"run", "build", "list", "sanitize", "profile", "analyze", "bisect"}),
+                          ("--arch", {"run", "build", "list", "sanitize", "profile", "cutlass enumerate", "bisect"}),
+                          ("--only", {"run", "build", "sanitize", "profile", "bisect"}),
+                          ("--threshold", {"compare", "bisect"}), ("--json", {"env", "sanitize", "profile"}),
                           ("--store", {"run", "sanitize", "report", "compare", "history", "merge"})):
         found = {c for sigs in seen[opt].values() for c in sigs}
         assert found == commands, (opt, found)

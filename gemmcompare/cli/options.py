@@ -83,6 +83,25 @@ def add_narrowing(p, shapes_default: str | None = None) -> None:
     p.add_argument("--only", default=None, metavar="REGEX", help="only the implementations whose name matches")
 
 
+def threshold(text: str) -> float:
+    """A --threshold value: a fraction in (0, 1) such as 0.03, or a percent such as 3%."""
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"threshold {text!r}: expected a fraction in (0, 1) such as 0.03, or 3%")
+    return value
+
+
+def add_threshold(p, whose: str) -> None:
+    # compare's default, written here to keep pandas out of --help (compare.DEFAULT_THRESHOLD holds it)
+    p.add_argument("--threshold", type=threshold, default=None, metavar="T",
+                   help=f"smallest change that counts, as a fraction or percent (default: {whose} setting when its "
+                        f"receipt has one, else 0.03)")
+
+
 def add_json(p) -> None:
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
                    help="also write the result as JSON to FILE (no FILE, or '-': standard output)")
