@@ -89,7 +89,7 @@ def make_plan(exp: Experiment) -> Plan:
     cells = []
     for index, entry in enumerate(exp.problems):
         for contract in exp.contracts:
-            for impl in exp.implementations:
+            for impl in exp.implementations_under(contract):  # none derived from another contract's types
                 cells.append(Cell(index, entry, contract, impl, impl.supports(entry.problem, contract)))
     return Plan(exp, tuple(cells))
 
@@ -137,7 +137,7 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
             raise InputError(f"--only {only!r} matches none of {[i.name for i in exp.implementations]}")
         exp = dataclasses.replace(exp, implementations=kept,
                                   baseline=exp.baseline if exp.baseline in {i.name for i in kept} else None)
-    rows = len(exp.problems) * len(exp.contracts) * len(exp.implementations)
+    rows = exp.row_count
     if rows > MAX_ROWS:
         raise InputError("--shapes: " + exceeded(f"{rows:,} rows", MAX_ROWS, "MAX_ROWS"))
     return exp

@@ -99,9 +99,13 @@ class Experiment:
     timing: TimingSettings
     report: ReportSettings = field(default_factory=ReportSettings)
 
+    def implementations_under(self, contract: PrecisionContract) -> tuple[Implementation, ...]:
+        """The implementations planned under `contract` (all but those derived from other contracts)."""
+        return tuple(impl for impl in self.implementations if impl.planned_under(contract))
+
     @property
     def row_count(self) -> int:
-        return len(self.problems) * len(self.contracts) * len(self.implementations)
+        return len(self.problems) * sum(len(self.implementations_under(c)) for c in self.contracts)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -374,7 +378,7 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
 
     problems = _problems(ck, data.get("problems"))
     contracts = _contracts(ck, data.get("contracts"))
-    implementations = _implementations(ck, data.get("implementations"), base_dir or Path("."))
+    implementations = _implementations(ck, data.get("implementations"), contracts, base_dir or Path("."))
     correctness = _correctness(ck, data.get("correctness"))
     timing = _timing(ck, data.get("timing"))
     report = _report(ck, data.get("report"))
@@ -394,10 +398,11 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
             for f in bad:
                 ck.error(("problems", entry_index, "fixtures"), f"unknown fixture {f!r}; expected {list(FIXTURES)}", nearest(f, FIXTURES))
 
-    rows = len(problems) * len(contracts) * len(implementations)
+    pairs = sum(impl.planned_under(c) for c in contracts for impl in implementations)
+    rows = len(problems) * pairs
     if rows > MAX_ROWS:
-        ck.error((), exceeded(f"{len(problems):,} problems x {len(contracts)} contracts x {len(implementations)} "
-                              f"implementations make {rows:,} rows", MAX_ROWS, "MAX_ROWS"))
+        ck.error((), exceeded(f"{len(problems):,} problems x {pairs:,} (contract, implementation) pairs "
+                              f"make {rows:,} rows", MAX_ROWS, "MAX_ROWS"))
     if ck.issues:
         raise SpecError(ck.all_issues())
     return Experiment(
@@ -670,7 +675,7 @@ def _enum_value(ck):
 # -- implementations --------------------------------------------------------------------------------
 
 
-def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
+def _implementations(ck: _Checker, raw, contracts: list[PrecisionContract], base_dir: Path) -> list[Implementation]:
     path = ("implementations",)
     if raw is None:
         return []
@@ -689,7 +694,7 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
                 impls = [(FIXED[item](), ())]
                 ck.implementation_count += 1
             elif item in PARAMETRIZED:  # every parameter at its default; a required one is an error here
-                impls = _expand_family(ck, PARAMETRIZED[item], {}, ip, base_dir)
+                impls = _expand_family(ck, PARAMETRIZED[item], {}, ip, contracts, base_dir)
             else:
                 ck.error(ip, f"unknown implementation {item!r}", nearest(item, known))
                 continue
@@ -699,7 +704,7 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
                 impls = [(FIXED[key](), ())]
                 ck.implementation_count += 1
             elif key in PARAMETRIZED:
-                impls = _expand_family(ck, PARAMETRIZED[key], params, ip + (key,), base_dir)
+                impls = _expand_family(ck, PARAMETRIZED[key], params, ip + (key,), contracts, base_dir)
             elif key in FIXED:
                 ck.error(ip + (key,), f"{key!r} takes no parameters")
                 continue
@@ -729,7 +734,8 @@ def _implementations(ck: _Checker, raw, base_dir: Path) -> list[Implementation]:
     return out
 
 
-def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> list[tuple[Implementation, tuple]]:
+def _expand_family(ck: _Checker, family, params, fp: tuple, contracts: list[PrecisionContract],
+                   base_dir: Path) -> list[tuple[Implementation, tuple]]:
     params = ck.mapping(params, fp, f"the parameters of {family.name}")
     if params is None:
         return []
@@ -748,14 +754,51 @@ def _expand_family(ck: _Checker, family, params, fp: tuple, base_dir: Path) -> l
     ck.implementation_count += count
     if ck.implementation_count > MAX_IMPLEMENTATIONS:
         return []  # reported by the caller
+    combos = [dict(zip(names, combo)) for combo in itertools.product(*choices)]
+    if family.for_contract is not None and contracts:
+        return _expand_per_contract(ck, family, combos, fp, contracts)
     impls = []
-    for combo in itertools.product(*choices):
+    for combo in combos:
         try:
-            impls.append((instantiate(family, dict(zip(names, combo))), combo))
+            impls.append((instantiate(family, combo), tuple(combo.values())))
         except ValueError as exc:  # the entry itself is wrong (not a sweep point that cannot work)
             ck.error(fp, str(exc))
             return []
     return impls
+
+
+def _expand_per_contract(ck: _Checker, family, combos: list[dict], fp: tuple,
+                         contracts: list[PrecisionContract]) -> list[tuple[Implementation, tuple]]:
+    """Each combination as `family.for_contract` makes it under each contract: one implementation per
+    distinct result (equal names are one implementation), planned under the contracts it came from only
+    (`derived_for`; None when that is every contract: then it is planned as any other)."""
+    if len(combos) * len(contracts) > MAX_ROWS:  # each (combination, contract) is at least one row
+        ck.error(fp, exceeded(f"{len(combos):,} parameter combinations x {len(contracts)} contracts",
+                              MAX_ROWS, "MAX_ROWS"))
+        return []
+    derived: dict[tuple, set[str]] = {}  # parameters under a contract -> the contracts that gave them
+    for combo in combos:
+        for contract in contracts:
+            params = family.for_contract(combo, contract)
+            derived.setdefault(tuple(params.items()), set()).add(contract.name)
+    ck.implementation_count += len(derived) - len(combos)
+    if ck.implementation_count > MAX_IMPLEMENTATIONS:
+        return []  # reported by the caller
+    impls: dict[str, tuple[Implementation, tuple]] = {}
+    bindings: dict[str, set[str]] = {}
+    for key, bound in derived.items():
+        try:
+            impl = instantiate(family, dict(key))
+        except ValueError as exc:  # the entry itself is wrong (not a sweep point that cannot work)
+            ck.error(fp, str(exc))
+            return []
+        # equal names are one configuration (e.g. f16 named by the spec, and f16 from an f16 contract)
+        impls.setdefault(impl.name, (impl, tuple(v for _, v in key)))
+        bindings.setdefault(impl.name, set()).update(bound)
+    every = {c.name for c in contracts}
+    for name, (impl, _) in impls.items():
+        impl.derived_for = None if bindings[name] >= every else frozenset(bindings[name])
+    return list(impls.values())
 
 
 def _param_values(ck: _Checker, p: Param, raw, pp: tuple, base_dir: Path) -> list | None:

@@ -358,7 +358,7 @@ def test_registered_params_declare_kinds_for_the_spec_expander():
     assert "sm90_coop_128x256x64_c1x1" in params["config"].choices
     assert set(params["template"].choices) == set(params["family"].choices) == set(TEMPLATES)
     cute = {p.name for p in REGISTERED["cute"].params}
-    assert cute == {"config"} | {f.name for f in CuteSm80Config.FIELDS}
+    assert cute == {"config", "types"} | {f.name for f in CuteSm80Config.FIELDS}
     assert all(p.default is None for p in REGISTERED["cutlass"].params)
 
 

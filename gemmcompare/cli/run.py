@@ -24,8 +24,11 @@ def cmd_validate(args) -> int:
             continue
         plan = make_plan(exp)
         skips = plan.skips()
+        derived = sum(impl.derived_for is not None for impl in exp.implementations)
         print(f"valid   {path}: '{exp.name}': {len(exp.problems)} problems x {len(exp.contracts)} contracts x "
-              f"{len(exp.implementations)} implementations = {plan.row_count} rows, {sum(skips.values())} will be SKIP")
+              f"{len(exp.implementations)} implementations"
+              + (f" ({derived} of them only under the contracts whose element types they take)" if derived else "")
+              + f" = {plan.row_count} rows, {sum(skips.values())} will be SKIP")
         if args.verbose:
             for key, count in sorted(skips.items()):
                 print(f"    skip x{count}: {key}")

@@ -16,8 +16,9 @@ that resolve to the same configuration (same procedural name) are an error: one 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping
 
 import yaml
 
@@ -39,10 +40,20 @@ class CatalogEntry:
     config: GemmConfig
     file: Path
     line: int
+    fields: Mapping[str, Any] = field(default_factory=dict)  # the fields the entry itself sets
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # its file's `defaults:`
 
     @property
     def where(self) -> str:
         return f"{self.file.name}:{self.line}"
+
+    def resolve(self, overrides: Mapping[str, Any]):
+        """The entry's configuration with fields overridden: the fields it sets, then its file's defaults,
+        then the kernel template's, which are computed again from the result (so a new dtype brings its
+        own alignment, MMA shape...; `config.replace` would keep the old dtype's)."""
+        if not overrides:
+            return self.config
+        return type(self.config).from_fields({**self.defaults, **self.fields, **overrides})
 
 
 # libyaml's safe loader where PyYAML has it: the catalog loads with every spec, and the pure-Python
@@ -103,7 +114,7 @@ def load_file(path: Path) -> tuple[list[CatalogEntry], list[str]]:
         except ConfigError as exc:
             problems.append(f"{where}: {exc}")
             continue
-        entries.append(CatalogEntry(name, config, path, line))
+        entries.append(CatalogEntry(name, config, path, line, dict(fields), dict(defaults)))
     return entries, problems
 
 

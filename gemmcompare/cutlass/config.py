@@ -76,6 +76,31 @@ TILE = Field("tile", "shape", length=3, help="CTA tile [M, N, K]")
 STAGES = Field("stages", "choice", STAGE_CHOICES, help="pipeline stages (auto: as many as shared memory holds)")
 ALIGNMENT = Field("alignment", "int", help="A/B access width in elements (16 bytes = 8 f16 or 4 f32)")
 
+# The fields that say what a configuration computes: a precision contract fixes every one of them. A spec
+# entry that leaves them out gets them from each contract of its experiment (contract_type_fields).
+TYPE_FIELDS = (DTYPE.name, OUT.name, ACC.name, LAYOUT.name)
+
+
+def contract_type_fields(contract) -> dict[str, str] | str:
+    """The dtype/out/acc/layout values of a configuration that computes `contract` (a PrecisionContract),
+    or the reason no values of these fields express it. Whether a kernel template can take the values is
+    its own `validate`'s question."""
+    if contract.a != contract.b:
+        return f"mixed inputs {contract.a.value}/{contract.b.value} (A and B share one dtype field)"
+    dtype = next((name for name, t in tags.INPUT_TYPES.items()
+                  if t.storage is contract.a and t.math is contract.math), None)
+    if dtype is None:
+        return f"inputs {contract.a.value} under math {contract.math.value} (dtype takes {', '.join(tags.INPUT_TYPES)})"
+    out = next((name for name, t in tags.OUTPUT_TYPES.items() if t is contract.c), None)
+    acc = next((name for name, t in tags.ACCUMULATOR_TYPES.items() if t is contract.acc), None)
+    if out is None or acc is None:
+        return (f"output {contract.c.value} and accumulator {contract.acc.value} (out takes {', '.join(tags.OUTPUT_TYPES)}; "
+                f"acc {', '.join(tags.ACCUMULATOR_TYPES)})")
+    if contract.order_c is not Order.ROW:
+        return "a column-major C (configurations write a row-major C)"
+    layout = contract.order_a.letter + contract.order_b.letter
+    return {DTYPE.name: dtype, OUT.name: out, ACC.name: acc, LAYOUT.name: layout}
+
 # Accumulator registers a thread may hold: a warp (group) gets at most 255 registers (232 under
 # setmaxnreg for SM90 consumers); beyond ~192 for accumulators alone the kernel spills.
 MAX_ACCUMULATOR_REGISTERS = 192
@@ -655,4 +680,4 @@ class CuteSm80Config(TiledGemmConfig):
         return f"_swz{self.swizzle}"
 
 
-__all__ = ["ConfigError", "Field", "GemmConfig", "Sm80Config", "Sm90Config", "CuteSm80Config"]
+__all__ = ["ConfigError", "Field", "GemmConfig", "TYPE_FIELDS", "contract_type_fields", "Sm80Config", "Sm90Config", "CuteSm80Config"]

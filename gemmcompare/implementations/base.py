@@ -141,6 +141,9 @@ class Implementation(abc.ABC):
     min_cc: int = 0  # lowest compute capability it runs on (e.g. 80)
     arch_specific: bool = False  # needs the 'a' target (sm_90a: wgmma, setmaxnreg) and that exact cc
     kernel_filter: str = ""  # regex matching its device functions' names in the ptxas report
+    # the contracts (names) whose element types the spec derived it from; None: it is planned under every
+    # contract of the experiment (see planned_under)
+    derived_for: frozenset[str] | None = None
 
     def __init__(self, variant: str, params: dict[str, Any] | None = None):
         self.variant = variant
@@ -166,6 +169,11 @@ class Implementation(abc.ABC):
         return hash(self.name)
 
     # -- what it supports --------------------------------------------------------------------------
+    def planned_under(self, contract: PrecisionContract) -> bool:
+        """Whether the plan has rows for it under `contract`. A configuration derived from another contract's
+        element types has none there (not a SKIP: its sibling of this contract's types runs instead)."""
+        return self.derived_for is None or contract.name in self.derived_for
+
     def supports_device(self, device: DeviceInfo | None) -> Support:
         if device is None or self.min_cc == 0:
             return Ok()

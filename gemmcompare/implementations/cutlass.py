@@ -11,10 +11,14 @@ Two parametrized implementations:
 - `cute`: the CuTe kernel's fields only (`cute: {tile: [128, 256, 32], warps: [2, 4]}` is
   `cutlass: {template: cute_sm80, tile: [128, 256, 32], warps: [2, 4]}`).
 
-Every configuration's rows are named `cutlass.<procedural name>`. The dtypes and layouts are fields of
-the configuration: under a contract it was not compiled for, an implementation is a SKIP with the reason.
-A combination that cannot work (shared memory, divisibility, schedule rules...) is an InvalidConfig,
-which the planner turns into SKIP rows before anything is compiled.
+Every configuration's rows are named `cutlass.<procedural name>`. The element types and the layout
+(dtype, out, acc, layout) are fields of the configuration, compiled in. Those a spec entry (and its
+catalog entry) leaves out come from the experiment's contracts: the entry gives one configuration per
+contract, planned under that contract only (`for_contract`; `types: config` keeps the file's and the
+kernel template's defaults instead). Under a contract it was not compiled for, a configuration is a SKIP
+with the reason. A combination that cannot work (shared memory, divisibility, schedule rules, element
+types the kernel template has no kernel for...) is an InvalidConfig, which the planner turns into SKIP
+rows before anything is compiled.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..build.request import KernelSource
 from ..cutlass import kernel_templates
 from ..cutlass import render
 from ..cutlass.catalog import catalog, lookup
-from ..cutlass.config import ConfigError, CuteSm80Config, Field, GemmConfig
+from ..cutlass.config import TYPE_FIELDS, ConfigError, CuteSm80Config, Field, GemmConfig, contract_type_fields
 from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
 from .registry import Parametrized, InvalidConfig, register_parametrized
 
@@ -110,6 +114,7 @@ def make_kernel(params: dict[str, Any], pinned_template: str | None = None) -> C
     """The factory of both: a catalog entry and/or a kernel template, plus field overrides."""
     given = {k: v for k, v in params.items() if v is not None}
     name = given.pop("config", None)
+    given.pop("types", None)  # where the element types came from: for_contract has applied it
     template = given.pop("template", None) or given.pop("family", None) or pinned_template  # family: older name
     try:
         if name is not None:
@@ -119,13 +124,48 @@ def make_kernel(params: dict[str, Any], pinned_template: str | None = None) -> C
                 raise InvalidConfig(f"no configuration named {name!r} in cutlass_configs/") from None
             if template and template != entry.config.TEMPLATE:
                 raise InvalidConfig(f"configuration {name} is kernel template {entry.config.TEMPLATE}, not {template}")
-            config = entry.config.replace(**given) if given else entry.config
-            return CutlassKernel(config, entry.name)
+            return CutlassKernel(entry.resolve(given), entry.name)
         if template is None:
             raise InvalidConfig(f"name a configuration (config: NAME) or a kernel template (template: {'|'.join(kernel_templates.TEMPLATES)})")
         return CutlassKernel(kernel_templates.kernel_template(template).config.from_fields(given))
     except ConfigError as exc:
         raise InvalidConfig(str(exc)) from None
+
+
+# -- element types from the contract ------------------------------------------------------------------
+
+TYPES = Param("types", "choice", None, ("contract", "config"),
+              help="where the element types (dtype, out, acc, layout) the entry leaves out come from: contract "
+                   "(the default: one configuration per contract of the experiment, planned under it only) or "
+                   "config (the catalog file's defaults, then the kernel template's: one configuration, a SKIP "
+                   "under contracts of other types)")
+
+
+def _entry(name):
+    """The catalog entry a spec names, or None (no name; an unknown one is make_kernel's to report)."""
+    try:
+        return lookup(name) if name is not None else None
+    except KeyError:
+        return None
+
+
+def for_contract(params: dict[str, Any], contract) -> dict[str, Any]:
+    """The parameters a spec combination takes under `contract`: each element-type field that neither
+    the spec entry nor its catalog entry names is the contract's. Unchanged (the configuration of the
+    defaults, whose row under `contract` is a SKIP that says why) when a named field disagrees with the
+    contract, when no field values express the contract, and under `types: config`."""
+    if params.get("types") == "config":
+        return params
+    wanted = contract_type_fields(contract)
+    if isinstance(wanted, str):
+        return params
+    named = {f: params[f] for f in TYPE_FIELDS if params.get(f) is not None}
+    entry = _entry(params.get("config"))
+    if entry is not None:
+        named = {**{f: entry.fields[f] for f in TYPE_FIELDS if f in entry.fields}, **named}
+    if any(wanted[f] != value for f, value in named.items()):
+        return params
+    return {**params, **{f: wanted[f] for f in TYPE_FIELDS if f not in named}}
 
 
 def _register() -> None:
@@ -134,20 +174,22 @@ def _register() -> None:
         Param("template", "choice", None, tuple(kernel_templates.TEMPLATES),
               help="kernel template: " + " | ".join(kernel_templates.TEMPLATES)),
         Param("family", "choice", None, tuple(kernel_templates.TEMPLATES), help="older name of `template`"),
-    ] + [_field_param(f) for f in _union_fields(f.config for f in kernel_templates.TEMPLATES.values())]
+    ] + [_field_param(f) for f in _union_fields(f.config for f in kernel_templates.TEMPLATES.values())] + [TYPES]
     register_parametrized(Parametrized(
         "cutlass", cutlass_params, lambda params: make_kernel(params),
         description="CUTLASS 2.x (sm80), CUTLASS 3.x (sm90) and CuTe (cute_sm80) GEMMs from cutlass_configs/",
+        for_contract=for_contract,
     ))
     cute_params = [
         Param("config", "choice", None, _catalog_names(("cute_sm80",)), help="a cute_sm80 configuration"),
-    ] + [_field_param(f) for f in CuteSm80Config.FIELDS]
+    ] + [_field_param(f) for f in CuteSm80Config.FIELDS] + [TYPES]
     register_parametrized(Parametrized(
         "cute", cute_params, lambda params: make_kernel(params, pinned_template="cute_sm80"),
         description="the CuTe kernel of cutlass_configs/templates/cute_sm80_kernel.cu.tmpl (kernel template cute_sm80)",
+        for_contract=for_contract,
     ))
 
 
 _register()
 
-__all__ = ["CutlassKernel", "make_kernel"]
+__all__ = ["CutlassKernel", "for_contract", "make_kernel"]

@@ -23,10 +23,16 @@ class InvalidConfig(ValueError):
 
 @dataclass
 class Parametrized:
+    """A family a spec names with parameters. `for_contract(params, contract)`, where given, says what one
+    combination of parameters becomes under a contract of the experiment (parameters the spec left open
+    taken from it): the spec then makes one implementation per distinct result, planned only under the
+    contracts it came from. Its implementations' names must be their identity (equal names, equal builds)."""
+
     name: str
     params: list[Param]
     factory: Callable[[dict[str, Any]], Implementation]
     description: str = ""
+    for_contract: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
