@@ -3,8 +3,8 @@
 # no dtype (so a BF16 kernel under bf16_bf16out_f32acc_tn and an FP16 one under f16_f32acc_tn_aligned)
 # at m = n = 256, K in {1, 33, 1025}. From the repository root on an sm_90a machine:
 #   bash experiments/first_contact_on_device.sh OUT_DIR
-# Prints the plan (0 SKIP expected), the run's rows, and last a verdict line: "first-contact: 12 rows,
-# 12 PASS" and exit 0 when every row PASSes, else the rows that did not and exit 1.
+# Prints the plan (0 SKIP expected), the run's rows, and last a verdict line: "first-contact: N rows,
+# N PASS" and exit 0 when every row PASSes, else the rows that did not and exit 1.
 set -u
 out=$1
 mkdir -p "$out/runs"
@@ -26,5 +26,5 @@ bad = rows[rows["status"] != "PASS"]
 print(f"first-contact: {len(rows)} rows, {int((rows['status'] == 'PASS').sum())} PASS")
 for _, r in bad.iterrows():
     print(f"  NOT PASS {r['problem']} {r['contract']} {r['implementation']}: {r['status']} {r['reason']}")
-sys.exit(1 if len(bad) or len(rows) != 12 else 0)
+sys.exit(1 if len(bad) or not len(rows) else 0)
 PY
