@@ -20,20 +20,23 @@ setup(
     packages=find_packages(include=["gemmcompare", "gemmcompare.*"]) + list(DATA_DIRS.values()),
     package_dir={pkg: folder for folder, pkg in DATA_DIRS.items()},
     package_data={pkg: ["**/*"] for pkg in DATA_DIRS.values()},
+    # Lower bounds: the oldest releases the whole test suite passes with (.ci/floor.txt, run by .ci/run beside the
+    # newest releases; tests/test_packaging.py keeps the two lists equal). No upper bounds: CI takes the newest.
     install_requires=[
-        "torch",
-        "ninja",
-        "nvidia-cutlass",
-        "pandas",
-        "matplotlib",
-        "pyyaml",
-        "tqdm",
-        "nvidia-ml-py",
+        "torch>=2.11.0",
+        "numpy>=2.0.2",
+        "ninja>=1.11.1.1",
+        "nvidia-cutlass>=4.2.0.0",
+        "pandas>=2.2.3",
+        "matplotlib>=3.8.4",
+        "pyyaml>=6.0",
+        "tqdm>=4.66.0",
+        "nvidia-ml-py>=12.560.30",
     ],
     extras_require={
-        "test": ["pytest"],
+        "test": ["pytest>=8.0.0"],
         # `run --cluster`: Dask's scheduler (pure Python but tornado; about 3 MB of wheels)
-        "cluster": ["dask>=2024.8", "distributed>=2024.8"],
+        "cluster": ["dask>=2024.8.0", "distributed>=2024.8.0"],
         # NVIDIA's own estimate beside gemmcompare's prediction on CUTLASS rows (gemmcompare/model/heuristics.py)
         "heuristics": ["nvidia-matmul-heuristics"],
     },
