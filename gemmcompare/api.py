@@ -138,16 +138,12 @@ def compare(base, cand, *, threshold: float | None = None, store: str | Path | N
     candidate spec's, else 0.03). The frame's attrs hold `summary` (the command's text), `notes`, `exit_code`
     (1 when a row regressed), `threshold` and `basis`."""
     from .compare import compare as compare_runs
-    from .receipt import receipt_value
+    from .receipt import compare_threshold
 
     b_receipt, b_rows, b_label = _pair(base, store)
     c_receipt, c_rows, c_label = _pair(cand, store)
     if threshold is None:
-        try:
-            threshold = float(receipt_value(c_receipt, "compare_threshold", "report.threshold"))
-        except (TypeError, ValueError):
-            threshold = None
-        threshold = threshold if threshold and 0 < threshold < 1 else 0.03
+        threshold = compare_threshold(c_receipt)
     comp = compare_runs((b_receipt, b_rows), (c_receipt, c_rows), threshold, base_label=b_label, cand_label=c_label)
     table = comp.table.copy()
     table.attrs.update(summary=comp.summary_text(), notes=list(comp.notes), exit_code=comp.exit_code,

@@ -89,7 +89,7 @@ def _from_store(path: Path) -> pd.DataFrame:
     return df.drop(columns=["run_started_at"])
 
 
-def _run_folders(path: Path) -> list[Path]:
+def run_folders(path: Path) -> list[Path]:
     """`path` if it is a run folder, else every run folder under it (a folder with results.json/csv)."""
     if (path / "results.json").exists() or (path / "results.csv").exists():
         return [path]
@@ -138,7 +138,7 @@ def read_runs(sources: Iterable[Any]) -> pd.DataFrame:
         elif path.is_file():
             frames.append(_from_store(path))
         else:
-            folders = _run_folders(path)
+            folders = run_folders(path)
             if not folders:
                 raise HistoryError(f"{path}: no run folder (results.json or results.csv) in it")
             frames.extend(_from_folder(f) for f in folders)

@@ -62,6 +62,18 @@ def add_build_options(p) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def threshold_arg(text: str) -> float:
+    """A --threshold value: a fraction such as 0.03, or a percent such as 3%."""
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"threshold {text!r}: expected a fraction in (0, 1) such as 0.03, or 3%")
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)

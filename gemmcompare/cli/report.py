@@ -14,33 +14,14 @@ import sys
 from pathlib import Path
 
 from ..errors import GemmCompareError
-from ..receipt import receipt_value
+from ..receipt import DEFAULT_COMPARE_THRESHOLD, compare_threshold
 from ..report.kinds import PLOT_NAMES
 from ..store.lookup import DEFAULT_STORE, SourceError, load_source
-from .options import add_out, add_store, exit_codes, parser_args
+from .options import add_out, add_store, exit_codes, parser_args, threshold_arg
 
-DEFAULT_THRESHOLD = 0.03  # `compare`: the smallest relative change that counts, unless the spec sets one
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "run"
-
-
-def _threshold(text: str) -> float:
-    t = text.strip()
-    value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"threshold {text!r}: expected a fraction in (0, 1) such as 0.03, or 3%")
-    return value
-
-
-def _receipt_threshold(receipt: dict) -> float | None:
-    """A threshold the candidate's spec set (receipt key `compare_threshold`, or `report.threshold`), if any."""
-    value = receipt_value(receipt, "compare_threshold", "report.threshold")
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if 0 < value < 1 else None
 
 
 def _fail(command: str, exc: Exception) -> int:
@@ -103,7 +84,7 @@ def cmd_compare(args) -> int:
         _output(out, bool(args.out))
     except GemmCompareError as exc:
         return _fail("compare", exc)
-    threshold = args.threshold or _receipt_threshold(cand.receipt) or DEFAULT_THRESHOLD
+    threshold = args.threshold or compare_threshold(cand.receipt)
     comp = compare(base.pair, cand.pair, threshold, base_label=base.label, cand_label=cand.label)
     try:
         files = write_comparison(comp, out)
@@ -178,9 +159,9 @@ def register(subparsers) -> None:
         "different GPUs are judged on % of baseline and % of peak."))
     c.add_argument("runs", nargs="+", metavar="RUN", help="BASE CAND, or only CAND with --baseline; each " + run_help)
     c.add_argument("--baseline", metavar="PATH", help="the base run: a committed results file or run folder (or id)")
-    c.add_argument("--threshold", type=_threshold, default=None, metavar="T",
+    c.add_argument("--threshold", type=threshold_arg, default=None, metavar="T",
                    help=f"smallest change that counts, as a fraction or percent (default: the candidate spec's "
-                        f"setting when its receipt has one, else {DEFAULT_THRESHOLD:g})")
+                        f"setting when its receipt has one, else {DEFAULT_COMPARE_THRESHOLD:g})")
     add_store(c, store_help)
     add_out(c, "the comparison", "reports/compare_BASE_vs_CAND")
     c.set_defaults(func=cmd_compare)
