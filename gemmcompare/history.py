@@ -233,16 +233,6 @@ def display_history(t: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["git_dirty", "tflops_ci_lo", "tflops_ci_hi"]).rename(columns={"median_ci_rel": "median CI"})
 
 
-def _zoom(ax, values: np.ndarray) -> None:
-    """The axis fitted to the data (not from 0): a change of a few percent must be visible."""
-    vals = values[np.isfinite(values)]
-    if not len(vals):
-        return
-    lo, hi = float(vals.min()), float(vals.max())
-    pad = max((hi - lo) * 0.12, abs(hi) * 0.02, 1e-9)
-    ax.set_ylim(lo - pad, hi + pad)
-
-
 def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
     """TFLOP/s with its 95% CI band (and % of baseline when known) per run; one series per (implementation,
     contract, problem, GPU); axes zoomed to the data."""
@@ -252,6 +242,7 @@ def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
 
     from .report.labels import legend_labels, wrap
     from .report.plots import save_figure
+    from .report.plots.common import zoom_to_data
 
     t = h.table.copy()
     runs = t.drop_duplicates("run_id")[["run_id", "started_at", "git_commit"]].reset_index(drop=True)
@@ -292,7 +283,7 @@ def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
             if len(bad):  # a run where the row did not pass: a red x on the axis' bottom edge
                 ax.plot(bad["x"], [0.02] * len(bad), linestyle="none", marker="x", color="red", markersize=8,
                         transform=blended_transform_factory(ax.transData, ax.transAxes), clip_on=False)
-        _zoom(ax, np.concatenate(shown) if shown else np.array([]))
+        zoom_to_data(ax, np.concatenate(shown) if shown else np.array([]))
         if col == "pct_of_baseline":
             lo, hi = ax.get_ylim()
             if lo <= 100 <= hi:

@@ -9,6 +9,7 @@
   cutlass.py     cutlass list, cutlass enumerate
   analyze.py     analyze (predictions without a GPU)
   merge.py       merge (runs made apart, e.g. shards, into one)
+  dashboard.py   dashboard (a static site of many runs: latest verdicts, series, steps)
   options.py     the flags several commands share (not a command group)
 
 Command modules import heavy libraries (torch, pandas, matplotlib) inside their handlers only, so that
@@ -25,10 +26,10 @@ import os
 import sys
 
 from ..errors import GemmCompareError, SpecError
-from . import analyze, cutlass, listing, merge, new_kernel, profile, report, run, sanitize
+from . import analyze, cutlass, dashboard, listing, merge, new_kernel, profile, report, run, sanitize
 from .options import EXIT_MEANINGS, exit_codes
 
-COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze, merge)
+COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze, merge, dashboard)
 
 
 def build_parser() -> argparse.ArgumentParser:
