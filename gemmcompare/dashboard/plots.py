@@ -11,6 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.transforms import blended_transform_factory
 
+from ..compare import FAILED
 from ..report.plots.common import Palette, legend, save_figure, zoom_to_data
 from .series import METRICS, Series
 from .steps import STEP_VERDICTS
@@ -23,14 +24,14 @@ STEP_MARKERS = {"SLOWER": ("v", "#c62828"), "FASTER": ("^", "#2e7d32"), "REGRESS
 def drawn_implementations(s: Series, max_lines: int = MAX_LINES) -> tuple[list[str], int]:
     """The baseline, then up to max_lines others: those with flagged steps first, then those measured in the
     most runs, then the fastest in the latest run. Returns (names, how many were left out)."""
-    pts = s.points
+    pts = s.points[np.isfinite(s.points["value"].astype(float)) | s.points["status"].isin(FAILED)]
     steps = s.steps[s.steps["verdict"].isin(STEP_VERDICTS)]
     base = s.baseline
     stats = pts.groupby("implementation").agg(runs=("x", "nunique"), last=("x", "max"))
     latest = pts.sort_values("x").drop_duplicates("implementation", keep="last").set_index("implementation")["value"]
     stats["flags"] = steps["implementation"].value_counts().reindex(stats.index).fillna(0)
     stats["latest"] = latest.reindex(stats.index).fillna(-math.inf)
-    others = stats.drop(index=[base] if base in stats.index else [])
+    others = stats.drop(index=[base] if base in stats.index else [], errors="ignore")
     others = others.sort_values(["flags", "runs", "latest"], ascending=False)
     names = ([base] if base in stats.index else []) + list(others.index[:max_lines])
     return names, max(0, len(others) - max_lines)
@@ -65,7 +66,7 @@ def draw_metric(ax, s: Series, names: list[str], palette: Palette) -> list:
         hot = good[good["throttled"]]
         ax.plot(hot["x"], hot["value"], linestyle="none", marker="o", markersize=13, markerfacecolor="none",
                 markeredgecolor="red", markeredgewidth=1.5, zorder=5)
-        bad = part[part["status"] != "PASS"]  # no figure: a red x on the bottom edge
+        bad = part[part["status"].isin(FAILED)]  # broke: a red x on the bottom edge (a SKIP is not drawn)
         ax.plot(bad["x"], [0.03] * len(bad), linestyle="none", marker="x", color="red", markersize=8,
                 transform=hit, clip_on=False)
         steps = s.steps[(s.steps["implementation"] == name) & s.steps["verdict"].isin(STEP_VERDICTS)]
@@ -130,7 +131,7 @@ def plot_series(s: Series, out_dir: Path, stem: str, threshold: float) -> tuple[
     """The series page's figure as out_dir/<stem>.png; returns (path, caption)."""
     names, left_out = drawn_implementations(s)
     palette = Palette(s.points[s.points["implementation"].isin(names)])
-    fig = Figure(figsize=(max(9.0, 0.45 * len(s.runs) + 6), 8.6))
+    fig = Figure(figsize=(min(15.0, max(9.0, 0.35 * len(s.runs) + 6)), 8.6))
     axes = fig.subplots(3, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1.3, 1.1]})
     handles = draw_metric(axes[0], s, names, palette)
     for verdict, (marker, color) in STEP_MARKERS.items():
@@ -148,6 +149,8 @@ def plot_series(s: Series, out_dir: Path, stem: str, threshold: float) -> tuple[
     caption = ["bands: 95% CI of the median from the raw samples",
                "triangles: steps flagged by compare's verdict against the implementation's previous run",
                "a red ring: a THROTTLED row (a power or thermal cap in most sample batches)"]
+    if s.points["status"].isin(FAILED).any():
+        caption.append("a red x on the bottom edge: a run where the row FAILed, CRASHed, TIMEd OUT or did not build")
     if left_out:
         caption.append(f"{left_out} more implementations are in the table, not drawn")
     return path, "; ".join(caption)

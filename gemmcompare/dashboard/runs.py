@@ -17,6 +17,7 @@ import pandas as pd
 from ..errors import InputError
 from ..history import run_folders
 from ..receipt import gpu_name, receipt_value
+from ..report.data import normalise_rows
 from ..store.lookup import SourceError, load_source
 from ..store.validation import check_rows
 
@@ -31,7 +32,7 @@ class Run:
     started_at: str  # ISO time from the receipt, else the earliest row's; '' when neither has one
     source: str  # the folder or store it came from
     receipt: dict
-    rows: pd.DataFrame
+    rows: pd.DataFrame  # normalised (report.data.normalise_rows)
 
     @property
     def pair(self) -> tuple[dict, pd.DataFrame]:
@@ -64,7 +65,7 @@ def _run(receipt: dict, rows: pd.DataFrame, fallback_id: str, source: str) -> Ru
     dirty = receipt.get("git_dirty")
     return Run(run_id=run_id or fallback_id, gpu=gpu_name(receipt) or "unknown GPU", spec=str(spec),
                commit=str(receipt.get("git_commit") or ""), dirty=str(dirty).lower() in ("true", "1"),
-               started_at=_started_at(receipt, rows), source=source, receipt=receipt, rows=rows)
+               started_at=_started_at(receipt, rows), source=source, receipt=receipt, rows=normalise_rows(rows))
 
 
 def _store_runs(path: Path) -> list[Run]:

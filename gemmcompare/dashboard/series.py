@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..report.data import THROTTLED_MOSTLY, normalise_rows
+from ..report.data import THROTTLED_MOSTLY
 from ..report.stats import median_ci, rate_ci
 from .runs import Run
 from .steps import rows_at, series_steps
@@ -43,7 +43,7 @@ def series_points(runs: list[Run], contract: str, problem: str, metric: str = "t
     median_ms with its CI (ms_lo, ms_hi); the run's SM clock and whether the row was THROTTLED."""
     records = []
     for x, run in enumerate(runs):
-        for _, r in normalise_rows(rows_at(run, contract, problem)).iterrows():
+        for _, r in rows_at(run, contract, problem).iterrows():
             ci = rate_ci(r["flops"], r["samples_ms"])
             tf = r["tflops"] if r["status"] == "PASS" else math.nan
             value, lo, hi = tf, *(ci if ci else (math.nan, math.nan))

@@ -81,12 +81,12 @@ def _runs_table(runs: list[Run]) -> str:
                        numeric=[True, False, False, False, False, True, False])
 
 
-def _steps_table(steps, runs: dict[str, Run]) -> str:
+def _steps_table(steps, runs: list[Run]) -> str:
+    number = {r.run_id: f"#{i} {r.label}" for i, r in enumerate(runs)}  # runs of one date and commit differ by #
     rows, css = [], []
     for _, st in steps.iterrows():
         ratio = st["ratio"]
-        rows.append([_e(st["verdict"]), _e(st["implementation"]), _e(runs[st["base_run"]].label),
-                     _e(runs[st["cand_run"]].label),
+        rows.append([_e(st["verdict"]), _e(st["implementation"]), _e(number[st["base_run"]]), _e(number[st["cand_run"]]),
                      f"{ratio:.3f}" if isinstance(ratio, float) and np.isfinite(ratio) else "",
                      _e(st["detail"]), _e(st["throttled"] or "")])
         css.append([f"verdict-{st['verdict']}"] + [None] * 6)
@@ -96,14 +96,13 @@ def _steps_table(steps, runs: dict[str, Run]) -> str:
 
 def series_page(s: Series, out: Path, name: str, threshold: float) -> Path:
     png, caption = plot_series(s, out, name, threshold)
-    by_id = {r.run_id: r for r in s.runs}
     flags = flagged(s.steps)
     body = [f"<p>{_link('../index.html', 'index')} · {len(s.runs)} runs · {s.points['implementation'].nunique()} "
             f"implementations · threshold {100 * threshold:g}% · {_e(METRICS[s.metric])}</p>",
             f"<figure><img src='{_e(png.name)}' alt='{_e(s.contract + ' ' + s.problem)}'>"
             f"<figcaption>{_e(caption)}</figcaption></figure>",
             f"<h2>Flagged steps ({len(flags)})</h2>"]
-    body.append(_steps_table(flags.sort_values("x", ascending=False), by_id) if len(flags)
+    body.append(_steps_table(flags.sort_values("x", ascending=False), s.runs) if len(flags)
                 else "<p>No step between consecutive runs is SLOWER, FASTER, REGRESSION or FIXED.</p>")
     latest = s.points.sort_values("x").drop_duplicates("implementation", keep="last")
     last_step = s.steps.sort_values("x").drop_duplicates("implementation", keep="last").set_index("implementation")
@@ -113,7 +112,7 @@ def series_page(s: Series, out: Path, name: str, threshold: float) -> Path:
         verdict = last_step["verdict"].get(p["implementation"], "")
         ci = f"{p['lo']:.4g} – {p['hi']:.4g}" if np.isfinite(p["lo"]) else ""
         rows.append([_e(p["implementation"]) + (" <em>(baseline)</em>" if p["is_baseline"] else ""), str(n_runs),
-                     _e(p["label"]), _e(p["status"]), f"{p['value']:.4g}" if np.isfinite(p["value"]) else "", ci,
+                     _e(f"#{p['x']} {p['label']}"), _e(p["status"]), f"{p['value']:.4g}" if np.isfinite(p["value"]) else "", ci,
                      _e(verdict)])
         css.append([None] * 6 + [f"verdict-{verdict}" if verdict in NOTEWORTHY else None])
     body += ["<h2>Implementations (latest run of each)</h2>",
@@ -170,7 +169,7 @@ def index_page(d: Dashboard, specs: dict, comps: dict, spec_names: dict, series:
                 row_css.append(None)
                 continue
             text, cls = verdict_counts(comps[(gpu, spec)])
-            row.append(_link(f"spec/{spec_names[(gpu, spec)]}.html", f"{len(runs)} runs, latest {runs[-1].label}")
+            row.append(_link(f"spec/{spec_names[(gpu, spec)]}.html", f"{len(runs)} run{'s' if len(runs) > 1 else ''}, latest {runs[-1].label}")
                        + f"<br>{_e(text)}")
             row_css.append(cls)
         rows.append(row)
