@@ -518,7 +518,7 @@ def display_comparison(table: pd.DataFrame) -> pd.DataFrame:
         if col not in table:
             continue
         vals = table[col]
-        if col.endswith("_ms"):
+        if col.endswith(("_ms", "_ms_at_max_clock")):  # times: 4 significant digits
             vals = [f"{v:.4g}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
         elif "pct" in col:
             vals = [f"{v:.1f}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
