@@ -133,9 +133,13 @@ def spec_page(gpu: str, spec: str, runs: list[Run], comp: Comparison | None, lin
         body.append("<p>Only one run: nothing to compare with yet.</p>")
     else:
         body.append(f"<pre>{_e(comp.summary_text(max_lines=0))}</pre>")
-        shown = comp.table[comp.table["verdict"] != "SAME"]
+        shown = comp.table[~comp.table["verdict"].isin(["SAME", "NEW", "GONE"])]
         body.append(html_table(display_comparison(shown), lambda t: f"verdict-{t}" if t in VERDICT_ORDER else None)
-                    if len(shown) else "<p>Every row is SAME.</p>")
+                    if len(shown) else "<p>Every row measured in both runs is SAME.</p>")
+        counts = comp.counts
+        if counts.get("NEW") or counts.get("GONE"):
+            body.append(f"<p class='note'>Not listed: {counts.get('NEW', 0)} rows NEW (only in the latest run) and "
+                        f"{counts.get('GONE', 0)} GONE (only in the one before); the spec changed between them.</p>")
     body += ["<h2>Series</h2>", "<ul>" + "".join(f"<li>{_link(href, text)}</li>" for text, href in links) + "</ul>",
              "<h2>Runs</h2>", _runs_table(runs)]
     path = out / f"{name}.html"
