@@ -137,13 +137,13 @@ def compare(base, cand, *, threshold: float | None = None, store: str | Path | N
     or a frame whose attrs hold the receipt). threshold: the smallest relative change that counts (default: the
     candidate spec's, else 0.03). The frame's attrs hold `summary` (the command's text), `notes`, `exit_code`
     (1 when a row regressed), `threshold` and `basis`."""
-    from .compare import DEFAULT_THRESHOLD, spec_threshold
     from .compare import compare as compare_runs
+    from .receipt import compare_threshold
 
     b_receipt, b_rows, b_label = _pair(base, store)
     c_receipt, c_rows, c_label = _pair(cand, store)
     if threshold is None:
-        threshold = spec_threshold(c_receipt) or DEFAULT_THRESHOLD
+        threshold = compare_threshold(c_receipt)
     comp = compare_runs((b_receipt, b_rows), (c_receipt, c_rows), threshold, base_label=b_label, cand_label=c_label)
     table = comp.table.copy()
     table.attrs.update(summary=comp.summary_text(), notes=list(comp.notes), exit_code=comp.exit_code,

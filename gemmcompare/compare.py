@@ -62,7 +62,6 @@ from .report.data import THROTTLED_MOSTLY, gpu_name, normalise_rows, problem_sor
 from .report.labels import legend_labels
 from .report.writers import write_table_page
 
-DEFAULT_THRESHOLD = 0.03  # the smallest relative change that counts, unless the spec or the command sets one
 MIN_SAMPLES = 5
 CONFIDENCE = 0.95
 MAX_SAMPLES = 2000  # per side, for the pairwise-difference interval (2000 x 2000 differences)
@@ -92,18 +91,6 @@ def ratio_ticks(half_width: float) -> list[float]:
                 picked.append(d)
                 ticks.append(tick)
     return ticks
-
-
-def spec_threshold(receipt: dict | None) -> float | None:
-    """A threshold the spec set (receipt key `compare_threshold`, or `report.threshold`), if any."""
-    from .receipt import receipt_value
-
-    value = receipt_value(receipt, "compare_threshold", "report.threshold")
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if 0 < value < 1 else None
 
 
 # -- statistics ---------------------------------------------------------------------------------------------
@@ -531,7 +518,7 @@ def display_comparison(table: pd.DataFrame) -> pd.DataFrame:
         if col not in table:
             continue
         vals = table[col]
-        if col.endswith("_ms"):
+        if col.endswith(("_ms", "_ms_at_max_clock")):  # times: 4 significant digits
             vals = [f"{v:.4g}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
         elif "pct" in col:
             vals = [f"{v:.1f}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]

@@ -89,7 +89,7 @@ def _from_store(path: Path) -> pd.DataFrame:
     return df.drop(columns=["run_started_at"])
 
 
-def _run_folders(path: Path) -> list[Path]:
+def run_folders(path: Path) -> list[Path]:
     """`path` if it is a run folder, else every run folder under it (a folder with results.json/csv)."""
     if (path / "results.json").exists() or (path / "results.csv").exists():
         return [path]
@@ -138,7 +138,7 @@ def read_runs(sources: Iterable[Any]) -> pd.DataFrame:
         elif path.is_file():
             frames.append(_from_store(path))
         else:
-            folders = _run_folders(path)
+            folders = run_folders(path)
             if not folders:
                 raise HistoryError(f"{path}: no run folder (results.json or results.csv) in it")
             frames.extend(_from_folder(f) for f in folders)
@@ -233,16 +233,6 @@ def display_history(t: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["git_dirty", "tflops_ci_lo", "tflops_ci_hi"]).rename(columns={"median_ci_rel": "median CI"})
 
 
-def _zoom(ax, values: np.ndarray) -> None:
-    """The axis fitted to the data (not from 0): a change of a few percent must be visible."""
-    vals = values[np.isfinite(values)]
-    if not len(vals):
-        return
-    lo, hi = float(vals.min()), float(vals.max())
-    pad = max((hi - lo) * 0.12, abs(hi) * 0.02, 1e-9)
-    ax.set_ylim(lo - pad, hi + pad)
-
-
 def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
     """TFLOP/s with its 95% CI band (and % of baseline when known) per run; one series per (implementation,
     contract, problem, GPU); axes zoomed to the data."""
@@ -252,6 +242,7 @@ def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
 
     from .report.labels import legend_labels, wrap
     from .report.plots import save_figure
+    from .report.plots.common import zoom_to_data
 
     t = h.table.copy()
     runs = t.drop_duplicates("run_id")[["run_id", "started_at", "git_commit"]].reset_index(drop=True)
@@ -292,7 +283,7 @@ def plot_history(h: History, out_dir: Path) -> tuple[list[Path], str]:
             if len(bad):  # a run where the row did not pass: a red x on the axis' bottom edge
                 ax.plot(bad["x"], [0.02] * len(bad), linestyle="none", marker="x", color="red", markersize=8,
                         transform=blended_transform_factory(ax.transData, ax.transAxes), clip_on=False)
-        _zoom(ax, np.concatenate(shown) if shown else np.array([]))
+        zoom_to_data(ax, np.concatenate(shown) if shown else np.array([]))
         if col == "pct_of_baseline":
             lo, hi = ax.get_ylim()
             if lo <= 100 <= hi:

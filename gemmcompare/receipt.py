@@ -82,3 +82,17 @@ def gpu_name(receipt: dict | None, default: str = "") -> str:
     """The GPU a receipt was measured on, whichever way the receipt spells it."""
     value = receipt_value(receipt, "gpu.name", "device.name", "gpu_name", "device_name", "gpu", "device")
     return str(value) if isinstance(value, (str, int, float)) else default
+
+
+DEFAULT_COMPARE_THRESHOLD = 0.03  # the smallest relative change a comparison counts, unless the spec sets one
+
+
+def compare_threshold(receipt: dict | None) -> float:
+    """The threshold a candidate run's spec set (receipt key `compare_threshold`, or `report.threshold`), else
+    DEFAULT_COMPARE_THRESHOLD."""
+    value = receipt_value(receipt, "compare_threshold", "report.threshold")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return DEFAULT_COMPARE_THRESHOLD
+    return value if 0 < value < 1 else DEFAULT_COMPARE_THRESHOLD

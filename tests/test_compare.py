@@ -245,12 +245,12 @@ def test_cli_history(tmp_path, capsys):
 
 
 def test_threshold_from_the_candidate_receipt():
-    from gemmcompare.cli.options import threshold
-    from gemmcompare.compare import spec_threshold
-    assert spec_threshold({"compare_threshold": 0.05}) == 0.05
-    assert spec_threshold({"report": {"threshold": "0.1"}}) == 0.1
-    assert spec_threshold({}) is None and spec_threshold({"compare_threshold": 7}) is None
-    assert threshold("3%") == 0.03 and threshold("0.05") == 0.05
+    from gemmcompare.cli.options import threshold_arg
+    from gemmcompare.receipt import compare_threshold
+    assert compare_threshold({"compare_threshold": 0.05}) == 0.05
+    assert compare_threshold({"report": {"threshold": "0.1"}}) == 0.1
+    assert compare_threshold({}) == 0.03 and compare_threshold({"compare_threshold": 7}) == 0.03
+    assert threshold_arg("3%") == 0.03 and threshold_arg("0.05") == 0.05
 
 
 def test_cupti_rows_from_before_the_launch_window_compare_on_one_definition():

@@ -130,9 +130,9 @@ def _settle(result: BisectResult, status: str, message: str) -> BisectResult:
 
 def threshold_of(reference: Measurement) -> float:
     """The spec's threshold (recorded in the good commit's receipt) or compare's default."""
-    from ..compare import DEFAULT_THRESHOLD, spec_threshold
+    from ..receipt import compare_threshold
 
-    return spec_threshold(reference.run[0] if reference.run else None) or DEFAULT_THRESHOLD
+    return compare_threshold(reference.run[0] if reference.run else None)
 
 
 def bisect_repository(spec: Path, good: str, bad: str, measurer: Measurer, watch: Watch, *,

@@ -10,6 +10,7 @@
   analyze.py     analyze (predictions without a GPU)
   merge.py       merge (runs made apart, e.g. shards, into one)
   bisect.py      bisect (the first commit that made a kernel slower)
+  dashboard.py   dashboard (a static site of many runs: latest verdicts, series, steps)
   options.py     the flags several commands share (not a command group)
 
 Command modules import heavy libraries (torch, pandas, matplotlib) inside their handlers only, so that
@@ -26,10 +27,10 @@ import os
 import sys
 
 from ..errors import GemmCompareError, SpecError
-from . import analyze, bisect, cutlass, listing, merge, new_kernel, profile, report, run, sanitize
+from . import analyze, bisect, cutlass, dashboard, listing, merge, new_kernel, profile, report, run, sanitize
 from .options import EXIT_MEANINGS, exit_codes
 
-COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze, merge, bisect)
+COMMAND_GROUPS = (run, listing, report, sanitize, profile, new_kernel, cutlass, analyze, merge, bisect, dashboard)
 
 
 def build_parser() -> argparse.ArgumentParser:

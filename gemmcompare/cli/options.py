@@ -62,6 +62,18 @@ def add_build_options(p) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def threshold_arg(text: str) -> float:
+    """A --threshold value: a fraction such as 0.03, or a percent such as 3%."""
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"threshold {text!r}: expected a fraction in (0, 1) such as 0.03, or 3%")
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -83,23 +95,12 @@ def add_narrowing(p, shapes_default: str | None = None) -> None:
     p.add_argument("--only", default=None, metavar="REGEX", help="only the implementations whose name matches")
 
 
-def threshold(text: str) -> float:
-    """A --threshold value: a fraction in (0, 1) such as 0.03, or a percent such as 3%."""
-    t = text.strip()
-    try:
-        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"threshold {text!r}: expected a fraction in (0, 1) such as 0.03, or 3%")
-    return value
-
-
 def add_threshold(p, whose: str) -> None:
-    # compare's default, written here to keep pandas out of --help (compare.DEFAULT_THRESHOLD holds it)
-    p.add_argument("--threshold", type=threshold, default=None, metavar="T",
+    from ..receipt import DEFAULT_COMPARE_THRESHOLD  # receipt.py imports no pandas: --help stays quick
+
+    p.add_argument("--threshold", type=threshold_arg, default=None, metavar="T",
                    help=f"smallest change that counts, as a fraction or percent (default: {whose} setting when its "
-                        f"receipt has one, else 0.03)")
+                        f"receipt has one, else {DEFAULT_COMPARE_THRESHOLD:g})")
 
 
 def add_json(p) -> None:

@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 
 from ..errors import GemmCompareError
+from ..receipt import compare_threshold
 from ..report.kinds import PLOT_NAMES
 from ..store.lookup import DEFAULT_STORE, SourceError, load_source
 from .options import add_out, add_store, add_threshold, exit_codes, parser_args
+
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "run"
@@ -63,7 +65,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ..compare import DEFAULT_THRESHOLD, compare, spec_threshold, write_comparison
+    from ..compare import compare, write_comparison
 
     runs = list(args.runs)
     if args.baseline:
@@ -81,7 +83,7 @@ def cmd_compare(args) -> int:
         _output(out, bool(args.out))
     except GemmCompareError as exc:
         return _fail("compare", exc)
-    threshold = args.threshold or spec_threshold(cand.receipt) or DEFAULT_THRESHOLD
+    threshold = args.threshold or compare_threshold(cand.receipt)
     comp = compare(base.pair, cand.pair, threshold, base_label=base.label, cand_label=cand.label)
     try:
         files = write_comparison(comp, out)

@@ -255,3 +255,13 @@ def errorbar(ax, x, y, ci, style, label=None, capsize=2.5):
     hi = np.array([c[1] if c else v for c, v in zip(ci, y)])
     err = np.vstack([np.maximum(y - lo, 0), np.maximum(hi - y, 0)])
     return ax.errorbar(x, y, yerr=err, label=label, capsize=capsize, elinewidth=1, **style)
+
+
+def zoom_to_data(ax, values: np.ndarray) -> None:
+    """The axis fitted to the data (not from 0): a change of a few percent must be visible."""
+    vals = values[np.isfinite(values)]
+    if not len(vals):
+        return
+    lo, hi = float(vals.min()), float(vals.max())
+    pad = max((hi - lo) * 0.12, abs(hi) * 0.02, 1e-9)
+    ax.set_ylim(lo - pad, hi + pad)

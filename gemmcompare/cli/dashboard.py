@@ -1,0 +1,52 @@
+"""`dashboard`: a static site (HTML + PNG) of every run under some folders and stores: GPUs x specs with each
+latest verdict, and every implementation's series per (GPU, contract, problem) with its flagged steps."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import GemmCompareError
+from .options import add_threshold, exit_codes, parser_args
+
+NORMALIZE = {"none": "tflops", "peak": "pct_of_peak"}
+
+
+def cmd_dashboard(args) -> int:
+    from ..dashboard import build_dashboard
+    from ..files import writable_dir
+
+    try:
+        out = writable_dir(args.out, "--out")
+        d = build_dashboard(args.runs, out, metric=NORMALIZE[args.normalize], threshold=args.threshold,
+                            progress=not args.no_progress)
+    except GemmCompareError as exc:
+        print(f"gemmcompare dashboard: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:
+        print(f"gemmcompare dashboard: error: cannot write into {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"{len(d.runs)} runs, {len(d.series_pages)} series pages, {len(d.pages)} pages in all: {d.index}")
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("dashboard", **parser_args(
+        "a static site of every run found: latest verdicts and every implementation's series",
+        "example: gemmcompare dashboard experiments/results --out site\n"
+        "More: docs/regressions.md\n\n"
+        + exit_codes(0, 2, c2="a RUNS path is missing or holds no run, a run cannot be read, or --out cannot be "
+                              "written"),
+        "Find every run under RUNS (run folders at any depth, results.json/csv, SQLite stores) and write a static "
+        "site into --out: index.html (GPUs x specs, each cell the latest run's verdict against the previous run "
+        "of that spec on that GPU), a page per (GPU, spec), and a page per (GPU, contract, problem) with every "
+        "implementation's series over commits and dates: CI bands, the baseline's own drift, the SM clock, "
+        "THROTTLED rows, and the steps between consecutive runs that compare's verdict flags."))
+    p.add_argument("runs", nargs="+", metavar="RUNS", help="run folders, folders of them (searched at any depth), "
+                                                          "results.json/csv files or store files")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder to write the site in (index.html there)")
+    p.add_argument("--normalize", choices=sorted(NORMALIZE), default="none",
+                   help="'peak': plot %% of each GPU's datasheet peak for the contract's math (for views across "
+                        "GPUs); default raw TFLOP/s")
+    add_threshold(p, "each later run's spec's")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_dashboard)
