@@ -267,7 +267,7 @@ implementations: [mma_sync]
 """, "mixed.yaml")
     (impl,) = exp.implementations
     s = impl.supports(ODD, exp.contracts[0])
-    assert not s and "inputs f16 with output bf16 not built" in s.reason and "bf16->bf16" in s.reason
+    assert not s and "inputs f16 with output bf16 not supported" in s.reason and "bf16 -> bf16" in s.reason
 
 
 def test_bf16_bias_relu_runs_the_fused_epilogue():
