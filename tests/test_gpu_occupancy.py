@@ -19,6 +19,7 @@ def _kernels():
         (FIXED["lab.wmma_padded"](), "f16_f32acc_tt"),
         (instantiate(PARAMETRIZED["lab.wmma_staged"], {"warp_tile": (32, 64)}), "f16_f32acc_tt"),
         (instantiate(PARAMETRIZED["mma_sync"], {}), "f16_f32acc_tn"),
+        (instantiate(PARAMETRIZED["mma_sync"], {}), "bf16_bf16out_f32acc_tn"),  # the entry's BF16 dispatch
     ]
 
 
@@ -43,7 +44,7 @@ def test_the_probe_links_and_reaches_the_runtime(tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.compile
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_model_occupancy_equals_the_runtime_for_the_launch_the_kernel_makes(index, tmp_path):
     from gemmcompare.device import probe_device
     from gemmcompare.model.devices import device_from_properties

@@ -13,10 +13,13 @@ from gemmcompare.paths import EXTENSIONS_DIR
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.implementations import PARAMETRIZED, FIXED, instantiate
 from gemmcompare.implementations.lab import WARP_TILES, render_wmma_staged
-from gemmcompare.implementations.mma_sync import MmaSyncConfig, config_from_params, derive_warp_tile
+from gemmcompare.dtypes import DType
+from gemmcompare.implementations.mma_sync import (CANARY_SKIP, TYPE_PAIRS, MmaSyncConfig, config_from_params,
+                                                  derive_warp_tile)
+from gemmcompare.plan import make_plan
 from gemmcompare.implementations.registry import InvalidConfig, UnbuildableImplementation
 from gemmcompare.problems import GemmProblem
-from gemmcompare.spec import load_spec
+from gemmcompare.spec import load_spec, parse_spec
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 C = BUILTIN_CONTRACTS
@@ -205,11 +208,13 @@ def test_layout_param_selects_what_is_built_and_supported():
     s = tn.supports(CUBE, C["f16_f32acc_tt"])
     assert not s and "layout tt" in s.reason
     assert [src.filename for src in tn.sources()] == [
-        "mma_sync_128x256x64_w64x64_s3_swizzle_g8_k16_f32acc_plain_tn.cu",
+        "mma_sync_128x256x64_w64x64_s3_swizzle_g8_k16_f32acc_plain_tn.cu",  # f16 -> f32: the names it always had
+        "mma_sync_128x256x64_w64x64_s3_swizzle_g8_k16_f32acc_plain_tn_bf16.cu",
+        "mma_sync_128x256x64_w64x64_s3_swizzle_g8_k16_f32acc_plain_tn_bf16_bf16out.cu",
         "mma_sync_128x256x64_w64x64_s3_swizzle_g8_k16_f32acc_plain_tn_entry.cu",
     ]
     both = mma()
-    assert len(both.sources()) == 3
+    assert len(both.sources()) == 7  # 2 layouts x 3 pairs of types + the entry
     assert tn.entry_symbol != both.entry_symbol
     # the tn instance TU is shared (same name, same text) by both implementations: the builder de-duplicates it
     assert tn.sources()[0] == both.sources()[0]
@@ -224,6 +229,109 @@ def test_f16_accumulate_canary_claims_the_f32_contracts():
     assert "true" in canary.sources()[0].text.split("Config<")[1].split(">")[0]  # ACC_F16 = true
 
 
+@pytest.mark.parametrize("contract", ["bf16_f32acc_tn", "bf16_bf16out_f32acc_tn", "bf16_f32acc_tt",
+                                      "bf16_bf16out_f32acc_tt"])
+def test_f16_accumulate_canary_is_f16_only(contract):
+    canary = mma(acc="f16")
+    s = canary.supports(CUBE, C[contract])
+    assert not s and s.reason == CANARY_SKIP and "f16-only canary" in s.reason
+    assert canary.config.type_pairs == ((DType.F16, DType.F32),)
+    assert not any("bf16" in src.filename for src in canary.sources())  # no bf16 TU is built for it
+    assert "__nv_bfloat16" not in canary.config.render_entry() and "GC_BF16" not in canary.config.render_entry()
+    with pytest.raises(ValueError, match="not built for bf16->f32"):
+        canary.config.render_instance("tn", (DType.BF16, DType.F32))
+
+
+# -- BF16 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [{}, {"mma": "m16n8k8"}, {"smem": "padded"}, {"smem": "row", "stages": 2},
+                                    {"block": (128, 128, 32), "warps": 4, "layout": "tt"}])
+def test_f32_accumulate_configurations_take_bf16(params):
+    impl = mma(**params)
+    for name in ("bf16_f32acc", "bf16_bf16out_f32acc", "f16_f32acc"):
+        for layout in impl.config.layouts:
+            assert impl.supports(ODD, C[f"{name}_{layout}"]), (name, layout)
+    f16out = impl.supports(CUBE, C["f16_f16out_f32acc_tn"])
+    assert not f16out and "output f16" in f16out.reason  # f16 output: never built
+    f16acc = impl.supports(CUBE, C["f16_f16acc_tn"])
+    assert not f16acc
+
+
+def test_f16_inputs_with_bf16_output_are_not_built():
+    exp = parse_spec("""\
+name: mixed
+problems: [{m: 64, n: 64, k: 64}]
+contracts: [{name: f16_in_bf16_out, a: f16, c: bf16, layout: tn}]
+implementations: [mma_sync]
+""", "mixed.yaml")
+    (impl,) = exp.implementations
+    s = impl.supports(ODD, exp.contracts[0])
+    assert not s and "inputs f16 with output bf16 not supported" in s.reason and "bf16 -> bf16" in s.reason
+
+
+def test_bf16_bias_relu_runs_the_fused_epilogue():
+    exp = parse_spec("""\
+name: fused
+problems: [{m: 64, n: 64, k: 64}]
+contracts: [{name: bf16_bias_relu_tn, a: bf16, c: bf16, layout: tn, epilogue: bias_relu}]
+implementations: [mma_sync: {epilogue: bias_relu}, mma_sync]
+""", "fused.yaml")
+    fused, plain = exp.implementations
+    assert fused.supports(ODD, exp.contracts[0])
+    assert not plain.supports(ODD, exp.contracts[0])
+
+
+def _plan(spec_text):
+    plan = make_plan(parse_spec(spec_text, "bf16.yaml"))
+    return [c for c in plan.cells if c.implementation.family == "mma_sync"]
+
+
+BF16_SPEC = """\
+name: bf16
+problems:
+  - {m: 257, n: 263, k: 251}
+  - {m: 1024, n: 1024, k: 1024}
+contracts: [CONTRACTS]
+implementations:
+  - mma_sync
+  - mma_sync: {mma: [m16n8k16, m16n8k8], smem: [row, padded, swizzle], layout: tn, block: [128, 128, 32], warps: 4}
+  - mma_sync: {stages: [1, 2, 4], block: [64, 64, 32], warps: 4, layout: LAYOUT}
+"""
+
+
+@pytest.mark.parametrize("contract,layout,variants", [("bf16_bf16out_f32acc_tn", "tn", 10), ("bf16_f32acc_tn", "both", 10),
+                                                      ("bf16_bf16out_f32acc_tt", "tt", 4)])
+def test_a_bf16_spec_plans_no_mma_sync_skips(contract, layout, variants):
+    cells = _plan(BF16_SPEC.replace("CONTRACTS", contract).replace("LAYOUT", layout))
+    if layout == "tt":  # the tn-only variants skip a tt contract for its layout, not its types
+        cells = [c for c in cells if c.implementation.config.layouts != ("tn",)]
+    assert len(cells) == 2 * variants  # 2 problems
+    skips = [f"{c.implementation.name}: {c.support.reason}" for c in cells if not c.support]
+    assert not skips, skips
+
+
+def test_a_bf16_spec_skips_only_the_canary_with_its_reason():
+    cells = _plan(BF16_SPEC.replace("CONTRACTS", "bf16_bf16out_f32acc_tn, bf16_f32acc_tn").replace("LAYOUT", "tn")
+                  + "  - mma_sync: {acc: f16}\n")
+    skips = {c.implementation.name: c.support.reason for c in cells if not c.support}
+    assert list(skips) == [mma(acc="f16").name] and skips[mma(acc="f16").name] == CANARY_SKIP
+    assert sum(1 for c in cells if c.support) == 2 * 2 * 10  # 2 problems x 2 contracts x 10 f32-acc variants
+
+
+def test_bf16_instances_render_the_types():
+    cfg = config_from_params({"layout": "tn"})
+    f16, bf16, bf16out = (cfg.render_instance("tn", t) for t in TYPE_PAIRS)
+    sym = "gc_mma_sync_128x256x64_w64x64_s3_swizzle_g8_k16_f32acc_plain_tn"
+    assert f"{sym}_tag, __half, float>(args" in f16 and "bf16" not in f16
+    assert f"{sym}_bf16_tag, __nv_bfloat16, float>(args" in bf16 and f'"{sym}_bf16_launch"' in bf16
+    assert f"{sym}_bf16_bf16out_tag, __nv_bfloat16, __nv_bfloat16>(args" in bf16out
+    assert "// bf16 A and B, bf16 C" in bf16out
+    # one Config (tile geometry) for every pair of types: only the launcher's types differ
+    configs = {text.split("gc::mma::Config<")[1].split(">;")[0] for text in (f16, bf16, bf16out)}
+    assert len(configs) == 1
+
+
 def test_bias_relu_is_its_own_contract():
     fused, plain = mma(epilogue="bias_relu"), mma()
     assert fused.supports(CUBE, C["f16_f32acc_bias_relu_tn"]) and fused.supports(CUBE, C["f16_f32acc_bias_relu_tt"])
@@ -235,18 +343,19 @@ def test_bias_relu_is_its_own_contract():
 
 GOLDEN_TN = """\
 // Generated by gemmcompare/implementations/mma_sync.py: one instantiation of mma_sync.cuh.
-// 128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu, layout tn (A row-major, B column-major, C row-major)
+// 128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu, layout tn (A row-major, B column-major, C row-major),
+// f16 A and B, f32 C
 #include "mma_sync/mma_sync.cuh"
 
 struct gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag;  // names the kernels in the ptxas report
 using gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config = gc::mma::Config<128, 256, 32, 64, 64, 4, gc::mma::Smem::Padded, 4, 8, true, gc::mma::Epi::BiasRelu, true>;
 
 extern "C" int gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch(const gc_gemm_args* args, char* err, size_t err_len) {
-  return gc::mma::launch<gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config, gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag>(args, "gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch", err, err_len);
+  return gc::mma::launch<gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config, gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag, __half, float>(args, "gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch", err, err_len);
 }
 
 extern "C" int gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
-  return gc::mma::launch<gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config, gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag>(args, "gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch", err, err_len, out);
+  return gc::mma::launch<gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_config, gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_tag, __half, float>(args, "gc_mma_sync_128x256x32_w64x64_s4_padded_g4_k8_f16acc_bias_relu_tn_launch", err, err_len, out);
 }
 """
 
@@ -257,14 +366,25 @@ def test_rendered_instance_matches_golden():
     assert cfg.render_instance("tn") == GOLDEN_TN
 
 
-def test_rendered_entry_dispatches_on_b_order():
+def test_rendered_entry_dispatches_on_b_order_and_types():
     cfg = MmaSyncConfig()
     text = cfg.render_entry()
     assert f'extern "C" int {cfg.symbol()}(const gc_gemm_args* args' in text
-    assert f"if (args->order_b == GC_COL) return {cfg.symbol('tn')}(args, err, err_len);" in text
-    assert f"if (args->order_b == GC_ROW) return {cfg.symbol('tt')}(args, err, err_len);" in text
+    f16, bf16, bf16out = TYPE_PAIRS
+    assert (f"if (args->order_b == GC_COL && args->dtype_a == GC_F16 && args->dtype_c == GC_F32) "
+            f"return {cfg.symbol('tn')}(args, err, err_len);") in text
+    assert (f"if (args->order_b == GC_ROW && args->dtype_a == GC_F16 && args->dtype_c == GC_F32) "
+            f"return {cfg.symbol('tt')}(args, err, err_len);") in text
+    assert (f"if (args->order_b == GC_COL && args->dtype_a == GC_BF16 && args->dtype_c == GC_F32) "
+            f"return {cfg.symbol('tn', bf16)}(args, err, err_len);") in text
+    assert (f"if (args->order_b == GC_ROW && args->dtype_a == GC_BF16 && args->dtype_c == GC_BF16) "
+            f"return {cfg.symbol('tt', bf16out)}(args, err, err_len);") in text
+    assert text.count("return gc_mma_sync_") == 2 * 6  # run and occupancy: 2 layouts x 3 pairs each
+    assert "types f16->f32, bf16->f32, bf16->bf16 only" in text
     assert f'extern "C" int {cfg.symbol()}_occupancy(const gc_gemm_args* args, gc_occupancy* out' in text
-    assert f"if (args->order_b == GC_COL) return {cfg.symbol('tn')}_occupancy(args, out, err, err_len);" in text
+    assert (f"if (args->order_b == GC_COL && args->dtype_a == GC_BF16 && args->dtype_c == GC_BF16) "
+            f"return {cfg.symbol('tn', bf16out)}_occupancy(args, out, err, err_len);") in text
+    assert len({cfg.symbol(l, t) for l in ("tn", "tt") for t in TYPE_PAIRS}) == 6
     assert "#include \"gemmcompare/gemm_abi.h\"" in text and "mma_sync.cuh" not in text
     single = config_from_params({"layout": "tn"})
     symbols = {single.symbol(), single.symbol("tn")}
@@ -286,6 +406,17 @@ def test_kernel_filter_matches_the_mangled_kernel_names():
         assert not re.search(other.kernel_filter, mangled)
     only_tn = config_from_params({"layout": "tn"})
     assert not re.search(only_tn.kernel_filter, f"gc_mma_sync_{ident}_tt_tag")
+
+
+def test_a_rows_kernel_filter_is_its_own_types():
+    impl = mma()
+    ident = impl.config.ident
+    names = {t: f"gc_mma_sync_{ident}_tn{s}_tag" for t, s in zip(TYPE_PAIRS, ("", "_bf16", "_bf16_bf16out"))}
+    assert all(re.search(impl.kernel_filter, n) for n in names.values())  # the implementation's: every kernel
+    for contract, mine in (("f16_f32acc_tn", TYPE_PAIRS[0]), ("bf16_f32acc_tn", TYPE_PAIRS[1]),
+                           ("bf16_bf16out_f32acc_tn", TYPE_PAIRS[2])):
+        rx = impl.kernel_filter_for(C[contract])
+        assert [t for t, n in names.items() if re.search(rx, n)] == [mine], contract
 
 
 def test_wmma_staged_family():

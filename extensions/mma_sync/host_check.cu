@@ -12,6 +12,10 @@
 //   - the fragments multiply to the right answer: C equals an exact reference (small integers, so
 //     FP32 and FP16 accumulation are both exact), every element of C written exactly once, nothing
 //     outside it touched; bias + ReLU applied per column.
+//   - the epilogue's bf16 stores (store1, store2: the kernel's own functions): round to nearest even,
+//     NaN and infinities kept, the lower column in the low half of a bf16x2.
+// The index arithmetic does not depend on the element type (16-bit f16 or bf16 alike), so the GEMMs
+// below use f16; the bf16 instruction itself is checked in the PTX (tests/test_kernels_compile.py).
 // It does not check the pipeline's timing (cp.async groups and barriers): those are argued in the
 // kernel's comments and exercised on the device by compute-sanitizer racecheck/synccheck.
 //
@@ -387,6 +391,47 @@ void check_config(const char* name) {
   std::printf("%-4s %s  ldmatrix conflicts: %d-way\n", g_failures == before ? "ok" : "FAIL", name, worst);
 }
 
+uint16_t bits(__nv_bfloat16 v) {
+  uint16_t u;
+  std::memcpy(&u, &v, 2);
+  return u;
+}
+
+// The epilogue's conversions to bf16, against bit patterns worked out by hand (bf16: 8 bits of mantissa).
+void check_bf16_stores() {
+  const int before = g_failures;
+  const float inf = INFINITY;
+  const struct { float in; uint16_t out; const char* what; } cases[] = {
+      {1.0f, 0x3F80, "1"},
+      {-2.5f, 0xC020, "-2.5"},
+      {1.0f + 1.0f / 256, 0x3F80, "1 + 2^-8: a tie, to the even 1"},
+      {1.0f + 3.0f / 256, 0x3F82, "1 + 3 2^-8: a tie, to the even 1 + 2^-6"},
+      {1.0f + 1.0f / 256 + 1.0f / 65536, 0x3F81, "just above a tie: up"},
+      {1.0f + 1.0f / 512, 0x3F80, "below a tie: down"},
+      {-0.0f, 0x8000, "-0"},
+      {inf, 0x7F80, "+inf"},
+      {-inf, 0xFF80, "-inf"},
+      {3.4e38f, 0x7F80, "above the largest bf16 (3.39e38), rounds to inf"},
+      {1e-40f, 0x0001, "a subnormal kept (no flush to zero)"},
+  };
+  for (const auto& c : cases) {
+    __nv_bfloat16 one;
+    store1(&one, c.in);
+    CHECK(bits(one) == c.out, "store1(bf16, %s) = 0x%04X, expected 0x%04X", c.what, bits(one), c.out);
+    __nv_bfloat16 two[2];
+    store2(two, c.in, 2.0f);
+    CHECK(bits(two[0]) == c.out && bits(two[1]) == 0x4000, "store2(bf16, %s, 2) = {0x%04X, 0x%04X}", c.what,
+          bits(two[0]), bits(two[1]));
+  }
+  __nv_bfloat16 nan;
+  store1(&nan, std::nanf(""));
+  CHECK((bits(nan) & 0x7F80) == 0x7F80 && (bits(nan) & 0x007F) != 0, "store1(bf16, NaN) = 0x%04X, not a NaN", bits(nan));
+  float f[2];
+  store2(f, 1.5f, -3.0f);
+  CHECK(f[0] == 1.5f && f[1] == -3.0f, "store2(f32) = {%g, %g}", f[0], f[1]);
+  std::printf("bf16 epilogue stores: %s\n", g_failures == before ? "ok" : "FAIL");
+}
+
 }  // namespace
 
 #define CONFIG(BM, BN, BK, WM, WN, ST, SM, GR, MK, F16, EPI, BCOL) \
@@ -394,6 +439,7 @@ void check_config(const char* name) {
       #BM "x" #BN "x" #BK " w" #WM "x" #WN " s" #ST " " #SM " g" #GR " k" #MK " " #F16 " " #EPI " " #BCOL)
 
 int main() {
+  check_bf16_stores();
   for (int bcol = 0; bcol < 2; ++bcol) {
     if (bcol) {
       CONFIG(128, 256, 64, 64, 64, 3, Swizzle, 8, 16, false, Plain, true);

@@ -1,7 +1,8 @@
 // mma_sync: an Ampere-style tensor-core GEMM written from PTX primitives.
 //
-//   C[m, n] = sum_k A[m, k] * B[k, n]     A: f16 row-major (lda); B: f16 column-major ("tn") or
-//                                         row-major ("tt") (ldb); C: f32 row-major (ldc)
+//   C[m, n] = sum_k A[m, k] * B[k, n]     A: f16 or bf16 row-major (lda); B: the same type, column-major
+//                                         ("tn") or row-major ("tt") (ldb); C: f32 row-major (ldc), or
+//                                         bf16 (round to nearest even) when A and B are bf16
 //
 // The data path, top to bottom:
 //
@@ -10,9 +11,13 @@
 //   (f32; or f16 for the canary variant) --epilogue (optional bias + ReLU), masked on M and N--> C
 //
 // Every tuning choice is a template parameter of `Config` (block tile, warp tile, stages, shared-memory
-// layout, raster group, mma shape, accumulator, epilogue, B's storage order). A translation unit
-// instantiates one Config (gemmcompare/implementations/mma_sync.py renders it), and the launcher picks
-// one of three kernels of it at run time:
+// layout, raster group, mma shape, accumulator, epilogue, B's storage order); the element types are
+// parameters of the kernel and the launcher (TIn: __half or __nv_bfloat16 for A and B, TOut: float or
+// __nv_bfloat16 for C). Only the mma instruction (.f16 or .bf16 operands) and the epilogue's stores
+// depend on them: cp.async, ldmatrix and the fragment layouts are the same for any 16-bit element
+// (PTX ISA: the m16n8k16 and m16n8k8 fragments of .f16 and .bf16 are identical). A translation unit
+// instantiates one Config for one pair of types (gemmcompare/implementations/mma_sync.py renders it),
+// and the launcher picks one of three kernels of it at run time:
 //   WHOLE          : ALIGNED, and the block tile divides M, N and K (C rows 8-byte aligned): no tile has
 //                    an edge, so copies and stores carry no bounds at all (4096-cubed takes this one).
 //                    A run-time branch between bounded and unbounded copies inside one kernel was
@@ -33,6 +38,7 @@
 // CUDA headers and the gemmcompare ABI only (never torch).
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -48,6 +54,40 @@ namespace mma {
 
 enum class Smem { Row = 0, Padded = 1, Swizzle = 2 };
 enum class Epi { Plain = 0, BiasRelu = 1 };
+
+// ------------------------------------------------------------------------------------------------
+// Element types: the ABI code and name of each type the kernel takes or writes, and the epilogue's
+// conversion from the f32 value (bf16: round to nearest even, as cvt.rn.bf16x2.f32; a NaN stays a NaN).
+template <class T>
+struct Elem;
+template <>
+struct Elem<__half> {
+  static constexpr gc_dtype abi = GC_F16;
+  static constexpr const char* name = "f16";
+};
+template <>
+struct Elem<__nv_bfloat16> {
+  static constexpr gc_dtype abi = GC_BF16;
+  static constexpr const char* name = "bf16";
+};
+template <>
+struct Elem<float> {
+  static constexpr gc_dtype abi = GC_F32;
+  static constexpr const char* name = "f32";
+};
+
+template <class T>
+constexpr bool is_input_type = std::is_same<T, __half>::value || std::is_same<T, __nv_bfloat16>::value;
+template <class T>
+constexpr bool is_output_type = std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value;
+
+GC_HD void store1(float* p, float v) { *p = v; }
+GC_HD void store1(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+// Two adjacent columns in one store: an 8-byte float2, or a 4-byte bf16x2 (lower column in the low half).
+GC_HD void store2(float* p, float v0, float v1) { *reinterpret_cast<float2*>(p) = make_float2(v0, v1); }
+GC_HD void store2(__nv_bfloat16* p, float v0, float v1) {
+  *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v0, v1);
+}
 
 // ------------------------------------------------------------------------------------------------
 // PTX wrappers. Those that touch shared memory are volatile with a memory clobber, so the compiler
@@ -98,29 +138,55 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
 //   C 16x8  (f32)   : c[0], c[1] = (g, 2t), (g, 2t+1)           c[2], c[3] = (g+8, 2t), (g+8, 2t+1)
 //   C 16x8  (f16)   : c[0] = (g, 2t..2t+1) as f16x2             c[1] = (g+8, 2t..2t+1)
 // m16n8k8 takes A as {a[0], a[1]} (k 0..7) or {a[2], a[3]} (k 8..15) and B as b[0] or b[1], so the
-// same ldmatrix loads feed either shape.
+// same ldmatrix loads feed either shape. The .bf16 forms have these very layouts (16-bit elements,
+// lower k in the low half of a register); TIn picks the instruction, never a conversion.
+template <class TIn>
 __device__ __forceinline__ void mma_16816(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  if constexpr (std::is_same<TIn, __nv_bfloat16>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    static_assert(std::is_same<TIn, __half>::value, "mma_sync takes f16 or bf16 inputs");
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
 }
 
+template <class TIn>
 __device__ __forceinline__ void mma_1688(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a0), "r"(a1), "r"(b0));
+  if constexpr (std::is_same<TIn, __nv_bfloat16>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(b0));
+  } else {
+    static_assert(std::is_same<TIn, __half>::value, "mma_sync takes f16 or bf16 inputs");
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a0), "r"(a1), "r"(b0));
+  }
 }
 
+// The f16-accumulate forms (the canary): f16 inputs only (the launcher refuses any other TIn with them).
+template <class TIn>
 __device__ __forceinline__ void mma_16816(uint32_t (&c)[2], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  static_assert(std::is_same<TIn, __half>::value, "f16 accumulation takes f16 inputs only");
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};\n"
       : "+r"(c[0]), "+r"(c[1])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+template <class TIn>
 __device__ __forceinline__ void mma_1688(uint32_t (&c)[2], uint32_t a0, uint32_t a1, uint32_t b0) {
+  static_assert(std::is_same<TIn, __half>::value, "f16 accumulation takes f16 inputs only");
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3}, {%4}, {%0, %1};\n"
                : "+r"(c[0]), "+r"(c[1])
                : "r"(a0), "r"(a1), "r"(b0));
@@ -317,29 +383,30 @@ struct Config {
   }
 };
 
+template <class TIn, class TOut>
 struct Params {
-  const __half* a;
-  const __half* b;
-  float* c;
+  const TIn* a;
+  const TIn* b;
+  TOut* c;
   const float* bias;
   int m, n, k;
   int64_t lda, ldb, ldc;
   int tiles_m, tiles_n;
-  bool c_vec2;  // C rows take 8-byte float2 stores (ldc even, c 8-byte aligned)
+  bool c_vec2;  // C rows take two-element stores (ldc even, c aligned to two elements: float2 or bf16x2)
 };
 
 // ------------------------------------------------------------------------------------------------
 // Global -> shared copy of one operand, one k tile per call (tiles are copied in order).
-template <class Tile, int THREADS, bool ALIGNED>
+template <class Tile, int THREADS, bool ALIGNED, class T>
 struct TileCopy {
   using Map = ChunkMap<Tile, THREADS>;
-  const __half* src;  // this thread's first chunk in the next tile to copy
+  const T* src;  // this thread's first chunk in the next tile to copy
   int64_t ld;
   int64_t chunk_step;  // elements from one of this thread's chunks to its next: ROW_STEP rows
   uint32_t dst0;  // its offset inside a shared tile
   int row0, col;
 
-  __device__ __forceinline__ TileCopy(const __half* tile, int64_t ld_, int tid) : ld(ld_), chunk_step(Map::ROW_STEP * ld_) {
+  __device__ __forceinline__ TileCopy(const T* tile, int64_t ld_, int tid) : ld(ld_), chunk_step(Map::ROW_STEP * ld_) {
     row0 = Map::row0(tid);
     col = Map::col(tid);
     src = tile + row0 * ld + col;
@@ -351,7 +418,7 @@ struct TileCopy {
   // copies). Then step `src` by `next` elements, to the next k tile. FULL (the WHOLE kernel): the tile
   // lies inside the matrix, so no chunk is bounded or redirected: one address add and one cp.async.
   template <bool FULL>
-  __device__ __forceinline__ void copy(uint32_t smem_tile, int rows_valid, int cols_valid, const __half* safe,
+  __device__ __forceinline__ void copy(uint32_t smem_tile, int rows_valid, int cols_valid, const T* safe,
                                        int64_t next, int tid) {
     static_assert(!FULL || ALIGNED, "the unbounded copy needs the aligned kernel's whole-chunk tiles");
     if constexpr (FULL) {
@@ -371,7 +438,7 @@ struct TileCopy {
       const int row = row0 + i * Map::ROW_STEP;
       const uint32_t dst = smem_tile + Map::dst(dst0, row0, col, i);
       const int valid = Map::valid(row, col, rows_valid, cols_valid);
-      const __half* g = src + i * chunk_step;
+      const T* g = src + i * chunk_step;
       if constexpr (ALIGNED) {
         cp_async_16(dst, valid > 0 ? static_cast<const void*>(g) : static_cast<const void*>(safe), valid * 2);
       } else {
@@ -392,10 +459,13 @@ struct TileCopy {
 
 // ------------------------------------------------------------------------------------------------
 // The kernel. Tag only names the instantiation: its identifier appears in the mangled kernel name,
-// which is how ptxas's per-kernel report is attributed to one configuration.
-template <class Cfg, bool ALIGNED, bool WHOLE, class Tag>
-__global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
+// which is how ptxas's per-kernel report is attributed to one configuration (and pair of types).
+template <class Cfg, class TIn, class TOut, bool ALIGNED, bool WHOLE, class Tag>
+__global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params<TIn, TOut> p) {
   static_assert(!WHOLE || ALIGNED, "whole tiles are copied with the aligned kernel's 16-byte chunks");
+  static_assert(is_input_type<TIn> && is_output_type<TOut>, "f16 or bf16 in; f32 or bf16 out");
+  static_assert(!Cfg::ACC_F16 || (std::is_same<TIn, __half>::value && std::is_same<TOut, float>::value),
+                "the f16-accumulate canary takes f16 inputs and writes f32");
   using TileA = typename Cfg::TileA;
   using TileB = typename Cfg::TileB;
   constexpr int MI = Cfg::MI, NI = Cfg::NI, KS = Cfg::KS, STAGES = Cfg::STAGES;
@@ -417,8 +487,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
   // -- global -> shared: one copier per operand, starting at this block's first k tile ---------------
   // A (rows m, columns k) and B tn (rows n, columns k): the next k tile is BK columns on.
   // B tt (rows k, columns n): the next k tile is BK rows down.
-  TileCopy<TileA, Cfg::THREADS, ALIGNED> copy_a(p.a + static_cast<int64_t>(m0) * p.lda, p.lda, tid);
-  TileCopy<TileB, Cfg::THREADS, ALIGNED> copy_b(Cfg::B_COL ? p.b + static_cast<int64_t>(n0) * p.ldb : p.b + n0,
+  TileCopy<TileA, Cfg::THREADS, ALIGNED, TIn> copy_a(p.a + static_cast<int64_t>(m0) * p.lda, p.lda, tid);
+  TileCopy<TileB, Cfg::THREADS, ALIGNED, TIn> copy_b(Cfg::B_COL ? p.b + static_cast<int64_t>(n0) * p.ldb : p.b + n0,
                                                 p.ldb, tid);
   const int64_t b_next = Cfg::B_COL ? Cfg::BK : Cfg::BK * p.ldb;
   int k_left = p.k;  // K minus the first k of the next tile to copy
@@ -489,10 +559,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
       for (int nj = 0; nj < NI; ++nj) {
         const int ni = (mi & 1) ? NI - 1 - nj : nj;  // serpentine: the next MMA reuses a B fragment
         if constexpr (Cfg::MMA_K == 16) {
-          mma_16816(acc[mi][ni], fa[buf][mi], fb[buf][ni]);
+          mma_16816<TIn>(acc[mi][ni], fa[buf][mi], fb[buf][ni]);
         } else {
-          mma_1688(acc[mi][ni], fa[buf][mi][0], fa[buf][mi][1], fb[buf][ni][0]);
-          mma_1688(acc[mi][ni], fa[buf][mi][2], fa[buf][mi][3], fb[buf][ni][1]);
+          mma_1688<TIn>(acc[mi][ni], fa[buf][mi][0], fa[buf][mi][1], fb[buf][ni][0]);
+          mma_1688<TIn>(acc[mi][ni], fa[buf][mi][2], fa[buf][mi][3], fb[buf][ni][1]);
         }
       }
   };
@@ -571,8 +641,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
   }
 
   // -- epilogue: accumulators -> C (+ bias, ReLU) ----------------------------------------------------
-  // A lane holds two adjacent columns of each n8 tile: 8-byte float2 stores, the 4 lanes of a row filling
-  // one 32-byte sector. A tile wholly inside C (and C rows 8-byte aligned) takes the unguarded path: one
+  // A lane holds two adjacent columns of each n8 tile: one store of both (f32: 8-byte float2, the 4 lanes
+  // of a row filling one 32-byte sector; bf16: a 4-byte bf16x2, rounded to nearest even from the f32
+  // value after bias and ReLU). A tile wholly inside C (and C rows pair-aligned) takes the unguarded path: one
   // row pointer per (mi, half_row) and compile-time column offsets, so its 64 stores need no compares,
   // no branches and no 64-bit address arithmetic each. Edge tiles mask every column on M and N.
   const bool interior = WHOLE || (p.c_vec2 && m0 + Cfg::BM <= p.m && n0 + Cfg::BN <= p.n);
@@ -597,7 +668,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
   row0 += m0;
   col0 += n0;
   if (interior) {
-    float* c0 = p.c + static_cast<int64_t>(row0) * p.ldc + col0;
+    TOut* c0 = p.c + static_cast<int64_t>(row0) * p.ldc + col0;
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
       float bias0 = 0.f, bias1 = 0.f;
@@ -611,8 +682,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
         for (int half_row = 0; half_row < 2; ++half_row) {
           float v0, v1;
           value(mi, ni, half_row, bias0, bias1, v0, v1);
-          float* dst = c0 + static_cast<int64_t>(mi * 16 + 8 * half_row) * p.ldc + ni * 8;
-          *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+          TOut* dst = c0 + static_cast<int64_t>(mi * 16 + 8 * half_row) * p.ldc + ni * 8;
+          store2(dst, v0, v1);
         }
     }
   } else {
@@ -632,12 +703,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
           float v0, v1;
           value(mi, ni, half_row, bias0, bias1, v0, v1);
           if (row < p.m) {
-            float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
+            TOut* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
             if (p.c_vec2 && col + 1 < p.n) {
-              *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+              store2(dst, v0, v1);
             } else {
-              if (col < p.n) dst[0] = v0;
-              if (col + 1 < p.n) dst[1] = v1;
+              if (col < p.n) store1(dst, v0);
+              if (col + 1 < p.n) store1(dst + 1, v1);
             }
           }
         }
@@ -650,8 +721,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params p) {
 // Host side: validate the arguments against what this instantiation computes, pick the aligned or the
 // general kernel, set its shared-memory limit, launch on the harness's stream, check the launch.
 // With `query` non-null: the occupancy of the launch it would make instead (gemm_abi.h: NAME_occupancy).
-template <class Cfg, class Tag>
+template <class Cfg, class Tag, class TIn, class TOut>
 int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len, gc_occupancy* query = nullptr) {
+  static_assert(is_input_type<TIn> && is_output_type<TOut>, "f16 or bf16 in; f32 or bf16 out");
+  static_assert(!Cfg::ACC_F16 || (std::is_same<TIn, __half>::value && std::is_same<TOut, float>::value),
+                "the f16-accumulate canary is f16 in, f32 out only");
   char msg[256];
   if (!args) return gc_fail(err, err_len, "null arguments");
   const gc_order want_b = Cfg::B_COL ? GC_COL : GC_ROW;
@@ -660,8 +734,10 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
              Cfg::B_COL ? "col" : "row");
     return gc_fail(err, err_len, msg);
   }
-  if (args->dtype_a != GC_F16 || args->dtype_b != GC_F16 || args->dtype_c != GC_F32)
-    return gc_fail(err, err_len, "mma_sync: needs f16 A and B and f32 C");
+  if (args->dtype_a != Elem<TIn>::abi || args->dtype_b != Elem<TIn>::abi || args->dtype_c != Elem<TOut>::abi) {
+    snprintf(msg, sizeof msg, "%s: built for %s A and B and %s C", name, Elem<TIn>::name, Elem<TOut>::name);
+    return gc_fail(err, err_len, msg);
+  }
   // The f16-accumulate variant also runs under f32-accumulate contracts, on purpose (the canary).
   if (args->dtype_acc != GC_F32 && !(Cfg::ACC_F16 && args->dtype_acc == GC_F16))
     return gc_fail(err, err_len, "mma_sync: accumulator type not supported");
@@ -681,10 +757,10 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
     return gc_fail(err, err_len, "mma_sync: a leading dimension is shorter than its row");
   if (m == 0 || n == 0) return 0;  // nothing to write
 
-  Params p;
-  p.a = static_cast<const __half*>(args->a);
-  p.b = static_cast<const __half*>(args->b);
-  p.c = static_cast<float*>(args->c);
+  Params<TIn, TOut> p;
+  p.a = static_cast<const TIn*>(args->a);
+  p.b = static_cast<const TIn*>(args->b);
+  p.c = static_cast<TOut*>(args->c);
   p.bias = args->bias;
   p.m = static_cast<int>(m);
   p.n = static_cast<int>(n);
@@ -696,7 +772,7 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
   if (tiles_m * tiles_n > INT32_MAX) return gc_fail(err, err_len, "mma_sync: too many tiles for a 1-D grid");
   p.tiles_m = static_cast<int>(tiles_m);
   p.tiles_n = static_cast<int>(tiles_n);
-  p.c_vec2 = (args->ldc % 2 == 0) && (reinterpret_cast<uintptr_t>(args->c) % 8 == 0);
+  p.c_vec2 = (args->ldc % 2 == 0) && (reinterpret_cast<uintptr_t>(args->c) % (2 * sizeof(TOut)) == 0);
 
   // cp.async of 16 bytes needs every chunk 16-byte aligned: aligned bases and ld a multiple of 8. We
   // also ask the contiguous extents (K; and N for row-major B) to be multiples of 8, so that a chunk is
@@ -706,9 +782,9 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
                        reinterpret_cast<uintptr_t>(args->b) % 16 == 0 && args->lda % 8 == 0 &&
                        args->ldb % 8 == 0 && k % 8 == 0 && (Cfg::B_COL || n % 8 == 0);
   const bool whole = aligned && p.c_vec2 && k > 0 && m % Cfg::BM == 0 && n % Cfg::BN == 0 && k % Cfg::BK == 0;
-  void (*kernel)(const Params) = whole     ? gemm_kernel<Cfg, true, true, Tag>
-                                 : aligned ? gemm_kernel<Cfg, true, false, Tag>
-                                           : gemm_kernel<Cfg, false, false, Tag>;
+  void (*kernel)(const Params<TIn, TOut>) = whole     ? gemm_kernel<Cfg, TIn, TOut, true, true, Tag>
+                                             : aligned ? gemm_kernel<Cfg, TIn, TOut, true, false, Tag>
+                                                       : gemm_kernel<Cfg, TIn, TOut, false, false, Tag>;
   if (query) return gc_query_occupancy((const void*)kernel, Cfg::THREADS, Cfg::SMEM_BYTES, query, err, err_len);
   GC_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
   kernel<<<static_cast<unsigned>(tiles_m * tiles_n), Cfg::THREADS, Cfg::SMEM_BYTES, args->stream>>>(p);

@@ -296,12 +296,17 @@ class ContractSupport:
     layouts: frozenset[tuple[Order, Order, Order]] = frozenset()  # (order_a, order_b, order_c)
     alpha_beta: bool = False  # honours alpha != 1 and beta != 0
     epilogues: frozenset[Epilogue] = frozenset({Epilogue.NONE})
+    # (input, output) combinations it is built for, when not every input with every output (empty: all)
+    pairs: frozenset[tuple[DType, DType]] = frozenset()
 
     def check(self, contract: PrecisionContract) -> Support:
         if contract.a != contract.b or contract.a not in self.inputs:
             return Skip(f"inputs {contract.a.value}/{contract.b.value} not supported (takes {_names(self.inputs)})")
         if contract.c not in self.outputs:
             return Skip(f"output {contract.c.value} not supported (writes {_names(self.outputs)})")
+        if self.pairs and (contract.a, contract.c) not in self.pairs:
+            return Skip(f"inputs {contract.a.value} with output {contract.c.value} not supported "
+                        f"(in -> out: {self.pairs_text()})")
         if contract.acc not in self.accumulators:
             return Skip(f"accumulator {contract.acc.value} not supported (accumulates in {_names(self.accumulators)})")
         if contract.math not in self.maths:
@@ -323,10 +328,15 @@ class ContractSupport:
             names.append(oa.letter + ob.letter + ("" if oc is Order.ROW else "_ccol"))
         return "/".join(sorted(names))
 
+    def pairs_text(self) -> str:
+        return ", ".join(f"{a.value} -> {c.value}" for a, c in sorted(self.pairs, key=lambda p: (p[0].value, p[1].value)))
+
     def summary(self) -> str:
         acc = _names(self.accumulators)
+        types = (f"in -> out {self.pairs_text()}" if self.pairs
+                 else f"in {_names(self.inputs)} -> out {_names(self.outputs)}")
         return (
-            f"in {_names(self.inputs)} -> out {_names(self.outputs)}, acc {acc}, "
+            f"{types}, acc {acc}, "
             f"math {'/'.join(sorted(m.value for m in self.maths))}, layouts {self.layout_names()}"
         )
 

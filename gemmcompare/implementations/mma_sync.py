@@ -3,8 +3,15 @@
 The kernel is one header, extensions/mma_sync/mma_sync.cuh. A spec's parameters map one to one onto
 its `Config<...>` template parameters; `MmaSyncConfig` is that mapping as a frozen dataclass, checked
 here (with reasons, before anything compiles) and rendered into tiny translation units: one explicit
-instantiation per TU and per B layout, named after the configuration, plus an entry TU that picks the
-layout at launch. Rendering is a pure function of the configuration (tested on the CPU).
+instantiation per TU, per B layout and per pair of element types, named after the configuration, plus
+an entry TU that picks the layout and the types at launch. Rendering is a pure function of the
+configuration (tested on the CPU).
+
+Element types (not a parameter: every configuration is built for all of them, so a spec's one
+`mma_sync` entry runs under FP16 and BF16 contracts alike): f16 A and B with f32 C; bf16 A and B with
+f32 or bf16 C (round to nearest even). A BF16 contract runs the `.bf16` mma instruction on the bf16
+operands as given, never a conversion to f16. Each pair is its own TU (they compile in parallel); the
+f16 -> f32 TU keeps the names it always had.
 
 Parameters (spec spelling -> template parameter):
   block      [BM, BN, BK]   block tile                              default [128, 256, 64]
@@ -26,7 +33,8 @@ padding's extra bytes), group 8 (an 8-tile strip of A, 8 MB at K = 4096, stays i
 The f16-accumulate variant (acc: f16) accumulates in FP16 (`mma.sync ... .f16.f16.f16.f16`) yet declares
 support for the f32-accumulate contracts too. That is deliberate: it is a canary for the correctness
 contract, which must FAIL it wherever its error exceeds the f32-accumulate bound (large K, large
-magnitudes), and must not let it pass silently. Its rows say `acc=f16` in the name.
+magnitudes), and must not let it pass silently. Its rows say `acc=f16` in the name. It is built for
+f16 inputs only (mma.sync has no bf16 form with an f16 accumulator): under a BF16 contract it is a SKIP.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from typing import Any
 from ..build.request import KernelSource
 from ..paths import EXTENSIONS_DIR
 from ..dtypes import DType
-from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
+from .base import AbiKernel, Constraints, ContractSupport, Param, Skip, layouts
 from ..contracts.precision import Epilogue
 from .registry import Parametrized, InvalidConfig, register_parametrized
 
@@ -55,6 +63,27 @@ LAYOUT_CHOICES = ("tn", "tt", "both")
 SMEM_TAG = {"row": "gc::mma::Smem::Row", "padded": "gc::mma::Smem::Padded", "swizzle": "gc::mma::Smem::Swizzle"}
 EPI_TAG = {"plain": "gc::mma::Epi::Plain", "bias_relu": "gc::mma::Epi::BiasRelu"}
 MMA_K = {"m16n8k16": 16, "m16n8k8": 8}
+CPP_TYPE = {DType.F16: "__half", DType.BF16: "__nv_bfloat16", DType.F32: "float"}
+ABI_DTYPE = {DType.F16: "GC_F16", DType.BF16: "GC_BF16", DType.F32: "GC_F32"}
+
+# (A and B, C): the element types every f32-accumulate configuration is built for; the f16-accumulate
+# canary is built for the first only.
+TYPE_PAIRS: tuple[tuple[DType, DType], ...] = ((DType.F16, DType.F32), (DType.BF16, DType.F32), (DType.BF16, DType.BF16))
+CANARY_TYPES = TYPE_PAIRS[:1]
+CANARY_SKIP = "acc=f16 is an f16-only canary (mma.sync has no bf16 form with an f16 accumulator); use acc=f32"
+
+
+def type_suffix(pair: tuple[DType, DType]) -> str:
+    """What a pair of types adds to file, symbol and tag names: nothing for f16 -> f32 (the names the
+    family always had), `_bf16` for bf16 -> f32, `_bf16_bf16out` for bf16 -> bf16."""
+    inputs, output = pair
+    if pair == TYPE_PAIRS[0]:
+        return ""
+    return f"_{inputs.value}" + ("" if output is DType.F32 else f"_{output.value}out")
+
+
+def pair_name(pair: tuple[DType, DType]) -> str:
+    return f"{pair[0].value}->{pair[1].value}"
 
 
 def _pow2(v: int) -> bool:
@@ -139,6 +168,11 @@ class MmaSyncConfig:
                 f"k{MMA_K[self.mma]}_{self.acc}acc_{self.epilogue}")
 
     @property
+    def type_pairs(self) -> tuple[tuple[DType, DType], ...]:
+        """The (A and B, C) element types this configuration is built for."""
+        return CANARY_TYPES if self.acc == "f16" else TYPE_PAIRS
+
+    @property
     def layout_name(self) -> str:
         return "both" if set(self.layouts) == {"tn", "tt"} else self.layouts[0]
 
@@ -195,70 +229,88 @@ class MmaSyncConfig:
             raise InvalidConfig("; ".join(problems))
 
     # -- rendering -------------------------------------------------------------------------------
-    def symbol(self, layout: str | None = None) -> str:
-        """extern "C" symbol: the entry (layout None: gc_mma_sync_<ident>_<tn|tt|both>) or one layout's
-        launcher (gc_mma_sync_<ident>_<layout>_launch), which the entry calls."""
+    def symbol(self, layout: str | None = None, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        """extern "C" symbol: the entry (layout None: gc_mma_sync_<ident>_<tn|tt|both>) or the launcher of
+        one layout and pair of types (gc_mma_sync_<ident>_<layout><type suffix>_launch), which the entry
+        calls."""
         base = f"gc_mma_sync_{self.ident}"
-        return f"{base}_{self.layout_name}" if layout is None else f"{base}_{layout}_launch"
+        return f"{base}_{self.layout_name}" if layout is None else f"{base}_{layout}{type_suffix(types)}_launch"
 
-    def tag(self, layout: str) -> str:
-        """The type naming one layout's kernels (it appears in their mangled names)."""
-        return f"gc_mma_sync_{self.ident}_{layout}_tag"
+    def tag(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        """The type naming one layout's and pair's kernels (it appears in their mangled names)."""
+        return f"gc_mma_sync_{self.ident}_{layout}{type_suffix(types)}_tag"
 
-    def instance_filename(self, layout: str) -> str:
-        return f"mma_sync_{self.ident}_{layout}.cu"
+    def instance_filename(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        return f"mma_sync_{self.ident}_{layout}{type_suffix(types)}.cu"
 
     @property
     def entry_filename(self) -> str:
         return f"mma_sync_{self.ident}_{self.layout_name}_entry.cu"
 
-    def render_instance(self, layout: str) -> str:
+    def render_instance(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        if types not in self.type_pairs:
+            raise ValueError(f"{self.ident} is not built for {pair_name(types)} (only {self.type_pairs_text})")
         bm, bn, bk = self.block
         wm, wn = self.warp_tile
         args = ", ".join(str(x) for x in (
             bm, bn, bk, wm, wn, self.stages, SMEM_TAG[self.smem], self.group, MMA_K[self.mma],
             "true" if self.acc == "f16" else "false", EPI_TAG[self.epilogue], "true" if layout == "tn" else "false",
         ))
-        sym, tag = self.symbol(layout), self.tag(layout)
+        sym, tag = self.symbol(layout, types), self.tag(layout, types)
         cfg = f"gc_mma_sync_{self.ident}_{layout}_config"
+        launch = f"gc::mma::launch<{cfg}, {tag}, {CPP_TYPE[types[0]]}, {CPP_TYPE[types[1]]}>"
         return (
             f"// Generated by gemmcompare/implementations/mma_sync.py: one instantiation of mma_sync.cuh.\n"
-            f"// {self.ident}, layout {layout} (A row-major, B {'column' if layout == 'tn' else 'row'}-major, C row-major)\n"
+            f"// {self.ident}, layout {layout} (A row-major, B {'column' if layout == 'tn' else 'row'}-major, C row-major),\n"
+            f"// {types[0].value} A and B, {types[1].value} C\n"
             f'#include "mma_sync/mma_sync.cuh"\n'
             f"\n"
             f"struct {tag};  // names the kernels in the ptxas report\n"
             f"using {cfg} = gc::mma::Config<{args}>;\n"
             f"\n"
             f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
-            f'  return gc::mma::launch<{cfg}, {tag}>(args, "{sym}", err, err_len);\n'
+            f'  return {launch}(args, "{sym}", err, err_len);\n'
             f"}}\n"
             f"\n"
             f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
-            f'  return gc::mma::launch<{cfg}, {tag}>(args, "{sym}", err, err_len, out);\n'
+            f'  return {launch}(args, "{sym}", err, err_len, out);\n'
             f"}}\n"
         )
 
+    @property
+    def type_pairs_text(self) -> str:
+        return ", ".join(pair_name(p) for p in self.type_pairs)
+
+    def _launchers(self) -> list[tuple[str, tuple[DType, DType]]]:
+        return [(l, t) for l in self.layouts for t in self.type_pairs]
+
     def render_entry(self) -> str:
+        launchers = self._launchers()
         decls = "".join(
-            f'extern "C" int {self.symbol(l)}(const gc_gemm_args* args, char* err, size_t err_len);\n'
-            for l in self.layouts
+            f'extern "C" int {self.symbol(l, t)}(const gc_gemm_args* args, char* err, size_t err_len);\n'
+            for l, t in launchers
         )
         decls += "".join(
-            f'extern "C" int {self.symbol(l)}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, '
-            f'size_t err_len);\n' for l in self.layouts
+            f'extern "C" int {self.symbol(l, t)}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, '
+            f'size_t err_len);\n' for l, t in launchers
         )
+
+        def when(l: str, t: tuple[DType, DType]) -> str:
+            return (f"args->order_b == {'GC_COL' if l == 'tn' else 'GC_ROW'} && args->dtype_a == {ABI_DTYPE[t[0]]} && "
+                    f"args->dtype_c == {ABI_DTYPE[t[1]]}")
+
         branches = "".join(
-            f"  if (args->order_b == {'GC_COL' if l == 'tn' else 'GC_ROW'}) return {self.symbol(l)}(args, err, err_len);\n"
-            for l in self.layouts
+            f"  if ({when(l, t)}) return {self.symbol(l, t)}(args, err, err_len);\n" for l, t in launchers
         )
         query_branches = "".join(
-            f"  if (args->order_b == {'GC_COL' if l == 'tn' else 'GC_ROW'}) "
-            f"return {self.symbol(l)}_occupancy(args, out, err, err_len);\n"
-            for l in self.layouts
+            f"  if ({when(l, t)}) return {self.symbol(l, t)}_occupancy(args, out, err, err_len);\n"
+            for l, t in launchers
         )
+        refusal = (f'  return gc_fail(err, err_len, "mma_sync {self.ident}: built for layouts {"/".join(self.layouts)} '
+                   f'and A/B -> C types {self.type_pairs_text} only");\n')
         return (
             f"// Generated by gemmcompare/implementations/mma_sync.py: the entry of {self.ident}\n"
-            f"// ({'/'.join(self.layouts)}), dispatching on B's storage order.\n"
+            f"// ({'/'.join(self.layouts)}; {self.type_pairs_text}), dispatching on B's storage order and the types.\n"
             f'#include "gemmcompare/gemm_abi.h"\n'
             f"\n"
             f"{decls}"
@@ -266,26 +318,32 @@ class MmaSyncConfig:
             f'extern "C" int {self.symbol()}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
             f'  if (!args) return gc_fail(err, err_len, "null arguments");\n'
             f"{branches}"
-            f'  return gc_fail(err, err_len, "mma_sync {self.ident}: built for layouts {"/".join(self.layouts)} only");\n'
+            f"{refusal}"
             f"}}\n"
             f"\n"
             f'extern "C" int {self.symbol()}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, '
             f'size_t err_len) {{\n'
             f'  if (!args) return gc_fail(err, err_len, "null arguments");\n'
             f"{query_branches}"
-            f'  return gc_fail(err, err_len, "mma_sync {self.ident}: built for layouts {"/".join(self.layouts)} only");\n'
+            f"{refusal}"
             f"}}\n"
         )
 
     def sources(self) -> tuple[KernelSource, ...]:
-        out = [KernelSource(self.instance_filename(l), text=self.render_instance(l)) for l in self.layouts]
+        out = [KernelSource(self.instance_filename(l, t), text=self.render_instance(l, t)) for l, t in self._launchers()]
         out.append(KernelSource(self.entry_filename, text=self.render_entry()))
         return tuple(out)
 
     @property
     def kernel_filter(self) -> str:
+        """Every kernel of the configuration (all layouts and types)."""
+        return self.kernel_filter_for_types(*self.type_pairs)
+
+    def kernel_filter_for_types(self, *pairs: tuple[DType, DType]) -> str:
+        """The kernels of these pairs of types (all layouts): a row's registers are its own types' kernels'."""
         alts = "|".join(self.layouts)
-        return rf"gc_mma_sync_{re.escape(self.ident)}_(?:{alts})_tag"
+        suffixes = "|".join(re.escape(type_suffix(p)) for p in pairs)
+        return rf"gc_mma_sync_{re.escape(self.ident)}_(?:{alts})(?:{suffixes})_tag"
 
     def params(self) -> dict[str, Any]:
         """The canonical parameters (the implementation's name is built from these)."""
@@ -366,16 +424,30 @@ class MmaSyncKernel(AbiKernel):
             f"mma.sync {cfg.mma} + ldmatrix + cp.async, {cfg.block[0]}x{cfg.block[1]}x{cfg.block[2]} block, "
             f"{cfg.warp_tile[0]}x{cfg.warp_tile[1]} warp tile ({cfg.warps} warps), {cfg.stages} stages, {cfg.smem} "
             f"shared memory, raster group {cfg.group}, {cfg.acc} accumulator"
-            + (" (FP16-accumulate canary: declares the f32-accumulate contracts on purpose)" if cfg.acc == "f16" else "")
+            + (" (FP16-accumulate canary: declares the f32-accumulate contracts on purpose; f16 in only)"
+               if cfg.acc == "f16" else "")
             + ("" if cfg.epilogue == "plain" else ", fused bias+ReLU")
+            + f"; A/B -> C types {cfg.type_pairs_text}"
         )
         self.contract_support = ContractSupport(
-            inputs=frozenset({DType.F16}),
-            outputs=frozenset({DType.F32}),
+            inputs=frozenset(t[0] for t in cfg.type_pairs),
+            outputs=frozenset(t[1] for t in cfg.type_pairs),
+            pairs=frozenset(cfg.type_pairs),  # f16 in, bf16 out: in both sets above, never built
             accumulators=frozenset({DType.F32} | ({DType.F16} if cfg.acc == "f16" else set())),
             layouts=layouts(*cfg.layouts),
             epilogues=frozenset({Epilogue.BIAS_RELU if cfg.epilogue == "bias_relu" else Epilogue.NONE}),
         )
+
+    def supports(self, problem, contract):
+        cfg = self.config
+        if cfg.acc == "f16" and DType.BF16 in (contract.a, contract.b):
+            return Skip(CANARY_SKIP)
+        return super().supports(problem, contract)
+
+    def kernel_filter_for(self, contract) -> str:
+        """The kernels of the contract's pair of types (those a launch under it can run)."""
+        pair = (contract.a, contract.c)
+        return self.config.kernel_filter_for_types(pair) if pair in self.config.type_pairs else self.kernel_filter
 
     def sources(self):
         return self.config.sources()
@@ -403,7 +475,7 @@ PARAMS = [
     Param("mma", "choice", default=MmaSyncConfig.mma, choices=MMA_SHAPES, help="mma.sync shape"),
     Param("epilogue", "choice", default=MmaSyncConfig.epilogue, choices=EPILOGUES, help="fused epilogue"),
     Param("acc", "choice", default=MmaSyncConfig.acc, choices=ACCS,
-                help="accumulator; f16 is a canary that also claims the f32-accumulate contracts"),
+                help="accumulator; f16 is a canary that also claims the f32-accumulate contracts (f16 in only)"),
     Param("layout", "choice", default="both", choices=LAYOUT_CHOICES,
                 help="B storage order(s) to build: tn (column-major B), tt (row-major B) or both"),
 ]
@@ -415,5 +487,6 @@ def make(params: dict[str, Any]) -> MmaSyncKernel:
 
 register_parametrized(Parametrized(
     "mma_sync", PARAMS, make,
-    description="hand-written mma.sync + ldmatrix + cp.async multistage GEMM (f16 in, f32 out), any m, n, k",
+    description="hand-written mma.sync + ldmatrix + cp.async multistage GEMM (f16 in, f32 out; bf16 in, f32/bf16 "
+                "out), any m, n, k",
 ))
