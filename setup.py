@@ -28,7 +28,7 @@ setup(
         "ninja>=1.11.1.1",
         "nvidia-cutlass>=4.2.0.0",
         "pandas>=2.2.3",
-        "matplotlib>=3.8.4",
+        "matplotlib>=3.10.0",
         "pyyaml>=6.0",
         "tqdm>=4.66.0",
         "nvidia-ml-py>=12.560.30",

@@ -721,7 +721,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params<TIn,
 // Host side: validate the arguments against what this instantiation computes, pick the aligned or the
 // general kernel, set its shared-memory limit, launch on the harness's stream, check the launch.
 // With `query` non-null: the occupancy of the launch it would make instead (gemm_abi.h: NAME_occupancy).
-template <class Cfg, class Tag, class TIn, class TOut>
+template <class Cfg, class Tag, class TIn = __half, class TOut = float>  // the defaults: f16 in, f32 out, as before BF16
 int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len, gc_occupancy* query = nullptr) {
   static_assert(is_input_type<TIn> && is_output_type<TOut>, "f16 or bf16 in; f32 or bf16 out");
   static_assert(!Cfg::ACC_F16 || (std::is_same<TIn, __half>::value && std::is_same<TOut, float>::value),
