@@ -77,13 +77,12 @@ def print_rows(rows) -> None:
 
 def cmd_build(args) -> int:
     from ..build.extension import BuildFailure
-    from ..device import probe_device
+    from ..device import probe_build_target
+    from ..plan import narrow
     from ..run.parent import build_for
 
-    from ..plan import narrow
-
     exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
-    outcome = build_for(exp, probe_device(), run_options(args))
+    outcome = build_for(exp, probe_build_target(), run_options(args))
     filters = {impl.name: impl.kernel_filter for impl in exp.implementations}
     failed = 0
     for name, result in outcome.by_impl.items():
