@@ -124,3 +124,148 @@ def test_a_cached_extension_is_imported_where_it_is_launched(tmp_path, monkeypat
     assert len(loaded) == 1
     extension.load_extension(plan, folder, cached=False)  # a fresh build is imported at once
     assert len(loaded) == 2
+
+
+# -- the run's phases and its early worker (fake GPU) ------------------------------------------------------
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fake_device  # noqa: E402
+
+from gemmcompare import cli  # noqa: E402
+from gemmcompare.run import parent  # noqa: E402
+from gemmcompare.run.executor import ProblemExecutor  # noqa: E402
+from gemmcompare.run.phases import GROUPS, PARENT, phase_line  # noqa: E402
+
+RUN_SPEC = """\
+name: phases
+problems: [{m: 256, n: 256, k: 256}, {m: 512, n: 512, k: 512}]
+contracts: [f16_f32acc_tn]
+implementations: [library.cublas, library.torch_matmul]
+baseline: library.cublas
+timing: {row_timeout_s: 5}
+"""
+
+
+def _fake_cli(monkeypatch, build_for=None):
+    """`gemmcompare run` on the fake GPU: the real command, its Runner given the fake device and backend."""
+    from gemmcompare.cli import run as cli_run
+
+    monkeypatch.setattr(parent, "build_for", build_for or (lambda exp, device, o: fake_device.fake_builds(exp)))
+    real_options = cli_run.run_options
+    monkeypatch.setattr(cli_run, "run_options", lambda args: __import__("dataclasses").replace(
+        real_options(args), backend=fake_device.BACKEND, silence_margin_s=5.0))
+
+    class FakeHostRunner(parent.Runner):
+        def __init__(self, exp, opts, **kw):
+            super().__init__(exp, opts, device=fake_device.DEVICE, gpus=fake_device.GPUS[:1], **kw)
+
+    monkeypatch.setattr(parent, "Runner", FakeHostRunner)
+
+
+def test_a_run_keeps_its_phases_in_the_receipt_and_prints_them_in_one_line(tmp_path, monkeypatch, capsys):
+    spec = tmp_path / "phases.yaml"
+    spec.write_text(RUN_SPEC)
+    _fake_cli(monkeypatch)
+    code = cli.main(["run", str(spec), "--store", str(tmp_path / "g.db"), "--runs-dir", str(tmp_path / "runs"),
+                     "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (line,) = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("phases:")]
+    for label in ("spec", "plan", "build", "run set-up", "worker wait", "measure", "report", "total"):
+        assert f"{label} " in line, (label, line)
+    assert "worker (beside the parent): start" in line and "in measure: store" in line
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    phases = json.loads((run_dir / "receipt.json").read_text())["phases_s"]
+    parent_keys = [key for key, _ in PARENT]
+    assert set(parent_keys) <= set(phases) and {"total_s", "worker_start_s", "store_s"} <= set(phases)
+    assert all(value >= 0 for value in phases.values())
+    assert phases["report_s"] > 0 and phases["measure_s"] > 0
+    # the parent's phases follow one another inside the process's life: they cannot add up to more
+    assert sum(phases[key] for key in parent_keys) <= phases["total_s"] + 0.05
+    receipt = json.loads((run_dir / "receipt.json").read_text())
+    assert receipt["gpus"][0]["worker_startup_s"]["session_s"] >= 0
+
+
+def test_the_measuring_worker_starts_before_the_builds_are_looked_up(tmp_path, monkeypatch, capsys):
+    """The fake session's warm-up leaves a mark; the build stub waits for it. A worker started only after
+    the builds (as before) would never leave it in time, and the stub says so."""
+    import time
+
+    mark = tmp_path / "prewarmed"
+    monkeypatch.setenv("GEMMCOMPARE_FAKE_PREWARM_MARK", str(mark))
+    seen = []
+
+    def build_for(exp, device, opts):
+        deadline = time.monotonic() + 60
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen.append(mark.exists())
+        return fake_device.fake_builds(exp)
+
+    spec = tmp_path / "phases.yaml"
+    spec.write_text(RUN_SPEC)
+    _fake_cli(monkeypatch, build_for)
+    code = cli.main(["run", str(spec), "--store", str(tmp_path / "g.db"), "--runs-dir", str(tmp_path / "runs"),
+                     "--no-progress", "--no-report"])
+    assert code == 0, capsys.readouterr()
+    assert seen == [True], "the worker had not started when the builds were looked up"
+    pid, device_index, cupti = mark.read_text().split()
+    assert device_index == "0" and cupti == "True"  # its one GPU is device 0; the spec's timing is `auto`
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    startup = json.loads((run_dir / "receipt.json").read_text())["gpus"][0]["worker_startup_s"]
+    assert startup["setup_wait_s"] > 0 and "import_s" in startup  # it waited for the setup, warmed up
+
+
+def test_no_worker_is_started_early_where_it_could_not_be_used(monkeypatch):
+    from gemmcompare.run import gpus
+    from gemmcompare.spec import parse_spec
+
+    exp = parse_spec(RUN_SPEC, "phases.yaml")
+    started = []
+    monkeypatch.setattr("gemmcompare.run.worker.WorkerHandle.prestart", classmethod(
+        lambda cls, visible, backend, cupti: started.append(visible) or visible))
+    monkeypatch.setattr(gpus, "nvml_visible_gpu", lambda environ=os.environ: None)
+    assert parent._prestart(exp, parent.RunOptions(), None) == {}  # no GPU here: nothing to start
+    assert parent._prestart(exp, parent.RunOptions(gpus="all"), fake_device.GPUS) == {}  # needs torch to know
+    assert parent._prestart(exp, parent.RunOptions(cluster="local"), fake_device.GPUS) == {}
+    assert parent._prestart(exp, parent.RunOptions(isolate=False), fake_device.GPUS) == {}
+    assert started == []
+    assert parent._prestart(exp, parent.RunOptions(gpus="1,0"), fake_device.GPUS) == {"1": "1", "0": "0"}
+
+
+def test_the_pool_ends_early_workers_of_gpus_it_does_not_use():
+    from gemmcompare.run.pool import LocalPool
+
+    class Handle:
+        killed = False
+
+        def kill(self):
+            self.killed = True
+
+    used, unused = Handle(), Handle()
+    pool = LocalPool(fake_device.GPUS[1:], 1.0, prestarted={"0": unused, "1": used})
+    assert unused.killed and not used.killed
+    pool.close()
+    assert used.killed
+
+
+def test_a_groups_phases_add_up_without_counting_a_nested_one_twice():
+    import time
+
+    ex = ProblemExecutor(None, "run", fake_device.DEVICE, {}, None, emit=lambda row: None)
+    with ex._phase("timing_s"):
+        time.sleep(0.05)
+        with ex._phase("inputs_refs_s"):
+            time.sleep(0.2)
+    phases = ex.take_phases()
+    assert phases["inputs_refs_s"] >= 0.2
+    assert 0.05 <= phases["timing_s"] < 0.2  # its own time only
+    assert ex.take_phases() == {}
+
+
+def test_the_phase_line_reads_in_order_and_leaves_out_what_a_run_did_not_do():
+    line = phase_line({"build_s": 0.25, "spec_s": 0.04, "measure_s": 6.0, "total_s": 9.87, "timing_s": 3.3,
+                       "inputs_refs_s": 0.8, "worker_start_s": 4.2})
+    assert line == ("phases: spec 0.0 s, build 0.2 s, measure 6.0 s; total 9.9 s | worker (beside the parent): "
+                    "start 4.2 s | in measure: inputs+refs 0.8 s, timing 3.3 s")
+    assert [k for k, _ in GROUPS][:4] == list(__import__("gemmcompare.run.executor", fromlist=["x"]).GROUP_PHASES)
