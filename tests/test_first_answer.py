@@ -102,8 +102,9 @@ def test_a_build_on_a_warm_cache_imports_neither_torch_nor_pandas(tmp_path, nvcc
         print("EXIT", code, "PLANS", len(planned), "LOADED", [m for m in ("torch", "pandas", "matplotlib")
                                                              if m in sys.modules])
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=_env(),
-                          timeout=120)
+    # no GPU shown to it: on a GPU machine the device's own arch would win over --arch (and compile)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                          env=_env(CUDA_VISIBLE_DEVICES=""), timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.count("cached]") == 2, out
@@ -269,3 +270,64 @@ def test_the_phase_line_reads_in_order_and_leaves_out_what_a_run_did_not_do():
     assert line == ("phases: spec 0.0 s, build 0.2 s, measure 6.0 s; total 9.9 s | worker (beside the parent): "
                     "start 4.2 s | in measure: inputs+refs 0.8 s, timing 3.3 s")
     assert [k for k, _ in GROUPS][:4] == list(__import__("gemmcompare.run.executor", fromlist=["x"]).GROUP_PHASES)
+
+
+class _FakeNvml:
+    """pynvml with two GPUs of the given capabilities (NVML index order), or a driver that is not there."""
+
+    NVML_ERROR_LIBRARY_NOT_FOUND, NVML_ERROR_DRIVER_NOT_LOADED = 12, 9
+
+    class NVMLError(Exception):
+        def __init__(self, value):
+            super().__init__(value)
+            self.value = value
+
+    def __init__(self, ccs=((9, 0), (9, 0)), init_error=None):
+        self.ccs, self.init_error = ccs, init_error
+
+    def nvmlInit(self):
+        if self.init_error is not None:
+            raise self.NVMLError(self.init_error)
+
+    def nvmlDeviceGetCount(self):
+        return len(self.ccs)
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        if i >= len(self.ccs):
+            raise self.NVMLError(2)
+        return i
+
+    def nvmlDeviceGetHandleByUUID(self, uuid):
+        return int(uuid.rsplit("-", 1)[1])
+
+    def nvmlDeviceGetCudaComputeCapability(self, h):
+        return self.ccs[h]
+
+    def nvmlDeviceGetName(self, h):
+        return f"GPU{h} sm_{self.ccs[h][0]}{self.ccs[h][1]}".encode()
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return type("M", (), {"total": 141 << 30})()
+
+
+@pytest.mark.parametrize("nvml, visible, expected", [
+    (_FakeNvml(init_error=12), None, None),  # no driver: no CUDA device either
+    (_FakeNvml(init_error=9), "0", None),
+    (_FakeNvml(), None, ("GPU0 sm_90", (9, 0))),
+    (_FakeNvml(((8, 0), (9, 0))), "1", ("GPU1 sm_90", (9, 0))),  # the one GPU it may see
+    (_FakeNvml(((8, 0), (9, 0))), "GPU-x-1", ("GPU1 sm_90", (9, 0))),
+    (_FakeNvml(), "", None),  # CUDA_VISIBLE_DEVICES="" shows CUDA no GPU
+    (_FakeNvml(((8, 0), (9, 0))), None, "torch"),  # which is CUDA's device 0? torch must say
+    (_FakeNvml(), "MIG-1234", "torch"),
+    (_FakeNvml(init_error=3), None, "torch"),  # NVML failed for another reason
+])
+def test_the_build_target_comes_from_nvml_where_nvml_is_exact(monkeypatch, nvml, visible, expected):
+    from gemmcompare import device
+
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    monkeypatch.setattr(device, "probe_device", lambda index=0: "torch")
+    environ = {} if visible is None else {"CUDA_VISIBLE_DEVICES": visible}
+    got = device.probe_build_target(environ)
+    if isinstance(got, device.DeviceInfo):
+        got = (got.name, got.cc)
+    assert got == expected
