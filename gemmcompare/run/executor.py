@@ -35,9 +35,11 @@ IMPLAUSIBLE_PEAK_FACTOR = 1.05
 # Length of the sleep kernel queued ahead of the poison before a checking launch (see _check_one).
 OTHER_STREAM_GUARD_MS = 5.0
 # Where a group's wall time goes (seconds, summed over groups; the run's receipt keeps them as phases_s):
-# drawing inputs and computing both FP64 references, checking each implementation, preparing and timing
-# them (warm-up, samples, CUPTI), and re-checking the timed output and a fresh launch after timing.
-GROUP_PHASES = ("inputs_refs_s", "check_s", "timing_s", "recheck_s")
+# drawing inputs and computing both FP64 references, checking each implementation, timing them (preparing
+# and sampling), and of the timing apart its warm-up, CUPTI's start and read-out and the NVML telemetry read
+# in each batch, and re-checking the timed output and a fresh launch after timing. Each excludes the
+# phases inside it, so they add up to the groups' time.
+GROUP_PHASES = ("inputs_refs_s", "check_s", "timing_s", "warmup_s", "cupti_s", "telemetry_s", "recheck_s")
 
 
 def now() -> str:
@@ -300,8 +302,12 @@ class ProblemExecutor:
         # telemetry while each batch runs (after its sleep gate): the clock and caps the samples saw
         tele: dict[str, list] = {t.impl.name: [] for t in ready}
         window = launch_window(self.device.name, self.exp.timing.launch_window_us)
-        timer = Timer(self.exp.timing, self.device.l2_bytes,
-                      in_batch=lambda name: tele[name].append(self.telemetry.sample()), launch_window_ms=window.ms)
+        def in_batch(name: str) -> None:
+            with self._phase("telemetry_s"):
+                tele[name].append(self.telemetry.sample())
+
+        timer = Timer(self.exp.timing, self.device.l2_bytes, in_batch=in_batch, launch_window_ms=window.ms)
+        timer.phase = self._phase
         measurements = timer.measure([t.launcher for t in ready], stage=self.stage)
         for t in ready:  # a hang or CUDA error: blame the implementation that caused it
             m = measurements[t.impl.name]
