@@ -333,9 +333,9 @@ class Runner:
         self.phases_s.add("worker_wait_s", getattr(report, "workers_up_s", None))
         self.phases_s.add("measure_s", report.measure_s)
         gpus = list(report.gpus.values())
-        starts = [s.start_s for s in gpus if getattr(s, "start_s", None) is not None]
-        if starts:  # the slowest GPU's worker: the one the parent waited for
-            slowest = max((s for s in gpus if s.start_s is not None), key=lambda s: s.start_s)
+        started = [s for s in gpus if getattr(s, "start_s", None) is not None]
+        if started:  # the slowest GPU's worker: the one the parent waited for
+            slowest = max(started, key=lambda s: s.start_s)
             self.phases_s.add("worker_start_s", slowest.start_s)
             for step, seconds in (getattr(slowest, "startup", None) or {}).items():
                 self.phases_s.add(f"worker_{step}", seconds)
@@ -344,6 +344,9 @@ class Runner:
                 self.phases_s.add(phase, seconds)
         self.receipt["phases_s"] = dict(self.phases_s)
         self._write_receipt()
+        if report.rows:
+            log(f"measured {report.rows} rows in {report.measure_s:.1f} s on {len(report.gpus)} GPU(s): "
+                f"{report.rows / max(report.measure_s, 1e-9):.2f} rows/s (builds before: {self.phases['build_s']:.1f} s)")
 
     def finish_phases(self, **seconds) -> dict:
         """Phases spent after run() (the report), and the process's total so far, into the receipt;
@@ -357,9 +360,6 @@ class Runner:
             self.receipt["phases_s"] = dict(self.phases_s)
             self._write_receipt()
         return dict(self.phases_s)
-        if report.rows:
-            log(f"measured {report.rows} rows in {report.measure_s:.1f} s on {len(report.gpus)} GPU(s): "
-                f"{report.rows / max(report.measure_s, 1e-9):.2f} rows/s (builds before: {self.phases['build_s']:.1f} s)")
 
     def _emit(self, row: Result) -> None:
         t0 = time.monotonic()
