@@ -211,6 +211,7 @@ class WorkerHandle:
 
     def __init__(self, setup: WorkerSetup | None, visible: str | None = None, *,
                  backend: str | None = None, cupti: bool | None = None):
+        payload = pickle.dumps(setup) if setup is not None else None  # an unpicklable setup fails before a spawn
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
         backend = backend or setup.backend
@@ -220,9 +221,12 @@ class WorkerHandle:
         self.proc = ctx.Process(target=_entry, args=(child, visible, backend, index, cupti), daemon=True)
         self.proc.start()
         child.close()
-        self.backend, self.begun = backend, False
-        if setup is not None:
-            self.begin(setup)
+        self.begun = payload is not None
+        if payload is not None:
+            try:
+                self.conn.send_bytes(payload)
+            except OSError:  # it died at once: the caller's wait for WorkerReady reads the end of the pipe
+                pass
 
     @classmethod
     def prestart(cls, visible: str | None, backend: str, cupti: bool) -> "WorkerHandle":
