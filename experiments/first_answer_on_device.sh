@@ -7,7 +7,8 @@
 #      one-line phases (also in its receipt, `phases_s`);
 #   3. `build experiments/lab_ladder.yaml` cold, then three times fully cached, each timed;
 #   4. where the cached build's time goes: `python3 -X importtime` (the 15 costliest imports), and torch's own
-#      import time beside it.
+#      import time beside it;
+#   5. the GPU tests of tests/test_first_answer.py (the cache is warm by then).
 # It prints a summary table last. Everything comes back as OUT/first_answer.tgz (runs, store, logs) and
 # OUT/summary.txt. The issue's goal: each warm-cache quickstart run <= 12 s wall; a cached lab-ladder build
 # <= 1 s. Run at the commit before this change for the "before" walls (it has no phase lines; the table
@@ -54,6 +55,8 @@ done
 python3 -X importtime -m gemmcompare build experiments/lab_ladder.yaml --no-progress 2>&1 >/dev/null \
   | grep "import time" | sort -t'|' -k2 -n | tail -15 >"$out/importtime_cached_build.txt"
 timed torch_import python3 -c "import torch"
+# the GPU tests of this change (a prewarmed worker leaves CUPTI ready; a real run's receipt has every phase)
+timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py
 
 for i in 1 2; do
   echo "--- quickstart run $i"
@@ -86,6 +89,7 @@ cat "$out/phases.txt"
   echo "| lab_ladder build, cold | ${wall[lab_build_cold]} | |"
   echo "| lab_ladder build, cached (3 tries) | ${wall[lab_build_cached_1]} ${wall[lab_build_cached_2]} ${wall[lab_build_cached_3]} | <= 1 |"
   echo "| python3 -c 'import torch' | ${wall[torch_import]} | (reference) |"
+  echo "| pytest -m gpu tests/test_first_answer.py | ${wall[gpu_tests]} | $(tail -n 1 "$out/gpu_tests.log") |"
   for i in 1 2; do
     line=$(grep -h "phases:" "$out/quickstart_run_$i.log" | head -1 | sed 's/^ *//')
     echo "run $i: ${line:-phases: n/a (no phase line at this commit)}"

@@ -331,3 +331,41 @@ def test_the_build_target_comes_from_nvml_where_nvml_is_exact(monkeypatch, nvml,
     if isinstance(got, device.DeviceInfo):
         got = (got.name, got.cc)
     assert got == expected
+
+
+# -- on the GPU (the lead's device run) ---------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_a_prewarmed_worker_leaves_cupti_ready_for_the_timer():
+    import torch
+
+    from gemmcompare.contracts.timing import Launcher, Timer, TimingSettings
+    from gemmcompare.run.worker import CudaSession
+
+    steps = CudaSession.prewarm(torch.cuda.current_device(), True)
+    assert set(steps) == {"import_s", "cuda_context_s", "cublas_s", "cupti_s"}, steps
+    a = torch.randn(512, 512, device="cuda")
+    out = torch.empty_like(a)
+    timer = Timer(TimingSettings(l2="warm", method="cupti", min_samples=10, max_samples=20), 0)
+    m = timer.measure([Launcher("mm", lambda: torch.mm(a, a, out=out))])["mm"]
+    assert m.method == "cupti" and m.samples_ms, m.method_note  # the warm-up's profiler is not left running
+
+
+@pytest.mark.gpu
+def test_a_real_runs_receipt_says_where_its_time_went(tmp_path):
+    from gemmcompare.spec import parse_spec
+
+    spec = RUN_SPEC.replace("[{m: 256, n: 256, k: 256}, {m: 512, n: 512, k: 512}]", "[{m: 256, n: 256, k: 256}]")
+    runner = parent.Runner(parse_spec(spec, "phases.yaml"), parent.RunOptions(
+        store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False))
+    out = runner.run()
+    assert out.status == "complete" and all(r.status.value == "PASS" for r in out.rows), [r.reason for r in out.rows]
+    phases = runner.finish_phases()
+    for key in ("gpu_probe_s", "build_s", "worker_start_s", "worker_import_s", "worker_cuda_context_s",
+                "worker_cublas_s", "worker_cupti_s", "inputs_refs_s", "check_s", "timing_s", "warmup_s",
+                "cupti_s", "telemetry_s", "recheck_s", "measure_s", "total_s"):
+        assert phases.get(key, -1) >= 0, (key, phases)
+    # the worker warmed up beside the parent: the parent waited less for it than it took to start
+    assert phases["worker_wait_s"] < phases["worker_start_s"], phases
+    receipt = json.loads((out.run_dir / "receipt.json").read_text())
+    assert receipt["phases_s"]["measure_s"] == phases["measure_s"]
