@@ -343,7 +343,7 @@ def test_a_prewarmed_worker_leaves_cupti_ready_for_the_timer():
     from gemmcompare.run.worker import CudaSession
 
     steps = CudaSession.prewarm(torch.cuda.current_device(), True)
-    assert set(steps) == {"import_s", "cuda_context_s", "cublas_s", "cupti_s"}, steps
+    assert set(steps) == {"import_s", "cuda_context_s", "cublas_s", "first_kernels_s", "cupti_s"}, steps
     a = torch.randn(512, 512, device="cuda")
     out = torch.empty_like(a)
     timer = Timer(TimingSettings(l2="warm", method="cupti", min_samples=10, max_samples=20), 0)
@@ -362,8 +362,8 @@ def test_a_real_runs_receipt_says_where_its_time_went(tmp_path):
     assert out.status == "complete" and all(r.status.value == "PASS" for r in out.rows), [r.reason for r in out.rows]
     phases = runner.finish_phases()
     for key in ("gpu_probe_s", "build_s", "worker_start_s", "worker_import_s", "worker_cuda_context_s",
-                "worker_cublas_s", "worker_cupti_s", "inputs_refs_s", "check_s", "timing_s", "warmup_s",
-                "cupti_s", "telemetry_s", "recheck_s", "measure_s", "total_s"):
+                "worker_cublas_s", "worker_first_kernels_s", "worker_cupti_s", "inputs_refs_s", "check_s",
+                "timing_s", "warmup_s", "cupti_s", "telemetry_s", "recheck_s", "measure_s", "total_s"):
         assert phases.get(key, -1) >= 0, (key, phases)
     # the worker warmed up beside the parent: the parent waited less for it than it took to start
     assert phases["worker_wait_s"] < phases["worker_start_s"], phases
