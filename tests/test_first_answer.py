@@ -369,3 +369,15 @@ def test_a_real_runs_receipt_says_where_its_time_went(tmp_path):
     assert phases["worker_wait_s"] < phases["worker_start_s"], phases
     receipt = json.loads((out.run_dir / "receipt.json").read_text())
     assert receipt["phases_s"]["measure_s"] == phases["measure_s"]
+
+
+def test_cupti_is_warmed_up_only_for_a_run_that_will_start_it():
+    from gemmcompare.plan import narrow
+    from gemmcompare.run.worker import wants_cupti
+    from gemmcompare.spec import parse_spec
+
+    exp = parse_spec(RUN_SPEC, "phases.yaml")
+    assert wants_cupti(exp)
+    assert not wants_cupti(narrow(exp, None, True, None))  # --check-only: nothing is timed
+    assert not wants_cupti(parse_spec(RUN_SPEC.replace("row_timeout_s: 5", "row_timeout_s: 5, method: events"),
+                                      "events.yaml"))

@@ -211,8 +211,9 @@ def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bo
 
 
 def wants_cupti(exp) -> bool:
-    """Whether a worker measuring `exp` will start CUPTI (all but `timing: {method: events}`)."""
-    return exp.timing.method != "events"
+    """Whether a worker measuring `exp` will start CUPTI: when it times anything (not --check-only, not
+    every problem `time: false`) by a method other than `events`."""
+    return exp.timing.method != "events" and any(entry.time for entry in exp.problems)
 
 
 class WorkerHandle:
