@@ -193,6 +193,7 @@ def _prewarm(backend: str, device_index: int, cupti: bool) -> dict:
 def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bool) -> None:
     """The child's first code: show it its one GPU before anything can initialize CUDA, warm up what needs
     no setup, then wait for the setup (pickled bytes through the pipe) and serve."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, from the first moment
     if visible is not None:
         os.environ[VISIBLE] = visible
         device_index = 0  # its one GPU is device 0 to it
