@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -39,6 +40,53 @@ def probe_device(index: int = 0) -> DeviceInfo | None:
         total_memory_bytes=int(props.total_memory),
         index=index,
     )
+
+
+def probe_build_target(environ=os.environ) -> DeviceInfo | None:
+    """The device a build compiles for (its name and compute capability), from NVML: no torch import and
+    no CUDA context, so that `build` on a warm cache takes well under a second where probe_device takes
+    seconds. Its sm_count and l2_bytes are 0 (NVML does not say; a build needs neither).
+
+    Exact where it answers: no NVIDIA driver means no CUDA device (None), and every GPU this process may see
+    (CUDA_VISIBLE_DEVICES) of one compute capability means CUDA's device 0 has it, whatever order CUDA
+    numbers them in. Anything else (no pynvml, GPUs of two capabilities, a CUDA_VISIBLE_DEVICES entry NVML
+    cannot resolve, such as a MIG slice) asks torch (probe_device)."""
+    try:
+        import pynvml
+    except ImportError:
+        return probe_device()
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        if getattr(exc, "value", None) in (pynvml.NVML_ERROR_LIBRARY_NOT_FOUND, pynvml.NVML_ERROR_DRIVER_NOT_LOADED):
+            return None  # the driver that CUDA would need is absent
+        return probe_device()
+    try:
+        visible = environ.get("CUDA_VISIBLE_DEVICES")
+        if visible is None:
+            handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        else:
+            handles = []
+            for entry in (e.strip() for e in visible.split(",")):
+                if entry.isdigit():
+                    handles.append(pynvml.nvmlDeviceGetHandleByIndex(int(entry)))
+                elif entry.startswith("GPU-"):
+                    handles.append(pynvml.nvmlDeviceGetHandleByUUID(entry))
+                else:  # CUDA stops at an entry it cannot read; MIG slices and the like: let CUDA say
+                    return probe_device() if entry else (None if not handles else _from_nvml(pynvml, handles))
+        return _from_nvml(pynvml, handles) if handles else None
+    except pynvml.NVMLError:
+        return probe_device()
+
+
+def _from_nvml(pynvml, handles) -> DeviceInfo | None:
+    """DeviceInfo of the first of `handles` when all share one compute capability, else probe_device()."""
+    ccs = {tuple(pynvml.nvmlDeviceGetCudaComputeCapability(h)) for h in handles}
+    if len(ccs) != 1:
+        return probe_device()
+    name = pynvml.nvmlDeviceGetName(handles[0])
+    return DeviceInfo(name=name.decode() if isinstance(name, bytes) else str(name), cc=ccs.pop(), sm_count=0,
+                      l2_bytes=0, total_memory_bytes=int(pynvml.nvmlDeviceGetMemoryInfo(handles[0]).total))
 
 
 _ARCH = re.compile(r"(?:sm_)?([1-9][0-9]{1,2})(a?)")  # matched whole: the value reaches nvcc's flags

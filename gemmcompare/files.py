@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # only a table's writer needs pandas: a run's parent and `build` import this module too
+    import pandas as pd
 
 FULL_PRECISION = "%.17g"
 

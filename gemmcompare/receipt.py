@@ -37,9 +37,9 @@ def git_state(path: Path | None = None) -> dict[str, Any]:
 
 
 def environment(device: DeviceInfo | None, driver: str | None = None) -> dict[str, Any]:
-    import torch
-
     from .build import toolchain
+
+    torch_versions = toolchain.torch_versions()  # torch's own strings, read without importing it
 
     try:
         nvcc = toolchain.nvcc_version()
@@ -52,9 +52,9 @@ def environment(device: DeviceInfo | None, driver: str | None = None) -> dict[st
         "l2_bytes": device.l2_bytes if device else None,
         "memory_bytes": device.total_memory_bytes if device else None,
         "driver": driver,
-        "cuda_runtime": torch.version.cuda,
+        "cuda_runtime": torch_versions["cuda"],
         "nvcc": nvcc,
-        "torch": torch.__version__,
+        "torch": torch_versions["torch"],
         "cutlass": toolchain.cutlass_version(),
         "gemmcompare": __version__,
         "python": platform.python_version(),

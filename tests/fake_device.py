@@ -52,6 +52,15 @@ def _fault(kind: str, impl: str, problem: str) -> bool:
 
 
 class FakeSession:
+    @staticmethod
+    def prewarm(device_index: int, cupti: bool) -> dict:
+        """What a real session warms up before its setup arrives; here it only leaves a mark where
+        GEMMCOMPARE_FAKE_PREWARM_MARK says (a test's proof that the worker started early)."""
+        mark = os.environ.get("GEMMCOMPARE_FAKE_PREWARM_MARK")
+        if mark:
+            Path(mark).write_text(f"{os.getpid()} {device_index} {cupti}")
+        return {"import_s": 0.0}
+
     def __init__(self, setup):
         index = int(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0])
         if os.environ.get("GEMMCOMPARE_FAKE_BROKEN_GPU") == str(index):

@@ -79,14 +79,12 @@ class ExtensionPlan:
 
     def cache_key(self) -> str:
         if self._key is None:
-            import torch
-
             h = hashlib.sha256()
             for part in (
                 f"abi={ABI_HEADER.read_text()}",
                 f"gemmcompare={__version__}",
                 f"nvcc={toolchain.nvcc_version()}",
-                f"torch={torch.__version__}",
+                f"torch={toolchain.torch_version()}",  # torch's own string, read without importing torch
                 f"cutlass={toolchain.cutlass_version() if self.uses_cutlass else '-'}",
                 f"arch={self.arch}",
                 f"flags={self.cuda_flags_full()}",
@@ -173,12 +171,22 @@ class Entry:
 
 @dataclass
 class LoadedExtension:
-    module: Any
+    """A finished build. Its module is imported on first use (a launch), not when the cache is looked up:
+    importing it imports torch, seconds that `build` and the parent of a run do not need to spend."""
+
+    imported: Any  # the module once imported (None until then)
     plan: ExtensionPlan
     resources: list[dict]
     build_seconds: float
     cache_hit: bool
     path: Path
+
+    @property
+    def module(self):
+        if self.imported is None:
+            self.imported = sys.modules.get(self.plan.module_name) or _load_module(
+                self.plan.module_name, self.path / f"{self.plan.module_name}.so")
+        return self.imported
 
     def entry(self, symbol: str) -> Entry:
         names = list(self.module.entries())
@@ -337,8 +345,8 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
     todo = []
     for plan in plans:
         hit = cached_entry(cache, plan, note=lambda text: print(f"note: {text}", file=sys.stderr))
-        if hit:
-            results[plan.module_name] = load_extension(plan, hit, cached=True)
+        if hit:  # whole (its manifest checked); imported where it is launched
+            results[plan.module_name] = load_extension(plan, hit, cached=True, import_now=False)
             if on_done:
                 on_done(plan, results[plan.module_name])
         else:
@@ -394,13 +402,16 @@ def usable_cache_dir(cache: Path) -> Path:
     return cache
 
 
-def load_extension(plan: ExtensionPlan, folder: Path, cached: bool) -> LoadedExtension:
-    """Import a finished build (from the cache folder the builder left it in)."""
-    so = folder / f"{plan.module_name}.so"
-    module = sys.modules.get(plan.module_name) or _load_module(plan.module_name, so)
+def load_extension(plan: ExtensionPlan, folder: Path, cached: bool, import_now: bool = True) -> LoadedExtension:
+    """A finished build (from the cache folder the builder left it in), its module imported now unless
+    `import_now` is False (then on first use). A fresh build is imported at once: an undefined symbol is
+    its BUILD_ERROR, not a crash later."""
     resources = json.loads((folder / "resources.json").read_text()) if (folder / "resources.json").exists() else []
     secs = float((folder / "build_seconds").read_text()) if (folder / "build_seconds").exists() else 0.0
-    return LoadedExtension(module, plan, resources, secs, cached, folder)
+    ext = LoadedExtension(None, plan, resources, secs, cached, folder)
+    if import_now:
+        ext.module  # noqa: B018 - the import is the point
+    return ext
 
 
 def _progress(total: int, desc: str, enabled: bool):

@@ -170,6 +170,35 @@ def cutlass_include_dirs() -> list[str]:
     return [str(root / "include"), str(root / "tools" / "util" / "include")]
 
 
+_VERSION_LINE = re.compile(r"^(__version__|cuda)\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def torch_versions() -> dict[str, str | None]:
+    """torch.__version__ and torch.version.cuda of the torch this interpreter would import, read from its
+    torch/version.py without importing torch (seconds, where a cache hit should cost milliseconds).
+
+    find_spec resolves `torch` exactly as `import torch` would, and version.py is the file torch takes both
+    strings from; where it cannot be read (an unusual install), torch itself is imported."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")
+        folder = Path(spec.origin).parent if spec is not None and spec.origin else None
+        found = dict(_VERSION_LINE.findall((folder / "version.py").read_text())) if folder else {}
+    except (OSError, ValueError, ImportError):
+        found = {}
+    if "__version__" in found:
+        return {"torch": found["__version__"], "cuda": found.get("cuda")}
+    import torch
+
+    return {"torch": str(torch.__version__), "cuda": torch.version.cuda}
+
+
+def torch_version() -> str:
+    return torch_versions()["torch"]
+
+
 def cutlass_version() -> str:
     try:
         from importlib.metadata import version

@@ -131,6 +131,7 @@ def run_options(args):
         resume=getattr(args, "resume", None), jobs=args.jobs, progress=not args.no_progress,
         isolate=not getattr(args, "in_process", False),
         gpus=getattr(args, "gpus", None), cluster=getattr(args, "cluster", None), shard=getattr(args, "shard", None),
+        report_after=not getattr(args, "no_report", True),  # `run` without --no-report
     )
 
 

@@ -36,11 +36,18 @@ def cmd_validate(args) -> int:
 
 
 def cmd_run(args) -> int:
+    import time
+
     from ..plan import narrow
     from ..run.parent import Runner
+    from ..run.phases import phase_line, process_age_s
 
+    phases = {"start_s": process_age_s()}  # the interpreter's start and imports, until this command began
+    t0 = time.monotonic()
     exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only)
-    outcome = Runner(exp, run_options(args)).run()
+    phases["spec_s"] = time.monotonic() - t0
+    runner = Runner(exp, run_options(args), phases={k: v for k, v in phases.items() if v is not None})
+    outcome = runner.run()
     rows = outcome.rows
     counts: dict[str, int] = {}
     for r in rows:
@@ -48,8 +55,10 @@ def cmd_run(args) -> int:
     print(f"run {outcome.run_id} ({outcome.status}): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     print(f"  store: {args.store}   folder: {outcome.run_dir}")
     print_rows(rows)
+    t0 = time.monotonic()
     if not args.no_report:
         _report(outcome, args.store, exp.report.plots)
+    print(f"  {phase_line(runner.finish_phases(report_s=time.monotonic() - t0 if not args.no_report else None))}")
     if outcome.status != "complete":
         return 130 if outcome.status == "interrupted" else 1
     return 1 if any(r.status.value in ("FAIL", "CRASH", "TIMEOUT", "BUILD_ERROR") for r in rows) else 0
@@ -80,13 +89,12 @@ def print_rows(rows) -> None:
 
 def cmd_build(args) -> int:
     from ..build.extension import BuildFailure
-    from ..device import probe_device
+    from ..device import probe_build_target
+    from ..plan import narrow
     from ..run.parent import build_for
 
-    from ..plan import narrow
-
     exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
-    outcome = build_for(exp, probe_device(), run_options(args))
+    outcome = build_for(exp, probe_build_target(), run_options(args))
     filters = {impl.name: impl.kernel_filter for impl in exp.implementations}
     failed = 0
     for name, result in outcome.by_impl.items():

@@ -193,6 +193,9 @@ class Timer:
 
     in_batch: Callable[[str], None] | None = None
     clock_factory: Callable[[], Any] | None = None  # makes the KernelClock; None: events only
+    # phase(name) -> a context manager timing that part of measure() (the executor's phases: warm-up, CUPTI's
+    # start and read-out); None: untimed
+    phase: Callable[[str], Any] | None = None
     clock: Any = None  # the KernelClock while sampling
     launch_window_ms: float = 0.0  # what a CUPTI figure adds to the span (launch_window.py)
 
@@ -318,7 +321,8 @@ class Timer:
             if stage:
                 stage(ln.name, "warm-up")
             try:
-                results[ln.name].warmup_launches = self.warm_up(ln)
+                with self._phase("warmup_s"):
+                    results[ln.name].warmup_launches = self.warm_up(ln)
                 if self.s.graph:
                     graphs[ln.name] = self._capture(ln)
             except Exception as exc:  # noqa: BLE001 - recorded per implementation
@@ -328,17 +332,22 @@ class Timer:
         index = {ln.name: i for i, ln in enumerate(launchers)}
         # CUPTI records from here on: after every warm-up and graph capture, around the sampled launches only
         clock, error = (self.clock_factory() if self.clock_factory is not None else None), None
-        if clock is not None and not clock.start():
-            clock, error = None, clock.error
+        with self._phase("cupti_s"):
+            if clock is not None and not clock.start():
+                clock, error = None, clock.error
         self.clock = clock
         try:
             self._rounds(launchers, results, graphs, spent, index, fail, stage)
         finally:
             self.clock = None
-            spans = clock.stop() if clock is not None else {}
+            with self._phase("cupti_s"):
+                spans = clock.stop() if clock is not None else {}
             error = clock.error if clock is not None else error
             self._assign(launchers, results, spans, error)
         return results
+
+    def _phase(self, name: str):
+        return self.phase(name) if self.phase is not None else contextlib.nullcontext()
 
     def _rounds(self, launchers, results, graphs, spent, index, fail, stage) -> None:
         while True:

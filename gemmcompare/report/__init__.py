@@ -19,6 +19,24 @@ _LAZY = {"build_report": "build", "Report": "build", "combine_runs": "build", "P
 __all__ = list(_LAZY)
 
 
+def import_in_background():
+    """Import what writing a report needs (pandas, matplotlib, the plot modules: about a second) in a daemon
+    thread, while the run's parent only waits on its workers; the report after the run then starts at once.
+    Returns the thread."""
+    import threading
+
+    def load() -> None:
+        try:
+            importlib.import_module(f"{__name__}.build")
+            from PIL import Image  # noqa: F401  (the PNG writer's palette step)
+        except Exception:  # noqa: BLE001 - the report itself will meet and report any failure
+            pass
+
+    thread = threading.Thread(target=load, name="gemmcompare report imports", daemon=True)
+    thread.start()
+    return thread
+
+
 def __getattr__(name: str):
     if name in _LAZY:
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)

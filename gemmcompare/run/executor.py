@@ -7,7 +7,9 @@ work an implementation enqueues anywhere else is not ordered with the harness's 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,6 +34,12 @@ THROTTLED_MAJORITY = 0.5
 IMPLAUSIBLE_PEAK_FACTOR = 1.05
 # Length of the sleep kernel queued ahead of the poison before a checking launch (see _check_one).
 OTHER_STREAM_GUARD_MS = 5.0
+# Where a group's wall time goes (seconds, summed over groups; the run's receipt keeps them as phases_s):
+# drawing inputs and computing both FP64 references, checking each implementation, timing them (preparing
+# and sampling), and of the timing apart its warm-up, CUPTI's start and read-out and the NVML telemetry read
+# in each batch, and re-checking the timed output and a fresh launch after timing. Each excludes the
+# phases inside it, so they add up to the groups' time.
+GROUP_PHASES = ("inputs_refs_s", "check_s", "timing_s", "warmup_s", "cupti_s", "telemetry_s", "recheck_s")
 
 
 def now() -> str:
@@ -123,6 +131,26 @@ class ProblemExecutor:
                  emit: Callable[[Result], None], stage: Callable[[str, str], None] = lambda impl, what: None):
         self.exp, self.run_id, self.device, self.builds = exp, run_id, device, builds
         self.telemetry, self.emit, self.stage = telemetry, emit, stage
+        self.phases: dict[str, float] = {}
+        self._inner: list[float] = []  # seconds of phases nested in each open one (timing holds a draw)
+
+    @contextlib.contextmanager
+    def _phase(self, name: str):
+        """Time a phase, less the phases inside it: the phases add up to the group's time."""
+        t0 = time.monotonic()
+        self._inner.append(0.0)
+        try:
+            yield
+        finally:
+            spent, inner = time.monotonic() - t0, self._inner.pop()
+            self.phases[name] = self.phases.get(name, 0.0) + spent - inner
+            if self._inner:
+                self._inner[-1] += spent
+
+    def take_phases(self) -> dict[str, float]:
+        """The phases' seconds since the last call (one job's, in the worker)."""
+        out, self.phases = self.phases, {}
+        return out
 
     # -- one problem under one contract ------------------------------------------------------------
     def run(self, entry: ProblemEntry, contract: PrecisionContract, impls: list[Implementation]) -> None:
@@ -149,7 +177,8 @@ class ProblemExecutor:
             draw = self._draw(fixture, p, contract)
             still = []
             for impl, row, ext in alive:
-                prepared = self._check_one(impl, row, ext, draw, contract, p.k, fixture)
+                with self._phase("check_s"):
+                    prepared = self._check_one(impl, row, ext, draw, contract, p.k, fixture)
                 if prepared is not None:
                     still.append((impl, row, ext))
                 del prepared
@@ -163,7 +192,8 @@ class ProblemExecutor:
                 row.add_note("correctness only (time: false)")
                 self.emit(row)
             return
-        self._time(alive, fixtures, contract, p)
+        with self._phase("timing_s"):
+            self._time(alive, fixtures, contract, p)
 
     def _admit(self, impl: Implementation, row: Result, p: GemmProblem, contract: PrecisionContract,
                too_big: str) -> bool:
@@ -185,8 +215,13 @@ class ProblemExecutor:
         return True
 
     def _draw(self, fixture: str, p: GemmProblem, contract: PrecisionContract) -> Draw:
+        import torch
+
         seed = self.exp.correctness.seed if self.exp.correctness.seed is not None else corr.fresh_seed()
-        return draw_inputs(fixture, p, contract, seed)
+        with self._phase("inputs_refs_s"):
+            draw = draw_inputs(fixture, p, contract, seed)
+            torch.cuda.synchronize()  # the references' GPU time counted here, not in the first check
+        return draw
 
     def _check_one(self, impl, row, ext, draw, contract, k, fixture) -> Prepared | None:
         """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row."""
@@ -267,8 +302,12 @@ class ProblemExecutor:
         # telemetry while each batch runs (after its sleep gate): the clock and caps the samples saw
         tele: dict[str, list] = {t.impl.name: [] for t in ready}
         window = launch_window(self.device.name, self.exp.timing.launch_window_us)
-        timer = Timer(self.exp.timing, self.device.l2_bytes,
-                      in_batch=lambda name: tele[name].append(self.telemetry.sample()), launch_window_ms=window.ms)
+        def in_batch(name: str) -> None:
+            with self._phase("telemetry_s"):
+                tele[name].append(self.telemetry.sample())
+
+        timer = Timer(self.exp.timing, self.device.l2_bytes, in_batch=in_batch, launch_window_ms=window.ms)
+        timer.phase = self._phase
         measurements = timer.measure([t.launcher for t in ready], stage=self.stage)
         for t in ready:  # a hang or CUDA error: blame the implementation that caused it
             m = measurements[t.impl.name]
@@ -344,7 +383,8 @@ class ProblemExecutor:
             row.add_note(f"THROTTLED: {row.throttled_fraction:.0%} of telemetry samples saw a power or thermal cap "
                          f"({', '.join(tsum.get('reasons_seen', []))})")
         if self.exp.correctness.check_timed_output:
-            self._recheck(t, m.last_index, draw, contract, p)
+            with self._phase("recheck_s"):
+                self._recheck(t, m.last_index, draw, contract, p)
         if row.status is Status.PASS and peak and row.tflops > IMPLAUSIBLE_PEAK_FACTOR * peak:
             row.status = Status.FAIL
             row.reason = (f"implausible: {row.tflops:.1f} TFLOP/s is above the device's peak of {peak:g} for "

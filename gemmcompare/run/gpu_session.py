@@ -46,23 +46,37 @@ def job_row(setup: WorkerSetup, job: MeasureJob, impl) -> Result:
 class GpuSession:
     def __init__(self, setup: WorkerSetup, visible: str | None = None, label: str = "",
                  silence_margin_s: float = SILENCE_MARGIN_S, start_timeout_s: float = WORKER_START_TIMEOUT_S,
-                 log: Callable[[str], None] = lambda msg: None):
+                 log: Callable[[str], None] = lambda msg: None, prestarted: WorkerHandle | None = None):
         self.setup, self.visible, self.label = setup, visible, label or (f"GPU {visible}" if visible else "GPU")
         self.silence = setup.experiment.timing.row_timeout_s + silence_margin_s
         self.start_timeout_s, self.log = start_timeout_s, log
         self.worker: WorkerHandle | None = None
         self.gpu: dict = {}  # the receipt of the GPU, from the first worker that started
-        self.started_s: float | None = None  # how long the first worker took to be ready
+        self.started_s: float | None = None  # how long the first worker took to be ready, from its spawn
+        self.waited_s: float | None = None  # of which the caller waited for it (less, for a prestarted one)
+        self.startup: dict = {}  # the first worker's start-up steps (worker.STARTUP_STEPS)
+        self.phases: dict = {}  # seconds of each group phase, summed over the jobs (executor.GROUP_PHASES)
         self.stopped = threading.Event()  # set by abort(): no more rows, no fresh workers
         self._starting: WorkerHandle | None = None
+        self._prestarted = prestarted  # a worker started before the setup existed (worker.py), used first
 
     # -- the worker process --------------------------------------------------------------------------
     def _start(self) -> WorkerHandle:
         t0 = time.monotonic()
-        w = self._starting = WorkerHandle(self.setup, self.visible)
+        w, self._prestarted = self._prestarted, None
+        if w is None:
+            w = WorkerHandle(self.setup, self.visible)
+        self._starting = w
         if self.stopped.is_set():
             w.kill()
             raise GemmCompareError(f"{self.label}: stopped")
+        if not w.begun:
+            try:
+                w.begin(self.setup)
+            except OSError:
+                w.kill()
+                raise GemmCompareError(f"{self.label}: the measuring worker died while starting "
+                                       f"(exit code {w.proc.exitcode})") from None
         if not w.conn.poll(self.start_timeout_s):
             w.kill()
             raise GemmCompareError(f"{self.label}: the measuring worker did not start within {self.start_timeout_s:g} s")
@@ -78,7 +92,8 @@ class GpuSession:
                                    f"{getattr(msg, 'traceback', msg)}")
         if not self.gpu:
             self.gpu = dict(msg.gpu)
-            self.started_s = time.monotonic() - t0
+            self.started_s, self.waited_s = time.monotonic() - w.spawned_at, time.monotonic() - t0
+            self.startup = dict(getattr(msg, "startup", None) or {})
         return w
 
     def start(self) -> None:
@@ -99,14 +114,15 @@ class GpuSession:
         """From another thread (Ctrl-C): kill the worker at once; measure() then returns without rows.
         The pipe stays open until close(): the thread in measure() may be reading it."""
         self.stopped.set()
-        for w in (self.worker, self._starting):
+        for w in (self.worker, self._starting, self._prestarted):
             if w is not None and w.proc.is_alive():
                 w.proc.kill()
 
     def close(self) -> None:
-        if self.worker is not None:
-            self.worker.kill()
-            self.worker = None
+        for w in (self.worker, self._prestarted):
+            if w is not None:
+                w.kill()
+        self.worker = self._prestarted = None
 
     # -- one job -------------------------------------------------------------------------------------
     def measure(self, job: MeasureJob, emit: Callable[[Result], None]) -> None:
@@ -144,6 +160,8 @@ class GpuSession:
             elif isinstance(msg, StageChanged):
                 current, what = msg.implementation, f"{msg.implementation}: {msg.what}"
             elif isinstance(msg, JobDone):
+                for phase, seconds in (getattr(msg, "phases", None) or {}).items():
+                    self.phases[phase] = self.phases.get(phase, 0.0) + seconds
                 for name, impl in list(pending.items()):  # an implementation that produced no row: say so
                     row = job_row(self.setup, job, impl)
                     row.status, row.reason = Status.CRASH, "the worker returned no row for it"

@@ -1,6 +1,7 @@
 """The messages between the parent process of a run and its measuring worker, as typed records.
 
-Parent -> worker: MeasureJob (one problem under one contract, some implementations), StopWorker.
+Parent -> worker: the pickled WorkerSetup (once; a worker may be started before it is known, see
+worker.py), MeasureJob (one problem under one contract, some implementations), StopWorker.
 Worker -> parent: WorkerReady (with the receipt of the GPU it measures on), RowDone (a finished Result), StageChanged (which implementation is doing
 what, so a silent worker can be blamed precisely), JobDone, ContextLostReport (a kernel broke the CUDA
 context: the worker exits after sending it), WorkerFailed (an unexpected error, with its traceback).
@@ -57,6 +58,7 @@ class WorkerReady:
     """Worker -> parent: CUDA is up and the builds are loaded; the GPU it measures on."""
 
     gpu: dict = field(default_factory=dict)  # gpus.gpu_receipt(): uuid, index, name, clocks, host...
+    startup: dict = field(default_factory=dict)  # seconds of each start-up step (worker.py: STARTUP_STEPS)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class StageChanged:
 @dataclass(frozen=True)
 class JobDone:
     """Worker -> parent: the group is done (implementations without a row are reported as such)."""
+
+    phases: dict = field(default_factory=dict)  # seconds of the group's phases (executor.py: GROUP_PHASES)
 
 
 @dataclass(frozen=True)

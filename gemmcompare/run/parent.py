@@ -30,6 +30,7 @@ from .executor import ContextLost, now
 from .gpu_session import SILENCE_MARGIN_S, SessionLost
 from .gpus import GpuChoice
 from .messages import BuiltExtensionRef, MeasureJob, WorkerSetup
+from .phases import Phases, process_age_s
 
 
 @dataclass
@@ -47,6 +48,7 @@ class RunOptions:
     shard: str | None = None  # --shard I/N: this run measures one part of the plan
     silence_margin_s: float = SILENCE_MARGIN_S  # how long past the row timeout a silent worker is given
     backend: str | None = None  # the workers' device session (default worker.CudaSession; tests: a fake)
+    report_after: bool = False  # a report follows the run: its libraries are imported while the GPUs measure
 
 
 @dataclass
@@ -66,7 +68,33 @@ def build_for(exp: Experiment, device, opts: RunOptions) -> ExperimentBuilds:
                             progress=opts.progress)
 
 
-def _pool(opts: RunOptions, gpus: list[GpuChoice] | None):
+def _prestart(exp: Experiment, opts: RunOptions, gpus: list[GpuChoice] | None) -> dict:
+    """Measuring workers started now, before the plan, the GPU probe and the build cache are looked at, so
+    that their start-up (torch, CUDA, cuBLAS, CUPTI: seconds) overlaps this process's: by
+    CUDA_VISIBLE_DEVICES value, for the GPUs `--gpus` names by index (GPU 0 by default) on this host. None
+    where that needs torch to know (`--gpus all`), for a cluster, and where NVML sees no GPU (nothing to
+    measure on: a build-only machine spawns nothing)."""
+    from .gpus import nvml_visible_gpu, visible_entry
+    from .messages import WorkerSetup
+    from .worker import WorkerHandle, wants_cupti
+
+    wanted = (opts.gpus or "0").replace(" ", "")
+    if not opts.isolate or opts.cluster or not all(part.isdigit() for part in wanted.split(",")):
+        return {}
+    if gpus is None and nvml_visible_gpu() is None:
+        return {}
+    visible = []
+    for index in dict.fromkeys(int(part) for part in wanted.split(",")):
+        try:
+            visible.append(next(g.visible for g in gpus if g.index == index) if gpus is not None
+                           else visible_entry(index))
+        except (StopIteration, IndexError):
+            continue  # select_gpus will say what is wrong with it
+    backend = opts.backend or WorkerSetup.__dataclass_fields__["backend"].default
+    return {v: WorkerHandle.prestart(v, backend, wants_cupti(exp)) for v in visible}
+
+
+def _pool(opts: RunOptions, gpus: list[GpuChoice] | None, prestarted: dict | None = None):
     """Where the groups are measured: this host's GPUs, or a Dask cluster's workers."""
     from .gpus import local_gpus, select_gpus
 
@@ -86,33 +114,43 @@ def _pool(opts: RunOptions, gpus: list[GpuChoice] | None):
         return DaskPool("local", chosen, silence_margin_s=opts.silence_margin_s, log=log)
     from .pool import LocalPool
 
-    return LocalPool(chosen, opts.silence_margin_s, log=log)
+    return LocalPool(chosen, opts.silence_margin_s, log=log, prestarted=prestarted)
 
 
 class Runner:
     """The parent side of a run: builds, the store and the run folder, and the measuring workers.
 
-    `device` and `gpus` are what this host has, found with torch unless given (the tests give a fake)."""
+    `device` and `gpus` are what this host has, found with torch unless given (the tests give a fake).
+    `phases` may hold what the caller already spent (run/phases.py: start_s, spec_s)."""
 
     def __init__(self, exp: Experiment, opts: RunOptions, *, device: DeviceInfo | None = None,
-                 gpus: list[GpuChoice] | None = None):
+                 gpus: list[GpuChoice] | None = None, phases: dict | None = None):
         from ..shards import parse_shard, shard_plan
 
         self.exp, self.opts = exp, opts
+        self.phases: dict = {}  # the receipt's measuring summary (build_s, measure_s, rows_measured, ...)
+        self.phases_s = Phases(phases or {})  # every phase's wall seconds (run/phases.py)
         if not opts.isolate and (opts.gpus or opts.cluster):
             raise UsageError("--in-process measures in this process, on GPU 0: it cannot go with --gpus or --cluster")
         self.shard = parse_shard(opts.shard) if opts.shard else None
-        self.plan: Plan = make_plan(exp)
-        if self.shard:
-            self.plan = shard_plan(self.plan, self.shard)
-        self.pool = _pool(opts, gpus) if opts.isolate else None
-        self.device = device if device is not None else (self.pool.device() if self.pool else _probe())
+        prestarted = _prestart(exp, opts, gpus)
+        try:
+            with self.phases_s.timed("plan_s"):
+                self.plan: Plan = make_plan(exp)
+                if self.shard:
+                    self.plan = shard_plan(self.plan, self.shard)
+            with self.phases_s.timed("gpu_probe_s"):
+                self.pool = _pool(opts, gpus, prestarted) if opts.isolate else None
+                self.device = device if device is not None else (self.pool.device() if self.pool else _probe())
+        except BaseException:
+            for w in prestarted.values():
+                w.kill()
+            raise
         if self.device is None and opts.cluster and opts.cluster != "local":
             self.pool.close()
             raise NoDeviceError(f"--cluster {opts.cluster}: no worker shows a GPU (NVML sees none where its "
                                 f"CUDA_VISIBLE_DEVICES points): nothing to build for or measure on")
         self.rows: list[Result] = []
-        self.phases: dict = {}
 
     def run(self) -> RunOutcome:
         # where the run will write, checked before minutes of building: a bad --store or --runs-dir is exit 2
@@ -122,6 +160,8 @@ class Runner:
             t0 = time.monotonic()
             self.builds = build_for(self.exp, self.device, self.opts)
             self.phases["build_s"] = time.monotonic() - t0
+            self.phases_s.add("build_s", self.phases["build_s"])
+            t0 = time.monotonic()
             for name, failure in self.builds.failures.items():
                 log(f"BUILD_ERROR {name}:\n{failure.message}")
             if self.device is None:
@@ -136,6 +176,7 @@ class Runner:
             self.run_id, run_dir, done = self._open_run(self.receipt)
             self.folder = RunFolder(run_dir)
             self._write_receipt()
+            self.phases_s.add("run_setup_s", time.monotonic() - t0)
             status = self._measure(done)
             return RunOutcome(self.run_id, run_dir, self.rows, status)
         finally:
@@ -243,15 +284,23 @@ class Runner:
                         disable=not self.opts.progress, file=sys.stderr, dynamic_ncols=True)
         status = "complete"
         report = None
+        if self.opts.report_after:
+            from ..report import import_in_background
+
+            import_in_background()
         try:
             if self.opts.isolate:
                 report = self.pool.measure(setup, self._jobs(done), emit=self._emit, on_gpu=self._add_gpu,
                                            on_job=lambda label, job: self.bar.set_postfix_str(
                                                f"{label}: {self.exp.problems[job.problem_index].label} {job.contract}"))
             else:
-                for group in self.plan.groups(done):
-                    self.bar.set_postfix_str(f"{group.entry.label} {group.contract.name}")
-                    self._in_process(group)
+                with self.phases_s.timed("measure_s"):
+                    for group in self.plan.groups(done):
+                        self.bar.set_postfix_str(f"{group.entry.label} {group.contract.name}")
+                        self._in_process(group)
+                if hasattr(self, "_executor"):
+                    for phase, seconds in self._executor.take_phases().items():
+                        self.phases_s.add(phase, seconds)
         except KeyboardInterrupt:
             status = "interrupted"
             log(f"interrupted: {len(self.rows)} rows kept; continue with --resume {self.run_id}")
@@ -270,7 +319,7 @@ class Runner:
 
     def _record_phase(self, report) -> None:
         """The measuring phase in the receipt (builds are timed apart): rows, seconds, rows per second,
-        and what each GPU did."""
+        and what each GPU did; and the phases' seconds (phases_s)."""
         self.phases.update({"measure_s": report.measure_s, "rows_measured": report.rows,
                             "rows_per_s": report.rows / report.measure_s if report.measure_s else None,
                             "gpus_lost": report.lost})
@@ -279,18 +328,47 @@ class Runner:
             stats = report.gpus.get(g.get("uuid"))
             if stats is not None:
                 g.update({"rows": stats.rows, "groups": stats.groups, "busy_s": stats.busy_s,
-                          "worker_start_s": stats.start_s})
+                          "worker_start_s": stats.start_s, "worker_waited_s": stats.waited_s,
+                          "worker_startup_s": stats.startup, "phases_s": stats.phases})
+        self.phases_s.add("worker_wait_s", getattr(report, "workers_up_s", None))
+        self.phases_s.add("measure_s", report.measure_s)
+        gpus = list(report.gpus.values())
+        started = [s for s in gpus if getattr(s, "start_s", None) is not None]
+        if started:  # the slowest GPU's worker: the one the parent waited for
+            slowest = max(started, key=lambda s: s.start_s)
+            self.phases_s.add("worker_start_s", slowest.start_s)
+            for step, seconds in (getattr(slowest, "startup", None) or {}).items():
+                self.phases_s.add(f"worker_{step}", seconds)
+        for stats in gpus:
+            for phase, seconds in (getattr(stats, "phases", None) or {}).items():
+                self.phases_s.add(phase, seconds)
+        self.receipt["phases_s"] = dict(self.phases_s)
         self._write_receipt()
         if report.rows:
             log(f"measured {report.rows} rows in {report.measure_s:.1f} s on {len(report.gpus)} GPU(s): "
                 f"{report.rows / max(report.measure_s, 1e-9):.2f} rows/s (builds before: {self.phases['build_s']:.1f} s)")
 
+    def finish_phases(self, **seconds) -> dict:
+        """Phases spent after run() (the report), and the process's total so far, into the receipt;
+        returns phases_s."""
+        for name, value in seconds.items():
+            self.phases_s.add(name, value)
+        total = process_age_s()
+        if total is not None:
+            self.phases_s["total_s"] = total
+        if hasattr(self, "receipt") and hasattr(self, "run_id"):
+            self.receipt["phases_s"] = dict(self.phases_s)
+            self._write_receipt()
+        return dict(self.phases_s)
+
     def _emit(self, row: Result) -> None:
+        t0 = time.monotonic()
         row.finished_at = now()
         self.store.add_result(row)
         self.folder.add(row)
         self.rows.append(row)
         self.bar.update(1)
+        self.phases_s.add("store_s", time.monotonic() - t0)
 
     # -- in this process (--in-process: debugging, sanitizers) ---------------------------------------
     def _in_process(self, group: Group) -> None:

@@ -31,6 +31,9 @@ class GpuStats:
     groups: int = 0
     busy_s: float = 0.0  # time inside jobs
     start_s: float | None = None  # its first worker's start (torch, CUDA context, loading the builds)
+    waited_s: float | None = None  # of which the pool waited (less when it was started early: worker.py)
+    startup: dict = field(default_factory=dict)  # the worker's own start-up steps (worker.STARTUP_STEPS)
+    phases: dict = field(default_factory=dict)  # its groups' phases, summed (executor.GROUP_PHASES)
 
 
 @dataclass
@@ -38,6 +41,7 @@ class PoolReport:
     """The measuring phase: from the first group handed out to the last row received."""
 
     measure_s: float = 0.0
+    workers_up_s: float = 0.0  # from measure() being called to every GPU's worker up (or given up)
     rows: int = 0
     gpus: dict[str, GpuStats] = field(default_factory=dict)  # by GPU UUID (or label)
     lost: list[str] = field(default_factory=list)  # GPUs given up, with the reason
@@ -79,9 +83,16 @@ class _Queue:
 
 
 class LocalPool:
-    def __init__(self, gpus: list[GpuChoice], silence_margin_s: float, log: Callable[[str], None] = lambda msg: None):
+    """`prestarted`: workers already started (worker.WorkerHandle.prestart) by CUDA_VISIBLE_DEVICES value;
+    each GPU's session takes its own, and close() ends those no GPU took."""
+
+    def __init__(self, gpus: list[GpuChoice], silence_margin_s: float, log: Callable[[str], None] = lambda msg: None,
+                 prestarted: dict | None = None):
         self.gpus, self.silence_margin_s, self.log = gpus, silence_margin_s, log
         self.sessions: list[GpuSession] = []
+        self.prestarted = dict(prestarted or {})
+        for visible in [v for v in self.prestarted if v not in {g.visible for g in gpus}]:
+            self.prestarted.pop(visible).kill()
 
     def device(self):
         from ..device import probe_device
@@ -97,14 +108,18 @@ class LocalPool:
     def close(self) -> None:
         for s in self.sessions:
             s.close()
+        for w in self.prestarted.values():
+            w.kill()
+        self.prestarted.clear()
 
     def measure(self, setup: WorkerSetup, jobs: list[MeasureJob], emit: Callable[[Result], None],
                 on_gpu: Callable[[dict], None] = lambda gpu: None,
                 on_job: Callable[[str, MeasureJob], None] = lambda label, job: None) -> PoolReport:
         """Measure every job; `emit`, `on_gpu` (a GPU's receipt, once its worker is up) and `on_job` are
         called in this thread. Raises SessionLost when every GPU was given up with groups left."""
-        self.sessions = [GpuSession(setup, g.visible, g.label, silence_margin_s=self.silence_margin_s, log=self.log)
-                         for g in self.gpus]
+        self.sessions = [GpuSession(setup, g.visible, g.label, silence_margin_s=self.silence_margin_s, log=self.log,
+                                    prestarted=self.prestarted.pop(g.visible, None)) for g in self.gpus]
+        called = time.monotonic()
         work = _Queue(jobs)
         events: queue.Queue = queue.Queue()
         stats = {id(s): GpuStats() for s in self.sessions}
@@ -144,7 +159,8 @@ class LocalPool:
                     lost.append(payload)
                     report.lost.append(str(payload))
                     self.log(f"{session.label} given up: {payload}")
-                if waiting <= 0:
+                if waiting <= 0 and not all_up.is_set():
+                    report.workers_up_s = time.monotonic() - called
                     all_up.set()
         except BaseException:
             work.close()
@@ -158,6 +174,8 @@ class LocalPool:
             for s in self.sessions:
                 s.close()
         report.measure_s = (last_row - first_job) if first_job is not None else 0.0
+        for s in self.sessions:
+            stats[id(s)].waited_s, stats[id(s)].startup, stats[id(s)].phases = s.waited_s, s.startup, s.phases
         report.gpus = {s.gpu.get("uuid") or s.label: stats[id(s)] for s in self.sessions}
         if work.jobs and lost:
             raise SessionLost(f"no GPU left to measure on; last error: {lost[-1]}", None)

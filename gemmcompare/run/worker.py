@@ -10,6 +10,11 @@ nothing already measured is lost.
 
 What the worker measures on is a session class named in the setup: `CudaSession` (the GPU), or the
 tests' fake device, which lets the scheduling be tested on machines without CUDA.
+
+A worker can be started before its setup exists (`WorkerHandle.prestart`, at the very start of a run):
+its slow start-up (importing torch, the CUDA context, cuBLAS, CUPTI: seconds) then overlaps the parent's
+own (the plan, the build cache, the receipt), and the setup follows through the pipe. What each step cost
+comes back in WorkerReady.startup.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import os
 import pickle
 import signal
 import threading
+import time
 import traceback
 
 from .gpus import VISIBLE
@@ -36,8 +42,54 @@ def _load_builds(setup: WorkerSetup) -> dict:
             for name, b in setup.builds.items()}
 
 
+# What WorkerReady.startup holds, in the order they happen (seconds; absent where not done)
+STARTUP_STEPS = ("import_s", "cuda_context_s", "cublas_s", "first_kernels_s", "cupti_s", "setup_wait_s",
+                 "session_s")
+
+
 class CudaSession:
     """The worker's device: the CUDA GPU it measures on, the harness's stream, the loaded builds."""
+
+    @staticmethod
+    def prewarm(device_index: int, cupti: bool) -> dict:
+        """What every run pays before its first measurement, done before the setup arrives: torch, the CUDA
+        context, cuBLAS's handle and first GEMM, the harness's own kernels, and (unless the spec times with
+        events only) CUPTI's first start, whose set-up costs seconds. The state it leaves is the one every
+        group after the first saw already. Returns the seconds of each step."""
+        out, t0 = {}, time.monotonic()
+        import torch
+
+        from . import executor  # noqa: F401  (the package's modules, as unpickling the setup would import them)
+
+        out["import_s"], t0 = time.monotonic() - t0, time.monotonic()
+        torch.cuda.set_device(device_index)
+        torch.empty(1, device="cuda")
+        torch.cuda.synchronize()
+        out["cuda_context_s"], t0 = time.monotonic() - t0, time.monotonic()
+        torch.cuda.current_blas_handle()
+        x = torch.ones(64, 64, device="cuda")
+        (x @ x).sum().item()
+        out["cublas_s"], t0 = time.monotonic() - t0, time.monotonic()
+        # the first launch of a kernel loads its module (CUDA's lazy loading): the harness's own kernels,
+        # which every run uses, load here (the draw's generator, the FP64 references, the sleep gate, the fill)
+        r = torch.randn(64, 64, device="cuda", dtype=torch.float64)
+        (r @ r).abs().sum().item()
+        torch.cuda._sleep(1000)
+        torch.empty(1024, dtype=torch.int32, device="cuda").fill_(0)  # as the L2 flush fills its buffer
+        torch.cuda.synchronize()
+        out["first_kernels_s"] = time.monotonic() - t0
+        if cupti:
+            from ..contracts.timing_methods import KernelClock
+
+            t0 = time.monotonic()
+            clock = KernelClock()
+            if clock.start():
+                try:
+                    (x @ x).sum().item()
+                finally:  # never left running: the timer's own profiler could not start beside it
+                    clock.stop_details()
+            out["cupti_s"] = time.monotonic() - t0
+        return out
 
     def __init__(self, setup: WorkerSetup):
         import torch
@@ -76,18 +128,21 @@ def _session_class(path: str):
     return getattr(importlib.import_module(module), name)
 
 
-def worker_main(conn, setup: WorkerSetup) -> None:
+def worker_main(conn, setup: WorkerSetup, startup: dict | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         from .executor import ContextLost
 
         exp = setup.experiment
+        t0 = time.monotonic()
         session = _session_class(setup.backend)(setup)
+        startup = {**(startup or {}), "session_s": time.monotonic() - t0}
         impls = {impl.name: impl for impl in exp.implementations}
         contracts = {c.name: c for c in exp.contracts}
         executor = session.executor(setup, emit=lambda row: conn.send(RowDone(row)),
                                     stage=lambda impl, what: conn.send(StageChanged(impl, what)))
-        conn.send(WorkerReady(session.gpu))
+        phases = getattr(executor, "take_phases", dict)
+        conn.send(WorkerReady(session.gpu, startup))
         with session.stream():
             while True:
                 job = conn.recv()
@@ -98,7 +153,7 @@ def worker_main(conn, setup: WorkerSetup) -> None:
                     executor.run(exp.problems[job.problem_index], contracts[job.contract],
                                  [impls[n] for n in job.implementations])
                     session.after_job()
-                    conn.send(JobDone())
+                    conn.send(JobDone(phases()))
                 except ContextLost as exc:
                     conn.send(ContextLostReport(exc.implementation, exc.status.value, str(exc)))
                     conn.close()
@@ -124,28 +179,78 @@ def thread_lock_for_progress_bars() -> None:
     tqdm.set_lock(threading.RLock())
 
 
-def _entry(conn, visible: str | None, payload: bytes) -> None:
-    """The child's first code: show it its one GPU before anything can initialize CUDA, then unpickle
-    the setup (which imports the package and torch) and serve."""
+def _prewarm(backend: str, device_index: int, cupti: bool) -> dict:
+    """The session class's start-up work that needs no setup; a failure is left for the session itself
+    to meet again and report (WorkerFailed), as it did before the worker was started early."""
+    try:
+        cls = _session_class(backend)
+        warm = getattr(cls, "prewarm", None)
+        return warm(device_index, cupti) if warm is not None else {}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bool) -> None:
+    """The child's first code: show it its one GPU before anything can initialize CUDA, warm up what needs
+    no setup, then wait for the setup (pickled bytes through the pipe) and serve."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, from the first moment
     if visible is not None:
         os.environ[VISIBLE] = visible
+        device_index = 0  # its one GPU is device 0 to it
     thread_lock_for_progress_bars()
+    startup = _prewarm(backend, device_index, cupti)
+    t0 = time.monotonic()
+    try:
+        payload = conn.recv_bytes()
+    except (EOFError, OSError):  # the run ended (or failed) before it needed this worker
+        os._exit(0)
+    startup["setup_wait_s"] = time.monotonic() - t0
     setup = pickle.loads(payload)
     if visible is not None:
-        setup = dataclasses.replace(setup, device_index=0)  # its one GPU is device 0 to it
-    worker_main(conn, setup)
+        setup = dataclasses.replace(setup, device_index=0)
+    worker_main(conn, setup, startup)
+
+
+def wants_cupti(exp) -> bool:
+    """Whether a worker measuring `exp` will start CUPTI: when it times anything (not --check-only, not
+    every problem `time: false`) by a method other than `events`."""
+    return exp.timing.method != "events" and any(entry.time for entry in exp.problems)
 
 
 class WorkerHandle:
     """The parent's end of one worker process. `visible`: the CUDA_VISIBLE_DEVICES value that shows
-    the worker its one GPU (None: the worker inherits the parent's environment)."""
+    the worker its one GPU (None: the worker inherits the parent's environment). Made with a setup, it
+    is sent at once; made by `prestart`, the worker warms up until `begin(setup)`."""
 
-    def __init__(self, setup: WorkerSetup, visible: str | None = None):
+    def __init__(self, setup: WorkerSetup | None, visible: str | None = None, *,
+                 backend: str | None = None, cupti: bool | None = None):
+        payload = pickle.dumps(setup) if setup is not None else None  # an unpicklable setup fails before a spawn
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_entry, args=(child, visible, pickle.dumps(setup)), daemon=True)
+        backend = backend or setup.backend
+        cupti = wants_cupti(setup.experiment) if cupti is None else cupti
+        index = setup.device_index if setup is not None else 0
+        self.spawned_at = time.monotonic()
+        self.proc = ctx.Process(target=_entry, args=(child, visible, backend, index, cupti), daemon=True)
         self.proc.start()
         child.close()
+        self.begun = payload is not None
+        if payload is not None:
+            try:
+                self.conn.send_bytes(payload)
+            except OSError:  # it died at once: the caller's wait for WorkerReady reads the end of the pipe
+                pass
+
+    @classmethod
+    def prestart(cls, visible: str | None, backend: str, cupti: bool) -> "WorkerHandle":
+        """A worker started before its setup is known (the run's first moment)."""
+        return cls(None, visible, backend=backend, cupti=cupti)
+
+    def begin(self, setup: WorkerSetup) -> None:
+        """Send the setup; the worker then builds its session and answers WorkerReady. Raises OSError
+        (BrokenPipeError) when the worker is already gone."""
+        self.begun = True
+        self.conn.send_bytes(pickle.dumps(setup))
 
     def kill(self) -> None:
         if self.proc.is_alive():

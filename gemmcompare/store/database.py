@@ -21,10 +21,11 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterable
 
-import pandas as pd
-
 from ..errors import InputError
+from ..lazy import LazyModule
 from ..results import COLUMNS, JSON_COLUMNS, Result
+
+pd = LazyModule("pandas")  # the store's readers need pandas; `build` and a run's start do not
 
 _SQL_TYPES = {int: "INTEGER", float: "REAL", bool: "INTEGER", str: "TEXT"}
 

@@ -8,12 +8,13 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-import pandas as pd
-
 from ..errors import InputError
 from ..files import FULL_PRECISION, atomic_write_text
+from ..lazy import LazyModule
 from ..results import COLUMNS, JSON_COLUMNS, Result, decode_record
 from .validation import check_receipt, check_records, check_rows
+
+pd = LazyModule("pandas")  # the store's readers need pandas; `build` and a run's start do not
 
 
 class RunFolder:
