@@ -351,3 +351,40 @@ def test_validate_fp8_spec_with_every_family(tmp_path):
                 assert s, s
             else:
                 assert not s and s.reason, impl.name
+
+
+# -- list and analyze -----------------------------------------------------------------------------------
+
+def test_list_contracts_shows_fp8(capsys):
+    from gemmcompare.cli import main
+
+    assert main(["list", "--contracts"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("e4m3_bf16out_f32acc_tn_rowcol_fastacc:"))
+    assert "A e4m3" in line and "scaling rowcol" in line and "fast accumulation allowed" in line
+
+
+def test_fp8_peaks_and_analyze(tmp_path, capsys):
+    import csv
+
+    from gemmcompare.cli import main
+    from gemmcompare.peaks import compute_class, peak_for
+
+    assert compute_class(E4M3_TN) == "fp8_tensor" and compute_class(BUILTIN_CONTRACTS["f16_f32acc_tn"]) == "f16_tensor"
+    assert peak_for("NVIDIA H200", E4M3_TN)[0] == 1979.0 and peak_for("NVIDIA H100 80GB HBM3", E4M3_TN)[0] == 1979.0
+    assert peak_for("NVIDIA A100-SXM4-80GB", E4M3_TN) is None
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: t\nproblems: [{m: 4096, n: 4096, k: 4096}]\n"
+                    "contracts: [e4m3_bf16out_f32acc_tn_tensor, bf16_bf16out_f32acc_tn]\n"
+                    "implementations: [library.cublaslt_fp8, library.cublas]\n")
+    out = tmp_path / "h200"
+    assert main(["analyze", str(spec), "--device", "h200", "--out", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    rows = {(r["contract"], r["implementation"]): r for r in csv.DictReader(open(out / "rows.csv"))}
+    fp8 = rows[("e4m3_bf16out_f32acc_tn_tensor", "library.cublaslt_fp8")]
+    assert fp8["status"] == "PREDICTED"
+    assert float(fp8["predicted_ms"]) == pytest.approx(2 * 4096**3 / 1979e12 * 1e3 + 0.004)
+    assert rows[("bf16_bf16out_f32acc_tn", "library.cublaslt_fp8")]["status"] == "SKIP"
+    out = tmp_path / "l4"
+    assert main(["analyze", str(spec), "--device", "l4", "--out", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    rows = {(r["contract"], r["implementation"]): r for r in csv.DictReader(open(out / "rows.csv"))}
+    assert "no FP8 peak for NVIDIA L4" in rows[("e4m3_bf16out_f32acc_tn_tensor", "library.cublaslt_fp8")]["reason"]
