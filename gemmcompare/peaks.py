@@ -9,6 +9,7 @@ The compute peak a row is held against follows its precision contract:
   - f32 inputs, math mode `tf32`             -> dense TF32 tensor-core rate
   - f32 inputs, math mode `strict`           -> FP32 CUDA-core (SIMT) rate
   - f64 inputs                               -> FP64 rate (tensor-core FP64 where the part has it)
+  - e4m3 / e5m2 (FP8) inputs                 -> dense FP8 tensor-core rate, where the table has it (None: unknown)
 GeForce Ada halves the tensor rate when accumulating in FP32 (the RTX 4090's 165 vs 330 TFLOP/s), so the
 accumulator is part of the lookup; datacenter parts publish one rate for both accumulator widths.
 """
@@ -30,6 +31,7 @@ class DevicePeaks:
     bandwidth: float  # bytes/s (HBM or GDDR)
     f16_tensor_f16acc: float | None = None  # only where it differs from f16_tensor (GeForce)
     f64: float | None = None
+    fp8_tensor: float | None = None  # FP8 inputs, dense; None where not taken from a datasheet
     source: str = "datasheet"
 
 
@@ -39,14 +41,17 @@ _TABLE: list[tuple[str, DevicePeaks]] = [
     # NVIDIA H200 datasheet (SXM): same compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s.
     (r"h200\s*nvl", DevicePeaks("H200 NVL", 835.5, 417.5, 60.0, 4.8e12, f64=60.0,
                                 source="datasheet (H200 NVL; sparse figures halved)")),
-    (r"h200", DevicePeaks("H200 SXM", 989.4, 494.7, 67.0, 4.8e12, f64=67.0, source="datasheet (H200 SXM)")),
+    # FP8 (H100/H200 SXM datasheets): 3,958 TFLOP/s with sparsity, 1,979 dense; H100 PCIe 3,026 -> 1,513.
+    (r"h200", DevicePeaks("H200 SXM", 989.4, 494.7, 67.0, 4.8e12, f64=67.0, fp8_tensor=1979.0,
+                          source="datasheet (H200 SXM)")),
     # NVIDIA H100 datasheet: SXM 989.4 / 494.7 / 67.0 TFLOP/s, 3.35 TB/s; PCIe 756 / 378 / 51, 2.0 TB/s;
     # NVL 835.5 / 417.5 / 60, 3.9 TB/s (the datasheet lists sparse rates: halved here).
-    (r"h100.*pcie", DevicePeaks("H100 PCIe", 756.5, 378.0, 51.0, 2.0e12, f64=51.0,
+    (r"h100.*pcie", DevicePeaks("H100 PCIe", 756.5, 378.0, 51.0, 2.0e12, f64=51.0, fp8_tensor=1513.0,
                                 source="datasheet (H100 PCIe)")),
     (r"h100\s*nvl", DevicePeaks("H100 NVL", 835.5, 417.5, 60.0, 3.9e12, f64=60.0,
                                 source="datasheet (H100 NVL; sparse figures halved)")),
-    (r"h100", DevicePeaks("H100 SXM", 989.4, 494.7, 67.0, 3.35e12, f64=67.0, source="datasheet (H100 SXM)")),
+    (r"h100", DevicePeaks("H100 SXM", 989.4, 494.7, 67.0, 3.35e12, f64=67.0, fp8_tensor=1979.0,
+                          source="datasheet (H100 SXM)")),
     # NVIDIA A100 datasheet: 312 / 156 / 19.5 TFLOP/s; 80GB SXM 2.039 TB/s, 80GB PCIe 1.935, 40GB 1.555.
     (r"a100.*(pcie.*80|80.*pcie)", DevicePeaks("A100 80GB PCIe", 312.0, 156.0, 19.5, 1.935e12, f64=19.5,
                                                source="datasheet (A100 80GB PCIe)")),
@@ -88,7 +93,7 @@ def _field(contract: Any, key: str) -> str | None:
 
 def compute_class(contract: Any) -> str | None:
     """Which compute peak a contract runs against: 'f16_tensor', 'f16_tensor_f16acc', 'tf32_tensor', 'f32_simt',
-    'f64' or None (unknown dtypes). `contract` is a PrecisionContract, its as_dict(), or a dict with a, b, acc, math."""
+    'f64', 'fp8_tensor' or None (unknown dtypes). `contract` is a PrecisionContract, its as_dict(), or a dict with a, b, acc, math."""
     a, b = _field(contract, "a"), _field(contract, "b") or _field(contract, "a")
     acc, math = _field(contract, "acc"), _field(contract, "math") or "strict"
     inputs = {a, b}
@@ -100,6 +105,8 @@ def compute_class(contract: Any) -> str | None:
         return "tf32_tensor" if math == "tf32" else "f32_simt"
     if inputs <= {"f16", "bf16"}:
         return "f16_tensor_f16acc" if acc == "f16" else "f16_tensor"
+    if inputs <= {"e4m3", "e5m2"}:
+        return "fp8_tensor"
     return None
 
 

@@ -19,11 +19,11 @@ from typing import Any, Sequence
 import yaml
 
 from .contracts.correctness import FIXTURES, CorrectnessSettings
-from .contracts.precision import BUILTIN_CONTRACTS, LAYOUTS, Epilogue, Math, Order, PrecisionContract
+from .contracts.precision import BUILTIN_CONTRACTS, LAYOUTS, Epilogue, Math, Order, PrecisionContract, Scaling
 from .contracts.storage import Storage
 from .contracts.timing import L2_POLICIES, TimingSettings
 from .contracts.timing_methods import METHODS as TIMING_METHODS
-from .dtypes import DType
+from .dtypes import DType, FP8_DTYPES
 from .errors import SpecError
 from .implementations import PARAMETRIZED, FIXED, instantiate
 from .implementations.base import Param, Implementation
@@ -581,7 +581,8 @@ def _sweep_values(ck, v, vp) -> Sequence[int] | None:
 
 # -- contracts --------------------------------------------------------------------------------------
 
-CONTRACT_KEYS = {"name", "a", "b", "c", "acc", "math", "layout", "c_order", "alpha", "beta", "epilogue", "storage"}
+CONTRACT_KEYS = {"name", "a", "b", "c", "acc", "math", "layout", "c_order", "alpha", "beta", "epilogue", "storage",
+                 "scaling", "fast_accum"}
 _CONTRACT_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # fullmatch: "x\n" is not a name
 
 
@@ -653,11 +654,33 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
         ck.error(ip + ("layout",), f"layout must be tn, tt, nn or nt (t = row-major, n = column-major, A then B), got {layout!r}")
         layout = "tn"
     alpha, beta = _number(ck, item, "alpha", ip, 1.0), _number(ck, item, "beta", ip, 0.0)
+    fp8 = a in FP8_DTYPES or b in FP8_DTYPES
+    scaling = enum_value(Scaling, item, "scaling", ip, "tensor" if fp8 else "none")  # FP8: per tensor by default
+    fast_accum = item.get("fast_accum", False)
+    if not isinstance(fast_accum, bool):
+        ck.error(ip + ("fast_accum",), f"fast_accum must be true or false, got {fast_accum!r}")
     if len(ck.issues) > before:
         return None
     order_a, order_b = LAYOUTS[layout]
-    return PrecisionContract(name, a, b, c, acc, math, order_a, order_b, c_order,
-                             float(alpha), float(beta), epilogue, storage)
+    fields = dict(name=name, a=a, b=b, c=c, acc=acc, math=math, order_a=order_a, order_b=order_b, order_c=c_order,
+                  alpha=float(alpha), beta=float(beta), epilogue=epilogue, storage=storage, scaling=scaling,
+                  fast_accum=fast_accum)
+    problem = _contract_issue(fields)
+    if problem:
+        key = ("scaling",) if "scaling" in problem and "scaling" in item else \
+            ("fast_accum",) if "fast_accum" in problem and "fast_accum" in item else ()
+        ck.error(ip + key, problem)
+        return None
+    return PrecisionContract(**fields)
+
+
+def _contract_issue(fields: dict) -> str | None:
+    """contract_problem of the contract these fields would make (constructing it raises on a problem)."""
+    try:
+        PrecisionContract(**fields)
+    except ValueError as e:
+        return str(e).split(": ", 1)[1]
+    return None
 
 
 def _enum_value(ck):

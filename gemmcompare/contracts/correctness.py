@@ -18,6 +18,13 @@ alpha and beta) the result must match the rounded-input reference rounded to C's
 low_bits fixture, added to every strict-FP32 contract, makes TF32 operand rounding systematic, so that a
 kernel that uses TF32 under a strict contract fails at any K (random-sign errors of uniform data grow
 like sqrt(K), slower than the bound's |A|.|B| term).
+
+FP8 contracts: A and B are quantized with their scales (quantize.py); "rounded" above means dequantized
+(each FP8 value times its scale), so R and |A_r| @ |B_r| are FP64 on exactly the values the kernel is given.
+u is FP32's 2^-24 under a strict contract and 2^-14 where the contract allows fast accumulation
+(precision.FAST_ACCUM_UNIT_ROUNDOFF: Hopper's FP8 accumulator keeps about 14 bits). The fp8_accumulation
+fixture, added to every FP8 contract, exposes such an accumulator under a strict contract; exact_integers
+is not judged bit for bit under FP8 (its dequantization scale amax/448 is not a power of two).
 """
 
 from __future__ import annotations
@@ -31,11 +38,13 @@ from ..dtypes import DTYPE_INFO, DType
 from ..lazy import torch  # imported on first use: validating a spec needs no torch
 from .precision import Epilogue, PrecisionContract
 
-FIXTURES = ("uniform", "normal", "exact_integers", "adversarial", "low_bits")
+FIXTURES = ("uniform", "normal", "exact_integers", "adversarial", "low_bits", "fp8_accumulation")
 
 # Added to every strict-FP32 contract's fixtures by the runner: a kernel that rounds FP32 operands to TF32
 # (or anything coarser) cannot pass it, at any K.
 STRICT_F32_FIXTURE = "low_bits"
+# Added to every FP8 contract's fixtures: a ~14-bit (fast) accumulator fails it under a strict contract.
+FP8_FIXTURE = "fp8_accumulation"
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ def describe_tolerance(settings: CorrectnessSettings, contract: PrecisionContrac
         "length_term": settings.c * u * lk,
         "length_term_text": f"{settings.c:g} * 2^{math.log2(u):.0f} * {lf} = {settings.c * u * lk:.3e}",
         "output_dtype": contract.c.value,
-        "bit_exact_fixtures": ["exact_integers"],
+        "bit_exact_fixtures": [] if contract.is_fp8 else ["exact_integers"],
     }
 
 
@@ -117,6 +126,8 @@ def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContrac
         a, b = _adversarial(m, n, k, contract, g)
     elif fixture == "low_bits":
         a, b = _low_bits(m, n, k, contract, g)
+    elif fixture == "fp8_accumulation":
+        a, b = fp8_accumulation(m, n, k, contract, g)
     else:
         raise ValueError(f"unknown fixture {fixture!r}; expected one of {FIXTURES}")
     out = {"a": a, "b": b}
@@ -171,6 +182,45 @@ def _low_bits(m, n, k, contract, g):
         return ((bits & ~0x1FFF) | 0x0FFF).view(torch.float32)
 
     return pattern(torch.rand(m, k, generator=g)), pattern(torch.rand(k, n, generator=g))
+
+
+def fp8_accumulation_product(k: int, out: DType) -> float:
+    """The small product 2^-j of the fp8_accumulation fixture at this K and output dtype (see there)."""
+    tol = TOLERANCES[out]
+    lk = math.sqrt(k)
+    strict = tol.rtol + 4 * 2.0**-24 * lk  # the default bound (c = 4, sqrt(K)), relative to |R| ~ 1
+    fast = tol.rtol + 4 * 2.0**-14 * lk
+    target = math.sqrt(strict * fast)  # the total loss sits between the two bounds, far from both
+    j = -math.floor(math.log2(target / max(k - BLOCK_K, 1)))
+    return 2.0 ** -min(max(j, 19), 22)
+
+
+BLOCK_K = 128  # the k-block a promoting kernel sums in a fresh accumulator (DeepSeek-V3's interval, CUTLASS's)
+
+
+def fp8_accumulation(m, n, k, contract, g):
+    """Exposes a ~14-bit accumulator (fast accumulation on Hopper's FP8 tensor cores).
+
+    Every output is one large product followed by K - 128 small ones of the same sign: A's column 0 is
+    +-1 (a random sign per row), B's row 0 is 1; the rest of the first k-block of 128 is zero (a kernel that
+    promotes partial sums to FP32 every 128 or fewer k sums that block alone); from k = 128 on, every product
+    is +-2^-j (A 2^-ceil(j/2), B 2^-floor(j/2): exact in e4m3 and e5m2 after their scales). An accumulator
+    that holds the large partial sum keeps ~14 bits of it: each 2^-j, j >= 19, lies below half its last bit
+    and is lost, all in one direction, so the error is (K-128) * 2^-j. FP32 keeps every one (j <= 22: two
+    units in the last place of 1). j is chosen (fp8_accumulation_product) so that this loss lies between the
+    strict and the fast-accumulation bounds, at the geometric mean. With bf16/f16 outputs the output rounding
+    (rtol 2^-7 for bf16) exceeds the loss below K ~ 8k: there the verdict is, honestly, PASS for both.
+    """
+    j = -round(math.log2(fp8_accumulation_product(k, contract.c)))
+    sign = torch.where(torch.rand(m, 1, generator=g) < 0.5, -1.0, 1.0)
+    a = torch.zeros(m, k)
+    b = torch.zeros(k, n)
+    a[:, :1] = sign
+    b[0, :] = 1.0
+    if k > BLOCK_K:
+        a[:, BLOCK_K:] = sign * 2.0 ** -((j + 1) // 2)
+        b[BLOCK_K:, :] = 2.0 ** -(j // 2)
+    return a, b
 
 
 def round_to(t: torch.Tensor, dtype: DType) -> torch.Tensor:
@@ -238,7 +288,7 @@ def check_output(c: torch.Tensor, refs: References, contract: PrecisionContract,
     length_term = settings.c * contract.product_unit_roundoff * settings.length(k)
     # bit for bit only where every step is exact: integer inputs (and C0), integer alpha and beta
     bit_exact = (fixture == "exact_integers" and float(contract.alpha).is_integer()
-                 and float(contract.beta).is_integer())
+                 and float(contract.beta).is_integer() and not contract.is_fp8)
     m, n = refs.rounded.shape
     if tuple(c.shape) != (m, n):
         return CheckResult(fixture, False, f"output has shape {tuple(c.shape)}, expected {(m, n)}",

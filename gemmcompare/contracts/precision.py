@@ -6,6 +6,11 @@ or from a spec's `contracts:` entries; both end up as the same frozen dataclass.
 Layout letters follow CUTLASS and BLAS: for each of A and B, `t` means row-major and `n` column-major
 (so `tn` is A row-major, B column-major: the capstone's layout; `tt` is the lab's all-row-major one).
 C is row-major unless a contract says otherwise.
+
+FP8 contracts (e4m3 / e5m2 inputs) also name a scaling granularity, the shape of the FP32 dequantization
+scales that come with A and B (contracts/quantize.py), and whether fast accumulation is allowed (Hopper's
+FP8 tensor-core accumulator keeps about 14 bits unless partial sums are promoted to FP32: docs/fp8.md).
+Non-FP8 contracts have scaling `none` and fast_accum False, and print and hash exactly as before.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import dataclasses
 import enum
 from dataclasses import dataclass
 
-from ..dtypes import DType, DTYPE_INFO, TF32_UNIT_ROUNDOFF
+from ..dtypes import DType, DTYPE_INFO, FP8_DTYPES, TF32_UNIT_ROUNDOFF
 from .storage import Storage
 
 
@@ -49,6 +54,21 @@ class Math(enum.Enum):
         return 0 if self is Math.STRICT else 1
 
 
+class Scaling(enum.Enum):
+    """How FP8 operands are scaled: the shapes of scale_a (for A, m x k) and scale_b (for B, k x n)."""
+
+    NONE = "none"  # not an FP8 contract
+    TENSOR = "tensor"  # one scale for A, one for B
+    ROWCOL = "rowcol"  # one per row of A (m x 1), one per column of B (1 x n)
+    BLOCK = "block"  # DeepSeek-V3: 1 x 128 blocks of A (m x ceil(k/128)), 128 x 128 of B (ceil(k/128) x ceil(n/128))
+
+
+# Fast accumulation: Hopper's FP8 wgmma accumulates in what behaves like ~14 significand bits (DeepSeek-V3
+# report, section 3.3.2), unless the kernel promotes partial sums to FP32 registers every few k-steps.
+# The bound of a contract that allows it uses this unit roundoff (contracts/correctness.py).
+FAST_ACCUM_UNIT_ROUNDOFF = 2.0**-14
+
+
 @dataclass(frozen=True)
 class PrecisionContract:
     name: str
@@ -64,6 +84,17 @@ class PrecisionContract:
     beta: float = 0.0
     epilogue: Epilogue = Epilogue.NONE
     storage: Storage = Storage.TIGHT  # leading dimensions every implementation is handed (storage.py)
+    scaling: Scaling = Scaling.NONE  # FP8 only: the granularity of the dequantization scales
+    fast_accum: bool = False  # FP8 only: the tensor-core accumulator may keep fewer bits than FP32
+
+    def __post_init__(self):
+        problem = contract_problem(self)
+        if problem:
+            raise ValueError(f"contract {self.name!r}: {problem}")
+
+    @property
+    def is_fp8(self) -> bool:
+        return self.a in FP8_DTYPES or self.b in FP8_DTYPES
 
     @property
     def layout(self) -> str:
@@ -83,6 +114,8 @@ class PrecisionContract:
         u = DTYPE_INFO[self.acc].unit_roundoff
         if self.math is Math.TF32:
             u = max(u, TF32_UNIT_ROUNDOFF)
+        if self.fast_accum:
+            u = max(u, FAST_ACCUM_UNIT_ROUNDOFF)
         return u
 
     def describe(self) -> str:
@@ -92,6 +125,8 @@ class PrecisionContract:
             f"alpha={self.alpha:g}, beta={self.beta:g}"
             + ("" if self.epilogue is Epilogue.NONE else f", epilogue {self.epilogue.value}")
             + f", storage {self.storage.describe()}"
+            + (f", scaling {self.scaling.value}, fast accumulation {'allowed' if self.fast_accum else 'forbidden'}"
+               if self.is_fp8 else "")
         )
 
     def as_dict(self) -> dict:
@@ -109,7 +144,36 @@ class PrecisionContract:
             "beta": self.beta,
             "epilogue": self.epilogue.value,
             "storage": self.storage.value,
+            # only on FP8 contracts: every other contract's dict (receipts, python/custom declarations) is unchanged
+            **({"scaling": self.scaling.value, "fast_accum": self.fast_accum} if self.is_fp8 else {}),
         }
+
+
+def contract_problem(contract: PrecisionContract) -> str | None:
+    """Why a contract cannot be: scaling or fast accumulation on non-FP8 inputs, an FP8 contract without
+    scales, an FP8 output or a non-FP32 accumulator. None when it is sound. (A non-tn FP8 layout is a sound
+    contract: implementations that need K-major operands SKIP it, saying so.)"""
+    if not contract.is_fp8:
+        if contract.scaling is not Scaling.NONE:
+            return f"scaling {contract.scaling.value!r} applies to FP8 (e4m3/e5m2) inputs only, not {contract.a.value}"
+        if contract.fast_accum:
+            return f"fast_accum applies to FP8 (e4m3/e5m2) inputs only, not {contract.a.value}"
+        if contract.c in FP8_DTYPES or contract.acc in FP8_DTYPES:
+            return "FP8 is an input type only: the output and the accumulator are f16, bf16 or f32"
+        return None
+    if contract.a not in FP8_DTYPES or contract.b not in FP8_DTYPES:
+        return f"FP8 contracts need both inputs in FP8 (e4m3/e5m2), got {contract.a.value} x {contract.b.value}"
+    if contract.scaling is Scaling.NONE:
+        return "an FP8 contract needs a scaling: tensor, rowcol or block"
+    if contract.c not in (DType.BF16, DType.F16, DType.F32):
+        return f"FP8 contracts write bf16, f16 or f32 outputs, not {contract.c.value}"
+    if contract.acc is not DType.F32:
+        return f"FP8 contracts accumulate in f32 (fast_accum says whether fewer bits are allowed), not {contract.acc.value}"
+    if contract.math is not Math.STRICT:
+        return "FP8 contracts use math strict (TF32 applies to FP32 inputs)"
+    if contract.epilogue is not Epilogue.NONE or contract.beta != 0.0:
+        return "FP8 contracts compute alpha * A @ B only (beta=0, no epilogue)"
+    return None
 
 
 # Layout letters, A then B: t = row-major, n = column-major. The one table (CUTLASS configurations use it too).
@@ -140,6 +204,15 @@ def _builtin_contracts() -> dict[str, PrecisionContract]:
         base = table[f"f16_f32acc_{letters}"]
         name = f"f16_f32acc_bias_relu_{letters}"
         table[name] = dataclasses.replace(base, name=name, epilogue=Epilogue.BIAS_RELU)
+    # FP8, K-major only (what Hopper's FP8 tensor cores take): e4m3 under each scaling, e5m2 per tensor, each
+    # output, and each with a fast-accumulation twin. e4m3_bf16out_f32acc_tn_tensor(_fastacc), ..._rowcol, ..._block
+    for fp8, scalings in ((DType.E4M3, (Scaling.TENSOR, Scaling.ROWCOL, Scaling.BLOCK)), (DType.E5M2, (Scaling.TENSOR,))):
+        for out in (DType.BF16, DType.F16, DType.F32):
+            for scaling in scalings:
+                for fast in (False, True):
+                    full = f"{fp8.value}_{out.value}out_f32acc_tn_{scaling.value}" + ("_fastacc" if fast else "")
+                    table[full] = PrecisionContract(full, fp8, fp8, out, DType.F32, Math.STRICT, Order.ROW, Order.COL,
+                                                    Order.ROW, scaling=scaling, fast_accum=fast)
     # every contract also under the `aligned` storage policy (16-byte rows for every implementation)
     for name, contract in list(table.items()):
         twin = f"{name}{ALIGNED_SUFFIX}"

@@ -57,14 +57,18 @@ class Operands:
     """The inputs of one (problem, contract, fixture): generated once, shared by every implementation.
 
     `a` is the logical m x k matrix and `b` the logical k x n matrix, already rounded to the contract's
-    dtypes; `c0` is the initial C when beta != 0; `bias` the FP32 n-vector of a bias_relu epilogue. `stored()` gives each operand in the storage order an
+    dtypes; `c0` is the initial C when beta != 0; `bias` the FP32 n-vector of a bias_relu epilogue; under an FP8
+    contract `scale_a` and `scale_b` are the FP32 dequantization scales of `a` and `b` (logical shapes of the
+    contract's scaling: contracts/quantize.py), part of the inputs like the rest. `stored()` gives each operand in the storage order an
     implementation needs, with the leading dimension of the contract's storage policy (contracts/storage.py:
     the same buffers for every implementation); the conversion is cached and happens outside any timed region.
     """
 
     def __init__(self, a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None,
-                 bias: torch.Tensor | None = None, storage: Storage = Storage.TIGHT):
+                 bias: torch.Tensor | None = None, storage: Storage = Storage.TIGHT,
+                 scale_a: torch.Tensor | None = None, scale_b: torch.Tensor | None = None):
         self.a, self.b, self.c0, self.bias = a, b, c0, bias
+        self.scale_a, self.scale_b = scale_a, scale_b
         self.storage = storage
         # (which, order) -> (whole allocation, the operand's view of it)
         self._cache: dict[tuple[str, Order], tuple[torch.Tensor, torch.Tensor]] = {}
@@ -90,7 +94,8 @@ class Operands:
     def tensors(self) -> list[torch.Tensor | None]:
         """Every tensor implementations are handed: the logical operands and their laid-out copies (whole
         allocations: a kernel that writes into the zero padding another kernel reads is caught too)."""
-        return [self.a, self.b, self.c0, self.bias, *(full for full, _ in self._cache.values())]
+        return [self.a, self.b, self.c0, self.bias, *(full for full, _ in self._cache.values()),
+                *((self.scale_a, self.scale_b) if self.scale_a is not None else ())]
 
     def layouts(self) -> dict[tuple[str, Order], torch.Tensor]:
         """The laid-out copies made so far, by (operand, order): each operand's view of its allocation."""
@@ -103,7 +108,8 @@ class Operands:
     def clone(self) -> "Operands":
         """Independent copies of the logical operands (the rotate policy's extra inputs)."""
         copy = lambda t: None if t is None else t.clone()  # noqa: E731
-        return Operands(self.a.clone(), self.b.clone(), copy(self.c0), copy(self.bias), self.storage)
+        return Operands(self.a.clone(), self.b.clone(), copy(self.c0), copy(self.bias), self.storage,
+                        copy(self.scale_a), copy(self.scale_b))
 
 
 class Prepared(abc.ABC):

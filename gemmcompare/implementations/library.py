@@ -18,11 +18,12 @@ from ..paths import EXTENSIONS_DIR
 from ..build.request import KernelSource
 from ..contracts.precision import Epilogue, Math, Order
 from ..contracts.storage import allocate, operand_shape, policy_geometry
-from ..dtypes import DTYPE_INFO, DType
+from ..dtypes import DTYPE_INFO, FP8_DTYPES, DType
 from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip
 from .registry import register_fixed
 
-ALL = frozenset(DType)
+ALL = frozenset(DType) - FP8_DTYPES  # FP8 needs scales: library.cublaslt_fp8 (fp8.py)
+FP8_HINT = "FP8 inputs need their scales: library.cublaslt_fp8 runs FP8 contracts (cuBLASLt through torch._scaled_mm)"
 
 
 class CublasGemmEx(AbiKernel):
@@ -44,6 +45,8 @@ class CublasGemmEx(AbiKernel):
         return (KernelSource("cublas_gemm.cpp", path=EXTENSIONS_DIR / "library" / "cublas_gemm.cpp"),)
 
     def supports(self, problem, contract):
+        if contract.is_fp8:
+            return Skip(f"cublasGemmEx has no FP8 path; {FP8_HINT}")
         s = super().supports(problem, contract)
         if not s:
             return s
@@ -74,6 +77,8 @@ class TorchMatmul(Implementation):
     def supports(self, problem, contract):
         if problem.batch != 1:
             return Skip("batched problems are not supported")
+        if contract.is_fp8:
+            return Skip(f"torch.mm takes no FP8 inputs; {FP8_HINT}")
         if contract.a != contract.b or contract.a not in (DType.F16, DType.BF16, DType.F32):
             return Skip(f"inputs {contract.a.value}/{contract.b.value}: torch.mm here takes matching f16, bf16 or f32")
         if contract.acc is not DType.F32:

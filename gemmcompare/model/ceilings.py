@@ -82,6 +82,8 @@ def issue_ceiling(device: DeviceSpec, instruction: str, math_class: str) -> Issu
         raise ValueError(f"unknown instruction {instruction!r}; expected one of {INSTRUCTIONS}")
     peak = device.peak(math_class)
     if peak is None:
+        if math_class == "fp8_tensor":
+            raise ValueError(f"no FP8 peak for {device.name} in the device table (no datasheet figure taken)")
         raise ValueError(f"{device.name} has no {math_class} peak in the device table")
     cc = device.compute_capability
     if instruction in ARCH_ONLY and cc not in ARCH_ONLY[instruction]:

@@ -10,7 +10,8 @@ Two layers:
   so the two cannot drift apart; the L4, which peaks.py lacks, carries its own datasheet figures here.
 
 Math classes are peaks.compute_class's: 'f32_simt' (FP32 on CUDA cores), 'tf32_tensor', 'f16_tensor'
-(FP16/BF16 inputs, FP32 accumulate), 'f16_tensor_f16acc' (FP16 accumulate), 'f64'. Every rate is the
+(FP16/BF16 inputs, FP32 accumulate), 'f16_tensor_f16acc' (FP16 accumulate), 'f64', 'fp8_tensor' (e4m3/e5m2
+inputs; only where peaks.py has the datasheet figure). Every rate is the
 vendor's dense figure (no structured sparsity) in TFLOP/s; bandwidth in bytes per second.
 
 `with_live_properties` replaces the product facts a live device reports (name, SM count, L2, memory, compute
@@ -27,7 +28,7 @@ from typing import Any, Mapping
 
 from .. import peaks as _peaks
 
-MATH_CLASSES = ("f32_simt", "tf32_tensor", "f16_tensor", "f16_tensor_f16acc", "f64")
+MATH_CLASSES = ("f32_simt", "tf32_tensor", "f16_tensor", "f16_tensor_f16acc", "f64", "fp8_tensor")
 KIB = 1024
 
 
@@ -131,6 +132,8 @@ def _rates_from_peaks_table(gpu_name: str) -> dict[str, float]:
              "f16_tensor_f16acc": p.f16_tensor_f16acc or p.f16_tensor}
     if p.f64 is not None:
         rates["f64"] = p.f64
+    if p.fp8_tensor is not None:
+        rates["fp8_tensor"] = p.fp8_tensor
     return rates
 
 

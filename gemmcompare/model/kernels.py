@@ -28,7 +28,7 @@ class KernelShape:
 
     name: str
     instruction: str  # 'ffma', 'wmma', 'mma_sync', 'wgmma', 'tcgen05', 'library'
-    input_dtype: str  # A and B: 'f16', 'bf16', 'f32'
+    input_dtype: str  # A and B: 'f16', 'bf16', 'f32', 'e4m3', 'e5m2'
     output_dtype: str
     accumulator: str  # 'f32' or 'f16'
     math: str = "strict"  # 'tf32' lets FP32 inputs run on TF32 tensor cores
@@ -89,7 +89,9 @@ LAB_KERNELS: dict[str, dict[str, Any]] = {
     "wmma_staged": {"block_tile": (128, 128, 32), "threads_per_block": None, "instruction": "wmma"},
 }
 
-_CONTRACT = re.compile(r"^(?P<a>f16|bf16|f32|f64)_(?:(?P<out>f16|bf16|f32)out_)?(?P<mode>f32acc|f16acc|strict|tf32)")
+_CONTRACT = re.compile(r"^(?P<a>f16|bf16|f32|f64|e4m3|e5m2)_(?:(?P<out>f16|bf16|f32)out_)?(?P<mode>f32acc|f16acc|strict|tf32)")
+# an FP8 contract's name ends in its scaling (and _fastacc): e4m3_bf16out_f32acc_tn_block_fastacc
+_LAYOUT = re.compile(r"_([tn])([tn])(?:_(?:tensor|rowcol|block)(?:_fastacc)?)?$")
 
 
 def contract_dtypes(contract: str) -> dict[str, str]:
@@ -110,7 +112,7 @@ def contract_dtypes(contract: str) -> dict[str, str]:
 def contract_orders(contract: str) -> tuple[bool, bool]:
     """(A column-major, B column-major) from a contract's layout letters ('..._tn': A row-major, B
     column-major); (False, False) when the spelling carries none."""
-    m = re.search(r"_([tn])([tn])$", contract or "")
+    m = _LAYOUT.search(contract or "")
     return (m.group(1) == "n", m.group(2) == "n") if m else (False, False)
 
 

@@ -172,6 +172,8 @@ class ProblemExecutor:
         fixtures = tuple(entry.fixtures or exp.correctness.fixtures)
         if contract.a is DType.F32 and contract.math is Math.STRICT and corr.STRICT_F32_FIXTURE not in fixtures:
             fixtures += (corr.STRICT_F32_FIXTURE,)  # no silent TF32 under a strict contract, at any K
+        if contract.is_fp8 and corr.FP8_FIXTURE not in fixtures:
+            fixtures += (corr.FP8_FIXTURE,)  # no silent fast accumulation under a strict FP8 contract
         alive = list(runnable)
         for fixture in fixtures:
             draw = self._draw(fixture, p, contract)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..contracts import correctness as corr
 from ..contracts.precision import Order, PrecisionContract
+from ..contracts.quantize import dequantize, quantize
 from ..implementations.base import Operands
 from ..problems import GemmProblem
 
@@ -40,7 +41,7 @@ class Draw:
         laid-out copy). Unlike fingerprint(), this also sees a write made during prepare (a Python row's
         first call runs there)."""
         ops = self.operands
-        for which in ("a", "b", "c0"):
+        for which in ("a", "b", "c0", "scale_a", "scale_b"):
             if getattr(ops, which) is not None and which in self.pristine and \
                     not same_bits(getattr(ops, which), self.pristine[which]):
                 return False
@@ -55,20 +56,39 @@ class Draw:
         ops = self.operands
         ops.a.copy_(self.pristine["a"])
         ops.b.copy_(self.pristine["b"])
-        if ops.c0 is not None and "c0" in self.pristine:
-            ops.c0.copy_(self.pristine["c0"])
+        for which in ("c0", "scale_a", "scale_b"):
+            if getattr(ops, which) is not None and which in self.pristine:
+                getattr(ops, which).copy_(self.pristine[which])
         ops.forget_layouts()
 
 
 def draw_inputs(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: int) -> Draw:
     """One fixture's inputs on the device, rounded to the contract, with both references."""
-    originals = corr.make_inputs(fixture, p.m, p.n, p.k, contract, seed, "cuda")
-    rounded = {"a": corr.round_to(originals["a"], contract.a), "b": corr.round_to(originals["b"], contract.b)}
+    return make_draw(fixture, p, contract, seed, "cuda")
+
+
+def make_draw(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: int, device) -> Draw:
+    """draw_inputs on any device (the CPU tests use it). Under an FP8 contract A and B are quantized with
+    their scales (contracts/quantize.py) and the judging reference is computed on the dequantized values."""
+    originals = corr.make_inputs(fixture, p.m, p.n, p.k, contract, seed, device)
+    scales = {}
+    if contract.is_fp8:
+        rounded, values = {}, {}
+        for which, dtype in (("a", contract.a), ("b", contract.b)):
+            q, scale = quantize(originals[which], dtype, contract.scaling, which)
+            rounded[which], scales[f"scale_{which}"] = q, scale
+            values[which] = dequantize(q, scale, contract.scaling, which)
+    else:
+        rounded = {"a": corr.round_to(originals["a"], contract.a), "b": corr.round_to(originals["b"], contract.b)}
+        values = rounded
     if "c0" in originals:
         rounded["c0"] = corr.round_to(originals["c0"], contract.c)
-    refs = corr.compute_references(originals, rounded, contract)
-    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"), contract.storage)
-    return Draw(fixture, seed, operands, refs, {k: v.clone() for k, v in rounded.items()})
+        values = {**values, "c0": rounded["c0"]}
+    refs = corr.compute_references(originals, values, contract)
+    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"), contract.storage,
+                        scales.get("scale_a"), scales.get("scale_b"))
+    pristine = {k: v.clone() for k, v in {**rounded, **scales}.items()}
+    return Draw(fixture, seed, operands, refs, pristine)
 
 
 def same_bits(x, y) -> bool:
@@ -84,4 +104,4 @@ def as_bits(t):
     """A tensor's bits as a same-width integer tensor (so that NaN == NaN and -0 != +0)."""
     import torch
 
-    return t.contiguous().view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+    return t.contiguous().view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])

@@ -31,7 +31,9 @@
 // GC_ROW: element (i, j) at ptr[i * ld + j]; GC_COL: at ptr[j * ld + i].
 typedef enum gc_order { GC_ROW = 0, GC_COL = 1 } gc_order;
 
-typedef enum gc_dtype { GC_F16 = 0, GC_BF16 = 1, GC_F32 = 2, GC_F64 = 3 } gc_dtype;
+// GC_E4M3 / GC_E5M2 (FP8) name the types only: no ABI entry takes FP8 yet, since the per-tensor, per-row or
+// blockwise scales an FP8 GEMM needs are not in gc_gemm_args (docs/fp8.md).
+typedef enum gc_dtype { GC_F16 = 0, GC_BF16 = 1, GC_F32 = 2, GC_F64 = 3, GC_E4M3 = 4, GC_E5M2 = 5 } gc_dtype;
 
 // GC_MATH_STRICT: products and sums in the accumulator type, no reduced-precision fast path.
 // GC_MATH_TF32: FP32 operands may be rounded to TF32 inside the multiply (tensor cores).

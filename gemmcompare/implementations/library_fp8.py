@@ -1,0 +1,149 @@
+"""The FP8 library baseline: cuBLASLt's FP8 GEMM, reached through torch, with the contract's scales.
+
+`library.cublaslt_fp8` runs FP8 contracts only: torch._scaled_mm (cuBLASLt) for per-tensor and per-row/column
+scales, torch.nn.functional.scaled_mm with ScalingType.BlockWise1x128 (A) and BlockWise128x128 (B) for
+DeepSeek-V3's block scales. `use_fast_accum` is the contract's fast_accum: a strict contract gets cuBLASLt's
+FP32-promoting path, a `_fastacc` contract the tensor cores' own ~14-bit accumulation.
+
+Hopper's FP8 tensor cores take K-major operands only (A row-major, B column-major: `tn`; torch checks it);
+other layouts are a SKIP saying so: this row offers no timed transpose. Contracts torch cannot honour are
+SKIP rows with the reason, never a silent stand-in.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+import sys
+
+from ..contracts.precision import Order, Scaling
+from ..contracts.storage import allocate, operand_shape, policy_geometry
+from ..dtypes import DTYPE_INFO, DType
+from .base import Implementation, Ok, Prepared, Skip
+from .registry import register_fixed
+
+
+@functools.lru_cache(maxsize=None)
+def has_blockwise() -> bool:
+    """Whether torch offers torch.nn.functional.scaled_mm with ScalingType.BlockWise1x128/128x128. Asked of
+    torch when it is loaded (a worker), read from the installed version otherwise (validate loads no torch)."""
+    if "torch" in sys.modules:
+        F = sys.modules["torch"].nn.functional
+        kinds = getattr(F, "ScalingType", None)
+        return hasattr(F, "scaled_mm") and all(hasattr(kinds, k) for k in ("BlockWise1x128", "BlockWise128x128"))
+    try:
+        major, minor = (int(x) for x in re.match(r"(\d+)\.(\d+)", importlib.metadata.version("torch")).groups())
+        return (major, minor) >= (2, 10)
+    except (importlib.metadata.PackageNotFoundError, AttributeError, ValueError):
+        return False
+
+
+class CublasLtFp8(Implementation):
+    family = "library"
+    description = ("cuBLASLt FP8 GEMM via torch._scaled_mm (per tensor, per row/column) or "
+                   "torch.nn.functional.scaled_mm (blockwise), with the contract's scales and fast-accumulation setting")
+    min_cc = 89  # FP8 tensor cores: Ada (sm_89) and Hopper (sm_90)
+
+    def __init__(self):
+        super().__init__("cublaslt_fp8")
+
+    def use_fast_accum(self, contract) -> bool:
+        """What it asks cuBLASLt for: the contract's setting (tests/test_gpu_fp8.py overrides it in a canary)."""
+        return contract.fast_accum
+
+    def supports(self, problem, contract):
+        if not contract.is_fp8:
+            return Skip("FP8 contracts only (e4m3/e5m2 inputs with scales); library.cublas runs this contract")
+        if problem.batch != 1:
+            return Skip("batched problems are not supported")
+        if (contract.order_a, contract.order_b) != (Order.ROW, Order.COL):
+            return Skip(f"cuBLASLt's FP8 GEMM on Hopper takes K-major operands only (tn: A row-major, B column-major); "
+                        f"this contract is {contract.layout}, and this row offers no timed transpose")
+        if contract.order_c is not Order.ROW:
+            return Skip("torch._scaled_mm writes a row-major C")
+        if contract.a is DType.E5M2 and contract.b is DType.E5M2:
+            return Skip("cuBLASLt has no e5m2 x e5m2 FP8 GEMM (one operand must be e4m3)")
+        if contract.alpha != 1.0:
+            return Skip("alpha=1 only (torch._scaled_mm has no alpha; fold it into a scale)")
+        if problem.k % 16 or problem.n % 16:
+            return Skip(f"cuBLASLt FP8 needs k and n multiples of 16 (torch._scaled_mm's check); "
+                        f"k={problem.k}, n={problem.n}")
+        if contract.scaling is Scaling.ROWCOL and contract.c is not DType.BF16:
+            return Skip(f"torch._scaled_mm's row-wise scaling writes bf16 only, not {contract.c.value}")
+        if contract.scaling is Scaling.BLOCK:
+            if not has_blockwise():
+                return Skip("the installed torch has no torch.nn.functional.scaled_mm with "
+                            "ScalingType.BlockWise1x128/BlockWise128x128 (blockwise FP8 needs torch 2.10+)")
+            if contract.c is not DType.BF16:
+                return Skip(f"blockwise scales with a bf16 output only here (the combination torch's tests use); "
+                            f"{contract.c.value} output untried")
+        return Ok()
+
+    def contracts_summary(self):
+        return ("FP8 only: e4m3 (or e4m3 x e5m2) in, tn, row-major C; per-tensor scales -> bf16/f16/f32, "
+                "row/column and block scales -> bf16; fast accumulation as the contract says")
+
+    def constraints_summary(self):
+        return "k%16==0, n%16==0 (torch._scaled_mm)"
+
+    def prepare(self, problem, contract, operands, extension):
+        return _Fp8Prepared(problem, contract, operands, self.use_fast_accum(contract))
+
+
+class _Fp8Prepared(Prepared):
+    def __init__(self, problem, contract, operands, fast_accum: bool):
+        import torch
+
+        self.torch = torch  # kept, so that launch() (timed) does no import
+        a, lda = operands.stored("a", Order.ROW)  # the storage policy's buffers, as every row gets them
+        b, ldb = operands.stored("b", Order.COL)
+        self.a, self.b = a, b.t()  # logical m x k row-major, k x n column-major: what cuBLASLt's FP8 path takes
+        self.out_dtype = DTYPE_INFO[contract.c].torch_dtype
+        self.fast_accum = fast_accum
+        self.blockwise = contract.scaling is Scaling.BLOCK
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "copies_in_timing": []}
+        scales = f"scales {contract.scaling.value}"
+        if self.blockwise:
+            # cuBLASLt reads block scales outer-dim-major: copies made here, outside timing, once
+            self.scale_a = operands.scale_a.t().contiguous().t()
+            self.scale_b = operands.scale_b.t().contiguous().t()
+            F = torch.nn.functional
+            self.recipes = (F.ScalingType.BlockWise1x128, F.ScalingType.BlockWise128x128)
+            self.out = None  # scaled_mm returns its own C
+            self.storage_info["c"] = "torch.nn.functional.scaled_mm's own output tensor"
+            self.notes = (f"torch.nn.functional.scaled_mm BlockWise1x128 x BlockWise128x128 (block scales copied "
+                          f"outer-dim-major outside timing), use_fast_accum={fast_accum}, its own output")
+        else:
+            self.scale_a, self.scale_b = operands.scale_a, operands.scale_b
+            lines, extent = operand_shape("c", problem.m, problem.n, problem.k, Order.ROW)
+            geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
+            self._out_full, self.out = allocate(geometry, self.out_dtype, a.device)
+            self.storage_info["ldc"] = geometry.ld
+            self.notes = f"torch._scaled_mm, {scales}, use_fast_accum={fast_accum}"
+        if fast_accum != contract.fast_accum:
+            self.notes += (f"; CANARY: use_fast_accum={fast_accum} under a contract that says "
+                           f"fast_accum={contract.fast_accum}")
+
+    def launch(self):
+        torch = self.torch
+        if self.blockwise:
+            self.out = torch.nn.functional.scaled_mm(self.a, self.b, self.scale_a, self.recipes[0], self.scale_b,
+                                                     self.recipes[1], output_dtype=self.out_dtype,
+                                                     use_fast_accum=self.fast_accum)
+        else:
+            torch._scaled_mm(self.a, self.b, scale_a=self.scale_a, scale_b=self.scale_b, out_dtype=self.out_dtype,
+                             use_fast_accum=self.fast_accum, out=self.out)
+
+    def poison(self):
+        if self.blockwise:
+            if self.out is not None:  # a fresh tensor each call: the poison shows only what a call leaves
+                self.out.fill_(float("nan"))
+        else:
+            self._out_full.fill_(float("nan"))
+
+    def output(self):
+        return self.out
+
+
+register_fixed("library.cublaslt_fp8", CublasLtFp8)
