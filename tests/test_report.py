@@ -21,6 +21,7 @@ from gemmcompare.report.labels import legend_labels, split_name, wrap
 from gemmcompare.report.tables import display_table, markdown_table, summary_table
 from gemmcompare.results import Result, Status
 from gemmcompare.store import RunFolder, Store, load_result_file
+from gemmcompare.store.run_folder import exact_floats
 
 CONTRACT = "f16_f32acc_tn"
 BASELINE = "library.cublas"
@@ -196,7 +197,7 @@ def test_summary_table_full_precision_and_display(tmp_path):
     assert md.count("\n") == len(disp) + 1
     # the CSV keeps every digit; the display rounds
     summary.to_csv(tmp_path / "s.csv", index=False, float_format="%.17g")
-    back = pd.read_csv(tmp_path / "s.csv", float_precision="round_trip")  # pandas < 3 parses inexactly otherwise
+    back = pd.read_csv(tmp_path / "s.csv", **exact_floats(pd))
     assert back["median_ms"].tolist() == summary["median_ms"].tolist()
 
 
