@@ -1,7 +1,8 @@
 """Result tables: one frame at full precision (written as CSV) and its display form (Markdown, HTML).
 
 Per contract and problem, every implementation's status, median time, TFLOP/s (logical; executed when the
-implementation pads), % of the same-run baseline, % of peak, errors against both references, CV and the
+implementation pads), achieved GB/s and % of the HBM roofline (memory-bound problems only: report/bandwidth.py),
+% of the same-run baseline, % of peak, errors against both references, CV and the
 build's resources. Numbers are rounded only in the display form.
 """
 
@@ -13,11 +14,13 @@ from typing import Callable
 
 import pandas as pd
 
-from .. import peaks as _peaks
+from .bandwidth import memory_rates
 from .data import THROTTLED_MOSTLY, is_missing, normalise_rows, problem_sort_key
 from .writers import html_table, markdown_table
 
 _Fmt = Callable[[float], str]
+# shown only on rows whose problem is memory-bound: on a compute-bound one TFLOP/s and % of peak say it
+MEMORY_BOUND_ONLY = ("achieved_gbs", "pct_of_hbm_roofline")
 
 
 def _num(v) -> bool:
@@ -56,8 +59,8 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
     ("median_ms", "median ms", _sig),
     ("tflops", "TFLOP/s", _rate),
     ("executed_tflops", "executed TFLOP/s", _rate),
-    ("gbps", "GB/s", _rate),
-    ("pct_of_bandwidth", "% of mem BW", _pct),
+    ("achieved_gbs", "GB/s", _rate),
+    ("pct_of_hbm_roofline", "% of HBM roofline", _pct),
     ("pct_of_baseline", "% of baseline", _pct),
     ("pct_of_peak", "% of peak", _pct),
     ("max_abs_err", "max abs err", _err),
@@ -75,9 +78,9 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
 SUMMARY_COLUMNS = [
     "run_id", "gpu", "contract", "problem", "m", "n", "k", "batch", "storage", "lda", "ldb", "ldc", "implementation",
     "family", "is_baseline", "status", "reason", "median_ms", "timing_method", "median_ms_at_max_clock",
-    "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "gbps",
-    "pct_of_bandwidth", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak", "unique_bytes", "max_abs_err",
-    "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio", "registers", "smem_bytes",
+    "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "achieved_gbs",
+    "pct_of_hbm_roofline", "memory_bound", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak",
+    "unique_bytes", "max_abs_err", "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio", "registers", "smem_bytes",
     "spill_stores", "spill_loads", "throttled_fraction", "sm_clock_mhz", "max_sm_clock_mhz", "arch",
 ]
 
@@ -104,20 +107,8 @@ def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
     if "gpu" not in df:
         df["gpu"] = ""
     df = _order(df)
-    df["gbps"], df["pct_of_bandwidth"] = memory_rates(df)
+    df = df.join(memory_rates(df))
     return df[[c for c in SUMMARY_COLUMNS if c in df]].copy()
-
-
-def memory_rates(df: pd.DataFrame) -> tuple[list[float], list[float]]:
-    """GB/s (unique bytes: A and B read once, C written once, over the median time) and that as % of the GPU's
-    datasheet memory bandwidth, per row (NaN where a figure is missing)."""
-    gbps, pct = [], []
-    for b, t, gpu in zip(df["unique_bytes"], df["median_ms"], df["gpu"]):
-        rate = b / (t * 1e-3) / 1e9 if _num(b) and _num(t) and t > 0 else math.nan
-        bandwidth = _peaks.bandwidth_for(gpu) if gpu else None
-        gbps.append(rate)
-        pct.append(rate * 1e9 / bandwidth * 100 if bandwidth and not math.isnan(rate) else math.nan)
-    return gbps, pct
 
 
 def _remark(row: pd.Series) -> str:
@@ -149,6 +140,9 @@ def display_table(summary: pd.DataFrame, *, drop_constant: tuple[str, ...] = ("g
         if col in drop_constant and df[col].nunique(dropna=False) <= 1:
             continue
         values = df[col]
+        if col in MEMORY_BOUND_ONLY:
+            bound = df["memory_bound"] if "memory_bound" in df else [False] * len(df)
+            values = [v if _num(m) and bool(m) else math.nan for v, m in zip(values, bound)]
         if col == "implementation":
             values = [f"{v} (baseline)" if b else v for v, b in zip(values, df["is_baseline"])]
         elif fmt is not None:
