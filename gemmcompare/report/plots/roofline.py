@@ -14,11 +14,37 @@ from matplotlib.ticker import FuncFormatter
 
 from ... import peaks as _peaks
 from ...contracts.precision import BUILTIN_CONTRACTS
+from ..bandwidth import memory_rates
 from ..stats import rate_ci
 from .common import (CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, errorbar, finite, impl_order, legend,
                      save_figure)
 
 LABEL_GAP_IN = 0.55  # problem labels closer than this (inches, along x) are stacked
+BANDWIDTH_NOTE = ("on a memory-bound problem the fastest row carries its achieved bandwidth (unique bytes / median "
+                  "time) and its % of the HBM roofline; every row's is in the tables; ")
+
+
+def label_bandwidth(ax, ok: pd.DataFrame, lo: float, hi: float, ymin: float, top: float) -> bool:
+    """On each memory-bound problem, the fastest row's achieved GB/s and % of the HBM roofline beside its point
+    (every row would pile up in one column), moved down a line while it would overlap one already written.
+    Returns whether any was written."""
+    rates = ok.join(memory_rates(ok))
+    width_in, height_in = ax.figure.get_figwidth() * 0.72, ax.figure.get_figheight() * 0.8
+    placed: list[tuple[float, float]] = []  # (x, y) of written labels' left edges, inches
+    for _problem, pts in rates[rates["memory_bound"] & rates["pct_of_hbm_roofline"].notna()].groupby("problem"):
+        r = pts.loc[pts["median_ms"].idxmin()]
+        pct = r["pct_of_hbm_roofline"]
+        text = f"{r['achieved_gbs']:.3g} GB/s, {pct:.2g}% of HBM roofline"
+        x_in = math.log10(r["ai"] / lo) / math.log10(hi / lo) * width_in + 0.1
+        y_in = math.log10(r["tflops"] / ymin) / math.log10(top / ymin) * height_in
+        drop = 0
+        while any(abs(x_in - x) < len(text) * 0.055 and abs(y_in - drop * 0.13 - y) < 0.12 for x, y in placed):
+            drop += 1
+        placed.append((x_in, y_in - drop * 0.13))
+        ax.annotate(text, (r["ai"], r["tflops"]), xytext=(7, -9.4 * drop), textcoords="offset points", fontsize=6.5,
+                    va="center", color="#333333", zorder=6,
+                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.75))
+    return bool(placed)
 
 
 def ceilings(rows: pd.DataFrame, gpu: str, contract: str) -> tuple[float | None, float | None, str]:
@@ -95,6 +121,7 @@ def plot_roofline(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
             ax.set_xlim(lo, hi)
             top = label_problems(ax, ok, lo, hi, compute)
             ax.set_ylim(ymin, top)
+            marked = label_bandwidth(ax, ok, lo, hi, ymin, top)
             few_decades = math.log10(top / ymin) < 2.5  # label 2x and 5x minor ticks too
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
             ax.yaxis.set_minor_formatter(FuncFormatter(
@@ -107,5 +134,6 @@ def plot_roofline(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
             legend(fig, ax, handles, labels)
             plots.append(Plot("roofline", title, save_figure(fig, out_dir, f"roofline_{contract}_{gpu}"),
                               caption=f"ceilings: {source}; unique bytes = A and B read once, C written once; each "
-                                      f"problem is named above its points; {CI_NOTE}; {PASS_ONLY_NOTE}"))
+                                      f"problem is named above its points; {BANDWIDTH_NOTE if marked else ''}"
+                                      f"{CI_NOTE}; {PASS_ONLY_NOTE}"))
     return plots
