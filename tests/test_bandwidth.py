@@ -65,3 +65,18 @@ def test_no_hbm_figure_gives_nan_not_a_number():
 def test_a_failed_row_gets_no_bandwidth():
     rates = memory_rates(pd.DataFrame([row(DECODE, 0.0163, status="FAIL")]))
     assert math.isnan(rates["achieved_gbs"].iloc[0]) and math.isnan(rates["pct_of_hbm_roofline"].iloc[0])
+
+
+def test_the_roofline_plot_marks_memory_bound_problems_only(tmp_path):
+    from gemmcompare.report.data import normalise_rows
+    from gemmcompare.report.plots.roofline import BANDWIDTH_NOTE, plot_roofline
+
+    def plot(problem, ms):
+        rows = normalise_rows(pd.DataFrame([row(problem, ms)]))
+        rows["tflops"] = rows["flops"] / (rows["median_ms"] * 1e-3) / 1e12
+        rows["samples_ms"] = [[ms] * 5]
+        (p,) = plot_roofline(rows, tmp_path)
+        return p
+
+    assert BANDWIDTH_NOTE in plot(DECODE, 0.0163).caption
+    assert BANDWIDTH_NOTE not in plot(SQUARE, 0.19).caption
