@@ -19,7 +19,7 @@ from ..lazy import torch  # loads on first use: reading a spec needs no torch
 
 from ..build.request import BuildRequest
 from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract
-from ..contracts.storage import OperandPlan, Storage, allocate, plan_operands, policy_geometry
+from ..contracts.storage import OperandPlan, Storage, allocate, operand_shape, plan_operands, policy_geometry
 from ..device import DeviceInfo, arch_name
 from ..dtypes import DTYPE_INFO, DType
 from ..problems import INT32_MAX, GemmProblem
@@ -51,6 +51,15 @@ def format_params(params: dict[str, Any]) -> str:
         return str(v)
 
     return ",".join(f"{k}={fmt(params[k])}" for k in sorted(params) if params[k] is not None)
+
+
+def policy_output(problem: GemmProblem, contract: PrecisionContract, device):
+    """C laid out as the contract's storage policy lays it out for every row (its leading dimension and zero
+    padding): (the whole allocation, C's stored lines x extent view, ldc)."""
+    lines, extent = operand_shape("c", problem.m, problem.n, problem.k, contract.order_c)
+    geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
+    full, view = allocate(geometry, DTYPE_INFO[contract.c].torch_dtype, device)
+    return full, view, geometry.ld
 
 
 class Operands:

@@ -17,9 +17,8 @@ import warnings
 from ..paths import EXTENSIONS_DIR
 from ..build.request import KernelSource
 from ..contracts.precision import Epilogue, Math, Order
-from ..contracts.storage import allocate, operand_shape, policy_geometry
-from ..dtypes import DTYPE_INFO, FP8_DTYPES, DType
-from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip
+from ..dtypes import FP8_DTYPES, DType
+from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip, policy_output
 from .registry import register_fixed
 
 ALL = frozenset(DType) - FP8_DTYPES  # FP8 needs scales: library.cublaslt_fp8 (fp8.py)
@@ -128,10 +127,8 @@ class _TorchPrepared(Prepared):
         b, ldb = operands.stored("b", contract.order_b)
         self.a = a if contract.order_a is Order.ROW else a.t()  # logical views, no copies at launch
         self.b = b if contract.order_b is Order.ROW else b.t()
-        lines, extent = operand_shape("c", problem.m, problem.n, problem.k, Order.ROW)
-        geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
-        self._out_full, self.out = allocate(geometry, DTYPE_INFO[contract.c].torch_dtype, a.device)
-        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": geometry.ld,
+        self._out_full, self.out, ldc = policy_output(problem, contract, a.device)  # supports(): C row-major
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": ldc,
                              "copies_in_timing": []}
         self.tf32 = contract.math is Math.TF32
         self.widen = contract.c is not contract.a  # f16/bf16 -> f32 through out_dtype

@@ -18,9 +18,8 @@ import re
 import sys
 
 from ..contracts.precision import Order, Scaling
-from ..contracts.storage import allocate, operand_shape, policy_geometry
 from ..dtypes import DTYPE_INFO, DType
-from .base import Implementation, Ok, Prepared, Skip
+from .base import Implementation, Ok, Prepared, Skip, policy_output
 from .registry import register_fixed
 
 
@@ -123,10 +122,7 @@ class _Fp8Prepared(Prepared):
                           f"outer-dim-major outside timing), use_fast_accum={fast_accum}, its own output")
         else:
             self.scale_a, self.scale_b = operands.scale_a, operands.scale_b
-            lines, extent = operand_shape("c", problem.m, problem.n, problem.k, Order.ROW)
-            geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
-            self._out_full, self.out = allocate(geometry, self.out_dtype, a.device)
-            self.storage_info["ldc"] = geometry.ld
+            self._out_full, self.out, self.storage_info["ldc"] = policy_output(problem, contract, a.device)
             self.notes = f"torch._scaled_mm, {scales}, use_fast_accum={fast_accum}"
         if fast_accum != contract.fast_accum:
             self.notes += (f"; CANARY: use_fast_accum={fast_accum} under a contract that says "

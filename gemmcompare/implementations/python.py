@@ -60,9 +60,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..contracts.precision import BUILTIN_CONTRACTS, Epilogue, Math, Order
-from ..contracts.storage import allocate, operand_shape, policy_geometry
-from ..dtypes import DTYPE_INFO, DType
-from .base import Constraints, Implementation, Ok, Param, Prepared, Skip, Support, format_params
+from ..dtypes import DType
+from .base import Constraints, Implementation, Ok, Param, Prepared, Skip, Support, format_params, policy_output
 from .registry import Parametrized, register_fixed, register_parametrized
 
 CAPTURE_MODES = ("auto", "never", "required")
@@ -342,10 +341,8 @@ def _logical(stored, order: Order):
 def _output(problem, contract, device):
     """C laid out as the storage policy lays out every row's C (leading dimension and zero padding; the same
     geometry library.torch_matmul writes into): (the whole allocation, C's logical m x n view, ldc)."""
-    lines, extent = operand_shape("c", problem.m, problem.n, problem.k, contract.order_c)
-    geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
-    full, view = allocate(geometry, DTYPE_INFO[contract.c].torch_dtype, device)
-    return full, _logical(view, contract.order_c), geometry.ld
+    full, view, ldc = policy_output(problem, contract, device)
+    return full, _logical(view, contract.order_c), ldc
 
 
 def _first_line(exc: BaseException) -> str:
