@@ -15,14 +15,14 @@ import numpy as np
 
 from ..compare import VERDICT_ORDER, Comparison, display_comparison
 from ..receipt import DEFAULT_COMPARE_THRESHOLD, compare_threshold
-from ..report.data import sorted_problems
+from ..report.data import problem_sort_key
 from ..report.html import page
 from ..report.plots.common import slug
 from ..report.writers import cells_table, html_table
 from .plots import plot_across, plot_series
 from .runs import Run, find_runs
 from .series import METRICS, Series, build_series
-from .steps import STEP_VERDICTS, flagged, latest_comparison
+from .steps import flagged, latest_comparison
 
 PROGRESS_FROM = 10  # pages; fewer are drawn without a progress bar
 NOTEWORTHY = ("REGRESSION", "SLOWER", "UNKNOWN", "FASTER", "FIXED")  # a verdict cell is coloured by the first
@@ -186,7 +186,7 @@ def index_page(d: Dashboard, specs: dict, comps: dict, spec_names: dict, series:
     for gpu in gpus:
         rows, css = [], []
         keys = [k for k in series if k[0] == gpu]
-        for key in sorted(keys, key=lambda k: (k[1], sorted_problems([p for _, c, p in keys if c == k[1]]).index(k[2]))):
+        for key in sorted(keys, key=lambda k: (k[1], problem_sort_key(k[2]))):
             s = series[key]
             flags = flagged(s.steps)
             last = flags[flags["x"] == len(s.runs) - 1]
@@ -248,7 +248,7 @@ def build_dashboard(paths: Iterable, out: str | Path, *, metric: str = "tflops",
         comps[(gpu, spec)] = latest_comparison(runs, threshold)
         pairs = {(str(c), str(p)) for r in runs for c, p in r.rows[["contract", "problem"]].itertuples(index=False)}
         links = [(f"{c} {p}", f"../series/{series_names[(gpu, c, p)]}.html")
-                 for c, p in sorted(pairs, key=lambda cp: (cp[0], sorted_problems([q for _, q in pairs]).index(cp[1])))]
+                 for c, p in sorted(pairs, key=lambda cp: (cp[0], problem_sort_key(cp[1])))]
         d.pages.append(spec_page(gpu, spec, runs, comps[(gpu, spec)], links, d.out / "spec", spec_names[(gpu, spec)]))
         bar.update()
     for cp, gpus in across.items():
