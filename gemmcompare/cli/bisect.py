@@ -21,6 +21,7 @@ def cmd_bisect(args) -> int:
     from ..bisect.driver import bisect_repository
     from ..bisect.measure import RunCommand, Watch
     from ..bisect.output import header, step_line, summary, write
+    from ..bisect.search import Search
     from ..files import writable_dir
 
     out = Path(args.out) if args.out else Path("reports") / f"bisect_{_slug(args.good)}_{_slug(args.bad)}"
@@ -30,8 +31,8 @@ def cmd_bisect(args) -> int:
 
     def started(result) -> None:
         print(header(result))
-        print(f"measuring the two ends, then about {_steps(len(result.candidates))} commits between them; "
-              f"runs and logs under {out}/steps/")
+        between = Search([c.sha for c in result.candidates]).steps_left()
+        print(f"measuring the two ends, then about {between} commits between them; runs and logs under {out}/steps/")
 
     def stepped(step, result) -> None:
         print(step_line(step, result), flush=True)
@@ -43,12 +44,6 @@ def cmd_bisect(args) -> int:
     print(summary(result))
     print(f"table: {files[0]}")
     return result.exit_code
-
-
-def _steps(candidates: int) -> int:
-    import math
-
-    return math.ceil(math.log2(candidates)) if candidates > 1 else 0
 
 
 def register(sub) -> None:
