@@ -24,7 +24,8 @@ from .precision import Scaling
 BLOCK = 128  # the DeepSeek-V3 block: 1 x 128 of A, 128 x 128 of B
 
 
-def _blocks(v: int) -> int:
+def blocks(v: int) -> int:
+    """How many BLOCKs cover v (the last one partial)."""
     return -(-v // BLOCK)
 
 
@@ -35,7 +36,7 @@ def scale_shape(scaling: Scaling, which: str, m: int, n: int, k: int) -> tuple[i
     if scaling is Scaling.ROWCOL:
         return (m, 1) if which == "a" else (1, n)
     if scaling is Scaling.BLOCK:
-        return (m, _blocks(k)) if which == "a" else (_blocks(k), _blocks(n))
+        return (m, blocks(k)) if which == "a" else (blocks(k), blocks(n))
     raise ValueError(f"no scales for scaling {scaling.value!r}")
 
 
@@ -49,10 +50,10 @@ def group_amax(x: torch.Tensor, scaling: Scaling, which: str) -> torch.Tensor:
     if scaling is Scaling.BLOCK:
         rows, cols = ax.shape
         if which == "a":  # 1 x 128 along k (the columns of A)
-            padded = torch.nn.functional.pad(ax, (0, _blocks(cols) * BLOCK - cols))  # zeros: no effect on amax
-            return padded.reshape(rows, _blocks(cols), BLOCK).amax(dim=2)
-        padded = torch.nn.functional.pad(ax, (0, _blocks(cols) * BLOCK - cols, 0, _blocks(rows) * BLOCK - rows))
-        return padded.reshape(_blocks(rows), BLOCK, _blocks(cols), BLOCK).amax(dim=(1, 3))
+            padded = torch.nn.functional.pad(ax, (0, blocks(cols) * BLOCK - cols))  # zeros: no effect on amax
+            return padded.reshape(rows, blocks(cols), BLOCK).amax(dim=2)
+        padded = torch.nn.functional.pad(ax, (0, blocks(cols) * BLOCK - cols, 0, blocks(rows) * BLOCK - rows))
+        return padded.reshape(blocks(rows), BLOCK, blocks(cols), BLOCK).amax(dim=(1, 3))
     raise ValueError(f"no scales for scaling {scaling.value!r}")
 
 

@@ -18,6 +18,7 @@ import re
 import sys
 
 from ..contracts.precision import Order, Scaling
+from ..contracts.quantize import blocks
 from ..dtypes import DTYPE_INFO, DType
 from .base import Implementation, Ok, Prepared, Skip, policy_output
 from .registry import register_fixed
@@ -80,7 +81,7 @@ class CublasLtFp8(Implementation):
             if contract.fast_accum:  # what torch 2.11 answered on the H200 (experiments/results/h200/fp8/)
                 return Skip("cuBLASLt has no fast accumulation with 128x128 block scales (torch: \"scaled_gemm "
                             "doesn't support fast accum with 128x128 blockwise scaling\")")
-            k_blocks = -(-problem.k // 128)
+            k_blocks = blocks(problem.k)
             if k_blocks % 4:  # torch 2.11 on the H200: "scale_b must have shape 36 x 5 ..., got [33, 5]" at K=4224
                 return Skip(f"cuBLASLt wants block scales padded to a multiple of 4 blocks of K; K={problem.k} has "
                             f"{k_blocks} (padding the scales is not built yet)")
