@@ -54,7 +54,7 @@ class GpuSession:
         self.gpu: dict = {}  # the receipt of the GPU, from the first worker that started
         self.started_s: float | None = None  # how long the first worker took to be ready, from its spawn
         self.waited_s: float | None = None  # of which the caller waited for it (less, for a prestarted one)
-        self.startup: dict = {}  # the first worker's start-up steps (worker.STARTUP_STEPS)
+        self.startup: dict = {}  # the first worker's start-up steps (phases.WORKER names them)
         self.phases: dict = {}  # seconds of each group phase, summed over the jobs (executor.GROUP_PHASES)
         self.stopped = threading.Event()  # set by abort(): no more rows, no fresh workers
         self._starting: WorkerHandle | None = None

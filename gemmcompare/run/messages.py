@@ -58,7 +58,7 @@ class WorkerReady:
     """Worker -> parent: CUDA is up and the builds are loaded; the GPU it measures on."""
 
     gpu: dict = field(default_factory=dict)  # gpus.gpu_receipt(): uuid, index, name, clocks, host...
-    startup: dict = field(default_factory=dict)  # seconds of each start-up step (worker.py: STARTUP_STEPS)
+    startup: dict = field(default_factory=dict)  # seconds of each start-up step (phases.WORKER names them)
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,6 @@ def _load_builds(setup: WorkerSetup) -> dict:
             for name, b in setup.builds.items()}
 
 
-# What WorkerReady.startup holds, in the order they happen (seconds; absent where not done)
-STARTUP_STEPS = ("import_s", "cuda_context_s", "cublas_s", "first_kernels_s", "cupti_s", "setup_wait_s",
-                 "session_s")
-
-
 class CudaSession:
     """The worker's device: the CUDA GPU it measures on, the harness's stream, the loaded builds."""
 
