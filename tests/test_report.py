@@ -197,7 +197,7 @@ def test_summary_table_full_precision_and_display(tmp_path):
     assert md.count("\n") == len(disp) + 1
     # the CSV keeps every digit; the display rounds
     summary.to_csv(tmp_path / "s.csv", index=False, float_format="%.17g")
-    back = pd.read_csv(tmp_path / "s.csv", **exact_floats(pd))
+    back = pd.read_csv(tmp_path / "s.csv", **exact_floats())
     assert back["median_ms"].tolist() == summary["median_ms"].tolist()
 
 

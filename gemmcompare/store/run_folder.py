@@ -68,8 +68,7 @@ class RunFolder:
         atomic_write_text(self.csv_path, pd.DataFrame(columns=COLUMNS).to_csv(index=False) + "".join(self._lines))
 
 
-
-def exact_floats(pd) -> dict:
+def exact_floats() -> dict:
     """read_csv's arguments that give every digit back: pandas 3 does by default (and deprecates the argument);
     pandas 2 parses floats faster and inexactly unless asked for round_trip."""
     return {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
@@ -90,7 +89,7 @@ def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFr
         records = check_records(data.get("results", []), str(p))
         return receipt, check_rows(pd.DataFrame(records), str(p)) if records else pd.DataFrame(records)
     if p.suffix == ".csv":
-        df = pd.read_csv(p, **exact_floats(pd))
+        df = pd.read_csv(p, **exact_floats())
         for col in JSON_COLUMNS:
             if col in df:
                 df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
