@@ -22,19 +22,22 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 RECORDER = """<script>
 window.__gcErrors = [];
-window.addEventListener('error', function (e) { window.__gcErrors.push('error: ' + (e.message || e.type)); }, true);
+window.addEventListener('error', function (e) {
+  var what = e.message || (e.target && (e.target.src || e.target.href) ? 'failed to load ' + (e.target.src || e.target.href) : e.type);
+  window.__gcErrors.push('error: ' + what); }, true);
 window.addEventListener('unhandledrejection', function (e) { window.__gcErrors.push('rejection: ' + e.reason); });
 (function () { var orig = console.error;
   console.error = function () { window.__gcErrors.push('console.error: ' + Array.prototype.join.call(arguments, ' '));
                                 return orig.apply(console, arguments); }; })();
 </script>"""
 
+# Runs at the window's load event (which --dump-dom waits for), so every image has loaded or failed by then.
 # Measures every table against the window, then sorts the first sortable table with two or more rows by
 # each of its columns in turn (clicking the header) and checks the order of the keys the page sorts by.
 PROBE = """<script>
-(function () {
+window.addEventListener('load', function () {
   var out = {viewport: window.innerWidth, page_width: document.documentElement.scrollWidth, tables: [],
-             sort_checked: 0, sort_failures: []};
+             sort_checked: 0, sort_failures: [], broken_images: []};
   document.querySelectorAll('table').forEach(function (t, i) {
     var r = t.getBoundingClientRect();
     out.tables.push({index: i, right: Math.ceil(r.right), width: Math.ceil(r.width), scroll_width: t.scrollWidth,
@@ -59,12 +62,15 @@ PROBE = """<script>
       out.sort_checked += 1;
     });
   }
+  Array.prototype.forEach.call(document.images, function (img) {
+    if (img.complete && img.naturalWidth === 0) { out.broken_images.push(img.src); }
+  });
   out.errors = window.__gcErrors;
   var pre = document.createElement('pre');
   pre.id = 'gc-probe';
   pre.textContent = JSON.stringify(out);
   document.body.appendChild(pre);
-})();
+});
 </script>"""
 
 
@@ -78,8 +84,13 @@ def check_page(page: Path, width: int = 1400, height: int = 1000, timeout: float
     browser = find_browser()
     if browser is None:
         return None
-    text = Path(page).read_text()
-    text = text.replace("<head>", "<head>" + RECORDER, 1)
+    page = Path(page).resolve()
+    text = page.read_text()
+    # The copy lives in a temporary folder; <base> makes the page's relative links and images resolve
+    # where the original is, as they do for a reader (else every <img> is a load error, reported or
+    # not depending on whether it fails before the probe runs).
+    base = f'<base href="{page.parent.as_uri()}/">'
+    text = text.replace("<head>", "<head>" + base + RECORDER, 1)
     text = text.replace("</body>", PROBE + "</body>", 1) if "</body>" in text else text + PROBE
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "page.html"

@@ -158,4 +158,5 @@ def test_index_and_a_series_page_load_in_headless_chromium(committed_site):
     for page in (committed_site / "index.html", series):
         result = check_page(page)
         assert result["errors"] == [] and result["console"] == [], (page, result)
+        assert result["broken_images"] == [], (page, result)
         assert result["page_width"] <= result["viewport"], (page, result)

@@ -84,6 +84,7 @@ needs_browser = pytest.mark.skipif(find_browser() is None,
 
 def assert_readable(result, width):
     assert result["errors"] == [] and result["console"] == [], (result["errors"], result["console"])
+    assert result["broken_images"] == [], result["broken_images"]
     assert result["viewport"] == width
     wide = [t for t in result["tables"] if t["right"] > width or t["scroll_width"] > t["width"] + 1]
     assert not wide, wide
@@ -109,10 +110,23 @@ def test_the_browser_check_sees_errors_and_wide_tables(tmp_path):
     """The check itself can fail: a page with a script error and a 2000-pixel table."""
     bad = tmp_path / "bad.html"
     bad.write_text("<html><head></head><body><script>console.error('boom'); notDefined();</script>"
-                   "<table style='width:2000px'><tr><td>x</td></tr></table></body></html>")
+                   "<img src='missing.png'><table style='width:2000px'><tr><td>x</td></tr></table></body></html>")
     result = check_page(bad, width=1400)
     assert any("boom" in e for e in result["errors"]) and any("notDefined" in e for e in result["errors"])
+    assert any("missing.png" in e for e in result["errors"]) and result["broken_images"][0].endswith("/missing.png")
     assert result["tables"][0]["right"] > 1400
+
+
+@needs_browser
+def test_the_browser_check_loads_images_beside_the_page(tmp_path):
+    """The probed copy is elsewhere; an image next to the original still loads (and only once loaded is
+    the probe read, so a failure could not be missed by arriving late)."""
+    import shutil
+    page = tmp_path / "ok.html"
+    shutil.copy(H200 / "byo_kernel" / "report" / "distribution_f16_f32acc_tn.png", tmp_path / "plot.png")
+    page.write_text("<html><head></head><body><img src='plot.png'></body></html>")
+    result = check_page(page, width=1400)
+    assert result["errors"] == [] and result["broken_images"] == [], result
 
 
 @needs_browser
