@@ -111,17 +111,20 @@ def fresh_seed() -> int:
 def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContract, seed: int,
                 device: torch.device | str) -> dict[str, torch.Tensor]:
     """FP32 originals of A (m x k), B (k x n), and, when the contract needs them, C0 (m x n) and the
-    bias (n). Generated on the CPU from the seed (reproducible anywhere), then moved to the device."""
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    bias (n). Drawn on `device` by a counter-based generator (counter_random.py): the same seed gives the
+    same bits on the CPU and on every GPU."""
+    from .counter_random import CounterRandom
+
+    g = CounterRandom(seed, device)
     if fixture == "uniform":  # symmetric uniform in [-1, 1)
-        a = torch.rand(m, k, generator=g) * 2 - 1
-        b = torch.rand(k, n, generator=g) * 2 - 1
+        a = g.uniform((m, k)) * 2 - 1
+        b = g.uniform((k, n)) * 2 - 1
     elif fixture == "normal":
-        a = torch.randn(m, k, generator=g)
-        b = torch.randn(k, n, generator=g)
+        a = g.normal((m, k))
+        b = g.normal((k, n))
     elif fixture == "exact_integers":  # small integers: exact in every input dtype, and every partial
-        a = torch.randint(-2, 3, (m, k), generator=g).float()  # sum stays exact in FP32 (|sum| <= 4K)
-        b = torch.randint(-2, 3, (k, n), generator=g).float()
+        a = g.integers(-2, 3, (m, k)).float()  # sum stays exact in FP32 (|sum| <= 4K)
+        b = g.integers(-2, 3, (k, n)).float()
     elif fixture == "adversarial":
         a, b = _adversarial(m, n, k, contract, g)
     elif fixture == "low_bits":
@@ -133,12 +136,12 @@ def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContrac
     out = {"a": a, "b": b}
     if contract.beta != 0.0:
         if fixture == "exact_integers":  # keeps beta * C0 exact too
-            out["c0"] = torch.randint(-2, 3, (m, n), generator=g).float()
+            out["c0"] = g.integers(-2, 3, (m, n)).float()
         else:
-            out["c0"] = torch.rand(m, n, generator=g) * 2 - 1
+            out["c0"] = g.uniform((m, n)) * 2 - 1
     if contract.epilogue is Epilogue.BIAS_RELU:
-        out["bias"] = torch.rand(n, generator=g) * 2 - 1
-    return {key: v.to(device) for key, v in out.items()}
+        out["bias"] = g.uniform((n,)) * 2 - 1
+    return out
 
 
 def _adversarial(m, n, k, contract, g):
@@ -149,8 +152,8 @@ def _adversarial(m, n, k, contract, g):
     of B's columns hold +L. Those outputs cancel to at most L^2 (odd k), while their partial sums reach
     L^2 * k / 2. L is chosen so that every output still fits the output dtype.
     """
-    a = torch.rand(m, k, generator=g) * 2 - 1
-    b = torch.rand(k, n, generator=g) * 2 - 1
+    a = g.uniform((m, k)) * 2 - 1
+    b = g.uniform((k, n)) * 2 - 1
     big = 100.0
     if contract.c in (DType.F16,):  # keep |big row . ordinary column| <= L*k below f16's maximum
         big = min(big, 30000.0 / k)
@@ -162,10 +165,10 @@ def _adversarial(m, n, k, contract, g):
     a[:rows, half:] = -big
     b[:, :cols] = big
     # subnormals of f16 (min normal 6.1e-5) sprinkled through the ordinary part
-    sub = torch.rand(m, k, generator=g) < 0.02
-    a[sub & (torch.arange(m)[:, None] >= rows)] = 3.0e-6
-    subb = torch.rand(k, n, generator=g) < 0.02
-    b[subb & (torch.arange(n)[None, :] >= cols)] = -6.0e-8
+    sub = g.uniform((m, k)) < 0.02
+    a[sub & (torch.arange(m, device=a.device)[:, None] >= rows)] = 3.0e-6
+    subb = g.uniform((k, n)) < 0.02
+    b[subb & (torch.arange(n, device=b.device)[None, :] >= cols)] = -6.0e-8
     return a, b
 
 
@@ -175,13 +178,13 @@ def _low_bits(m, n, k, contract, g):
     about 2^-11 relative. All positive, the errors add up instead of cancelling: ~7e-4 of |R| against a
     strict-FP32 bound of 4 * 2^-24 * sqrt(K) of it. For other input dtypes it is plain uniform data."""
     if contract.a is not DType.F32:
-        return torch.rand(m, k, generator=g) * 2 - 1, torch.rand(k, n, generator=g) * 2 - 1
+        return g.uniform((m, k)) * 2 - 1, g.uniform((k, n)) * 2 - 1
 
     def pattern(t):
         bits = (t + 1.0).view(torch.int32)
         return ((bits & ~0x1FFF) | 0x0FFF).view(torch.float32)
 
-    return pattern(torch.rand(m, k, generator=g)), pattern(torch.rand(k, n, generator=g))
+    return pattern(g.uniform((m, k))), pattern(g.uniform((k, n)))
 
 
 def fp8_accumulation_product(k: int, out: DType) -> float:
@@ -212,9 +215,9 @@ def fp8_accumulation(m, n, k, contract, g):
     (rtol 2^-7 for bf16) exceeds the loss below K ~ 8k: there the verdict is, honestly, PASS for both.
     """
     j = -round(math.log2(fp8_accumulation_product(k, contract.c)))
-    sign = torch.where(torch.rand(m, 1, generator=g) < 0.5, -1.0, 1.0)
-    a = torch.zeros(m, k)
-    b = torch.zeros(k, n)
+    sign = g.integers(0, 2, (m, 1)).float() * 2 - 1
+    a = torch.zeros(m, k, device=g.device)
+    b = torch.zeros(k, n, device=g.device)
     a[:, :1] = sign
     b[0, :] = 1.0
     if k > BLOCK_K:

@@ -67,7 +67,10 @@ class CudaSession:
         out["cublas_s"], t0 = time.monotonic() - t0, time.monotonic()
         # the first launch of a kernel loads its module (CUDA's lazy loading): the harness's own kernels,
         # which every run uses, load here (the draw's generator, the FP64 references, the sleep gate, the fill)
-        r = torch.randn(64, 64, device="cuda", dtype=torch.float64)
+        from ..contracts.counter_random import CounterRandom
+
+        g = CounterRandom(0, "cuda")
+        r = (g.uniform((64, 64)) * 2 - 1 + g.integers(-2, 3, (64, 64)) + g.normal((64, 64))).double()
         (r @ r).abs().sum().item()
         torch.cuda._sleep(1000)
         torch.empty(1024, dtype=torch.int32, device="cuda").fill_(0)  # as the L2 flush fills its buffer

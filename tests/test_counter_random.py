@@ -1,0 +1,88 @@
+"""The fixtures' counter-based generator: values that depend on (seed, draw, index) alone."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gemmcompare.contracts import counter_random
+from gemmcompare.contracts.counter_random import CounterRandom, mix32
+
+
+def lowbias32(x: int) -> int:
+    """The published hash in plain 32-bit arithmetic, to check the split multiplies against."""
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & 0xFFFFFFFF
+    return x ^ (x >> 16)
+
+
+def test_mix32_is_lowbias32_without_overflow():
+    xs = [0, 1, 2, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xDEADBEEF, 0xFFFFFFFF]
+    xs += torch.randint(0, 2**32, (1000,), dtype=torch.int64).tolist()
+    got = mix32(torch.tensor(xs, dtype=torch.int64)).tolist()
+    assert got == [lowbias32(x) for x in xs]
+
+
+def test_a_seed_gives_the_same_draws_and_another_seed_does_not():
+    first, again, other = CounterRandom(7), CounterRandom(7), CounterRandom(8)
+    a = first.uniform((33, 17))
+    assert torch.equal(a, again.uniform((33, 17)))
+    assert not torch.equal(a, other.uniform((33, 17)))
+    # the second draw of a generator is a new stream, not the first again
+    assert not torch.equal(first.uniform((33, 17)), a)
+
+
+def test_values_depend_on_the_index_not_on_the_chunking(monkeypatch):
+    whole = CounterRandom(3).uniform((100, 37))
+    monkeypatch.setattr(counter_random, "CHUNK", 64)  # 3700 elements in 58 chunks
+    assert torch.equal(CounterRandom(3).uniform((100, 37)), whole)
+    # a draw's values are one flat sequence laid into the shape: a smaller draw is its prefix
+    assert torch.equal(CounterRandom(3).uniform((50, 37)), whole[:50])
+
+
+def test_uniform_is_in_range_on_the_torch_rand_grid_and_flat():
+    u = CounterRandom(11).uniform((512, 512))
+    assert u.dtype == torch.float32 and u.min() >= 0 and u.max() < 1
+    assert torch.equal(u * 2**24, (u * 2**24).round())
+    counts = torch.histc(u, bins=16, min=0, max=1)
+    expected = u.numel() / 16
+    assert ((counts - expected).abs() < 5 * expected**0.5).all(), counts  # 5 sigma per bin
+    assert abs(float(u.double().mean()) - 0.5) < 0.002
+
+
+def test_integers_cover_their_range_evenly():
+    x = CounterRandom(5).integers(-2, 3, (400, 500))
+    assert x.dtype == torch.int64 and set(x.unique().tolist()) == {-2, -1, 0, 1, 2}
+    counts = torch.bincount(x.flatten() + 2).double()
+    assert ((counts / x.numel() - 0.2).abs() < 0.003).all(), counts
+
+
+def test_normal_has_mean_zero_and_unit_variance():
+    z = CounterRandom(9).normal((600, 600)).double()
+    assert torch.isfinite(z).all()
+    assert abs(float(z.mean())) < 0.01 and abs(float(z.var()) - 1) < 0.01
+    assert abs(float((z.abs() < 1.0).double().mean()) - 0.6827) < 0.005
+
+
+def test_neighbouring_elements_and_streams_are_uncorrelated():
+    g = CounterRandom(1)
+    u, v = g.uniform((1 << 18,)).double(), g.uniform((1 << 18,)).double()
+    assert abs(float(torch.corrcoef(torch.stack([u[:-1], u[1:]]))[0, 1])) < 0.01
+    assert abs(float(torch.corrcoef(torch.stack([u, v]))[0, 1])) < 0.01
+
+
+@pytest.mark.parametrize("seed", [0, 2**31 - 1, 2**40 + 5])
+def test_large_seeds_are_fine(seed):
+    assert CounterRandom(seed).uniform((4, 4)).shape == (4, 4)
+
+
+@pytest.mark.gpu
+def test_the_gpu_draws_the_cpus_bits():
+    on_gpu, on_cpu = CounterRandom(42, "cuda"), CounterRandom(42, "cpu")
+    for _ in range(2):
+        assert torch.equal(on_gpu.uniform((1000, 333)).cpu(), on_cpu.uniform((1000, 333)))
+    assert torch.equal(on_gpu.integers(-2, 3, (77, 5)).cpu(), on_cpu.integers(-2, 3, (77, 5)))
+    z_gpu, z_cpu = on_gpu.normal((300, 300)).cpu(), on_cpu.normal((300, 300))
+    assert (z_gpu != z_cpu).sum() <= 3 and torch.allclose(z_gpu, z_cpu, rtol=1e-6, atol=0)
