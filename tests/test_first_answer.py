@@ -5,11 +5,13 @@ CPU only: the run tests use the fake GPU (fake_device.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -190,7 +192,6 @@ def test_a_run_keeps_its_phases_in_the_receipt_and_prints_them_in_one_line(tmp_p
 def test_the_measuring_worker_starts_before_the_builds_are_looked_up(tmp_path, monkeypatch, capsys):
     """The fake session's warm-up leaves a mark; the build stub waits for it. A worker started only after
     the builds (as before) would never leave it in time, and the stub says so."""
-    import time
 
     mark = tmp_path / "prewarmed"
     monkeypatch.setenv("GEMMCOMPARE_FAKE_PREWARM_MARK", str(mark))
@@ -251,7 +252,6 @@ def test_the_pool_ends_early_workers_of_gpus_it_does_not_use():
 
 
 def test_a_groups_phases_add_up_without_counting_a_nested_one_twice():
-    import time
 
     ex = ProblemExecutor(None, "run", fake_device.DEVICE, {}, None, emit=lambda row: None)
     with ex._phase("timing_s"):
@@ -269,7 +269,7 @@ def test_the_phase_line_reads_in_order_and_leaves_out_what_a_run_did_not_do():
                        "inputs_refs_s": 0.8, "worker_start_s": 4.2})
     assert line == ("phases: spec 0.0 s, build 0.2 s, measure 6.0 s; total 9.9 s | worker (beside the parent): "
                     "start 4.2 s | in measure: inputs+refs 0.8 s, timing 3.3 s")
-    assert [k for k, _ in GROUPS][:7] == list(__import__("gemmcompare.run.executor", fromlist=["x"]).GROUP_PHASES)
+    assert [k for k, _ in GROUPS][:8] == list(__import__("gemmcompare.run.executor", fromlist=["x"]).GROUP_PHASES)
 
 
 class _FakeNvml:
@@ -333,6 +333,42 @@ def test_the_build_target_comes_from_nvml_where_nvml_is_exact(monkeypatch, nvml,
     assert got == expected
 
 
+def test_the_first_clock_start_waits_for_the_background_warm_up(monkeypatch):
+    """CUPTI's first start runs on a thread during the worker's start-up; a KernelClock may not start beside
+    it (one profiler at a time), and its steps are reported once, after it ended."""
+    from gemmcompare.contracts import timing_methods
+
+    monkeypatch.setattr(timing_methods, "_warm_up", {"thread": None, "steps": {}, "reported": False})
+    order = []
+
+    def slow_warm_up(steps):
+        time.sleep(0.3)
+        steps["cupti_warmup_s"] = 0.3
+        order.append("warm-up ended")
+
+    monkeypatch.setattr(timing_methods, "_warm_up_cupti", slow_warm_up)
+    timing_methods.warm_up_in_background()
+    timing_methods.warm_up_in_background()  # once per process
+    assert timing_methods.take_warm_up_steps() == {}  # still running: nothing to report yet
+    clock = timing_methods.KernelClock()
+    monkeypatch.setattr(clock, "_prof", None)
+    import builtins
+    real_import = builtins.__import__
+
+    def no_torch_profiler(name, *args, **kwargs):  # the clock's own start fails here: what matters is when
+        if name == "torch.profiler":
+            order.append("clock started")
+            raise ImportError("no profiler in this test")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch_profiler)
+    assert clock.start() is False
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    assert order == ["warm-up ended", "clock started"]
+    assert timing_methods.take_warm_up_steps() == {"cupti_warmup_s": 0.3}
+    assert timing_methods.take_warm_up_steps() == {}  # reported once
+
+
 # -- on the GPU (the lead's device run) ---------------------------------------------------------------------
 
 @pytest.mark.gpu
@@ -342,13 +378,27 @@ def test_a_prewarmed_worker_leaves_cupti_ready_for_the_timer():
     from gemmcompare.contracts.timing import Launcher, Timer, TimingSettings
     from gemmcompare.run.worker import CudaSession
 
+    from gemmcompare.contracts import timing_methods
+
     steps = CudaSession.prewarm(torch.cuda.current_device(), True)
-    assert set(steps) == {"import_s", "cuda_context_s", "cublas_s", "first_kernels_s", "cupti_s"}, steps
+    assert set(steps) == {"import_s", "cuda_context_s", "cublas_s", "first_kernels_s"}, steps
     a = torch.randn(512, 512, device="cuda")
     out = torch.empty_like(a)
+    phases = {}
+
+    @contextlib.contextmanager
+    def phase(name):
+        t0 = time.monotonic()
+        yield
+        phases[name] = phases.get(name, 0.0) + time.monotonic() - t0
+
     timer = Timer(TimingSettings(l2="warm", method="cupti", min_samples=10, max_samples=20), 0)
+    timer.phase = phase
     m = timer.measure([Launcher("mm", lambda: torch.mm(a, a, out=out))])["mm"]
     assert m.method == "cupti" and m.samples_ms, m.method_note  # the warm-up's profiler is not left running
+    assert "cupti_wait_s" in phases, phases  # the timer waited for the warm-up's thread (if it still ran)
+    warm_up = timing_methods.take_warm_up_steps()
+    assert warm_up.get("cupti_warmup_s", 0) > 0 and warm_up.get("cupti_warmup_start_s", 0) > 0, warm_up
 
 
 @pytest.mark.gpu
@@ -362,8 +412,8 @@ def test_a_real_runs_receipt_says_where_its_time_went(tmp_path):
     assert out.status == "complete" and all(r.status.value == "PASS" for r in out.rows), [r.reason for r in out.rows]
     phases = runner.finish_phases()
     for key in ("gpu_probe_s", "build_s", "worker_start_s", "worker_import_s", "worker_cuda_context_s",
-                "worker_cublas_s", "worker_first_kernels_s", "worker_cupti_s", "inputs_refs_s", "check_s",
-                "timing_s", "warmup_s", "cupti_s", "telemetry_s", "recheck_s", "measure_s", "total_s"):
+                "worker_cublas_s", "worker_first_kernels_s", "cupti_warmup_s", "cupti_wait_s", "inputs_refs_s",
+                "check_s", "timing_s", "warmup_s", "cupti_s", "telemetry_s", "recheck_s", "measure_s", "total_s"):
         assert phases.get(key, -1) >= 0, (key, phases)
     # the worker warmed up beside the parent: the parent waited less for it than it took to start
     assert phases["worker_wait_s"] < phases["worker_start_s"], phases

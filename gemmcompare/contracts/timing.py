@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .timing_methods import KernelClock, auto_setting, choose, sample_tag
+from .timing_methods import KernelClock, auto_setting, choose, finish_warm_up, sample_tag
 
 L2_POLICIES = ("flush", "rotate", "warm")
 # Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
@@ -332,6 +332,9 @@ class Timer:
         index = {ln.name: i for i, ln in enumerate(launchers)}
         # CUPTI records from here on: after every warm-up and graph capture, around the sampled launches only
         clock, error = (self.clock_factory() if self.clock_factory is not None else None), None
+        if clock is not None:
+            with self._phase("cupti_wait_s"):  # a worker's CUPTI warm-up, still running on its thread
+                finish_warm_up()
         with self._phase("cupti_s"):
             if clock is not None and not clock.start():
                 clock, error = None, clock.error

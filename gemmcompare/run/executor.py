@@ -39,7 +39,8 @@ OTHER_STREAM_GUARD_MS = 5.0
 # and sampling), and of the timing apart its warm-up, CUPTI's start and read-out and the NVML telemetry read
 # in each batch, and re-checking the timed output and a fresh launch after timing. Each excludes the
 # phases inside it, so they add up to the groups' time.
-GROUP_PHASES = ("inputs_refs_s", "check_s", "timing_s", "warmup_s", "cupti_s", "telemetry_s", "recheck_s")
+GROUP_PHASES = ("inputs_refs_s", "check_s", "timing_s", "warmup_s", "cupti_s", "cupti_wait_s", "telemetry_s",
+                "recheck_s")
 
 
 def now() -> str:

@@ -19,10 +19,10 @@ PARENT = (("start_s", "start"), ("spec_s", "spec"), ("plan_s", "plan"), ("gpu_pr
           ("build_s", "build"), ("run_setup_s", "run set-up"), ("worker_wait_s", "worker wait"),
           ("measure_s", "measure"), ("report_s", "report"))
 WORKER = (("worker_start_s", "start"), ("worker_import_s", "imports"), ("worker_cuda_context_s", "CUDA context"),
-          ("worker_cublas_s", "cuBLAS"), ("worker_first_kernels_s", "first kernels"), ("worker_cupti_s", "CUPTI"),
-          ("worker_session_s", "builds+GPU receipt"))
+          ("worker_cublas_s", "cuBLAS"), ("worker_first_kernels_s", "first kernels"),
+          ("worker_session_s", "builds+GPU receipt"), ("cupti_warmup_s", "CUPTI's first start (on a thread)"))
 GROUPS = (("inputs_refs_s", "inputs+refs"), ("check_s", "check"), ("timing_s", "timing"), ("warmup_s", "warm-up"),
-          ("cupti_s", "CUPTI"), ("telemetry_s", "telemetry"), ("recheck_s", "re-check"), ("store_s", "store"))
+          ("cupti_s", "CUPTI"), ("cupti_wait_s", "CUPTI wait"), ("telemetry_s", "telemetry"), ("recheck_s", "re-check"), ("store_s", "store"))
 
 
 def process_age_s() -> float | None:
