@@ -1,35 +1,44 @@
 #!/usr/bin/env bash
-# Issue 27 (fast first answers) on a GPU machine, in one call of about 3-5 minutes. From the repository root:
+# Issue 27 (fast first answers) on a GPU machine, in one call of about 3 minutes. From the repository root:
 #   bash experiments/first_answer_on_device.sh [OUT]       (OUT defaults to $OUT, the device tool's folder)
-# On a build cache of its own, empty at first (so the first builds are cold):
+# On a build cache of its own, empty at first (so the first builds are cold), most important first (a call
+# cut short still brings back what it did, in OUT/steps.txt and OUT/first_answer.tgz):
+#   0. `python3 -m compileall gemmcompare`: the bytecode a pip install writes (the device image runs with
+#      PYTHONDONTWRITEBYTECODE=1, so without it every import compiles its module, every time);
 #   1. `build experiments/quickstart.yaml`, cold, timed;
 #   2. `run experiments/quickstart.yaml` twice on that warm cache, each timed (wall), each printing its
 #      one-line phases (also in its receipt, `phases_s`);
 #   3. `build experiments/lab_ladder.yaml` cold, then three times fully cached, each timed;
-#   4. where the cached build's time goes: `python3 -X importtime` (the 15 costliest imports), and torch's own
-#      import time beside it;
-#   5. the GPU tests of tests/test_first_answer.py (the cache is warm by then).
-# It prints a summary table last. Everything comes back as OUT/first_answer.tgz (runs, store, logs) and
-# OUT/summary.txt. The issue's goal: each warm-cache quickstart run <= 12 s wall; a cached lab-ladder build
-# <= 1 s. Run at the commit before this change for the "before" walls (it has no phase lines; the table
-# says n/a).
+#   4. the GPU tests of this change (tests/test_first_answer.py, tests/test_counter_random.py);
+#   5. where CUPTI's first start spends its time (experiments/cupti_start_diag.py), and torch's import time.
+# It prints a summary table last. The issue's goal: each warm-cache quickstart run <= 12 s wall; a cached
+# lab-ladder build <= 1 s.
 set -u
 out=${1:-${OUT:?give OUT}}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/first-answer.XXXXXX)
-PIP_LOG="$out/pip.log" source experiments/device_env.sh
+logs=$work/logs
+mkdir -p "$logs"
+PIP_LOG="$logs/pip.log" source experiments/device_env.sh
 # empty, so the first build of each spec is cold (FIRST_ANSWER_CACHE: a filled one, for a trial elsewhere)
 export GEMMCOMPARE_CACHE_DIR=${FIRST_ANSWER_CACHE:-$work/cache}
 gc="python3 -m gemmcompare"
 declare -A wall
 
-# timed NAME CMD...: run CMD (log OUT/NAME.log), keep its wall seconds in wall[NAME]
+pack() {  # everything so far into OUT (also when the call is cut short)
+  cp -r "$work/runs" "$logs/runs" 2>/dev/null
+  cp "$work/gemmcompare.db" "$logs/" 2>/dev/null
+  tar czf "$out/first_answer.tgz" -C "$logs" . 2>/dev/null
+}
+trap 'pack; exit 143' TERM INT
+
+# timed NAME CMD...: run CMD (log NAME.log), keep its wall seconds in wall[NAME]
 timed() {
   local name=$1
   shift
   local t0 t1
   t0=$(date +%s.%N)
-  timeout --kill-after=10 300 "$@" >"$out/$name.log" 2>&1
+  timeout --kill-after=10 300 "$@" >"$logs/$name.log" 2>&1
   local rc=$?
   t1=$(date +%s.%N)
   wall[$name]=$(python3 -c "print(f'{$t1 - $t0:.2f}')")
@@ -44,29 +53,34 @@ timed() {
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
+timed compileall python3 -m compileall -q gemmcompare
 run_args=(--store "$work/gemmcompare.db" --runs-dir "$work/runs" --no-progress)
 timed quickstart_build_cold $gc build experiments/quickstart.yaml --no-progress
 timed quickstart_run_1 $gc run experiments/quickstart.yaml "${run_args[@]}"
 timed quickstart_run_2 $gc run experiments/quickstart.yaml "${run_args[@]}"
+for i in 1 2; do grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 >>"$out/steps.txt"; done
 timed lab_build_cold $gc build experiments/lab_ladder.yaml --no-progress
 for i in 1 2 3; do
   timed lab_build_cached_$i $gc build experiments/lab_ladder.yaml --no-progress
 done
-python3 -X importtime -m gemmcompare build experiments/lab_ladder.yaml --no-progress 2>&1 >/dev/null \
-  | grep "import time" | sort -t'|' -k2 -n | tail -15 >"$out/importtime_cached_build.txt"
+timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py tests/test_counter_random.py
+tail -n 3 "$logs/gpu_tests.log" >>"$out/steps.txt"
+timed cupti_diag python3 experiments/cupti_start_diag.py
 timed torch_import python3 -c "import torch"
-# the GPU tests of this change (a prewarmed worker leaves CUPTI ready; a real run's receipt has every phase)
-timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py
+python3 -X importtime -m gemmcompare build experiments/lab_ladder.yaml --no-progress 2>&1 >/dev/null \
+  | grep "import time" | sort -t'|' -k2 -n | tail -15 >"$logs/importtime_cached_build.txt"
 
 for i in 1 2; do
   echo "--- quickstart run $i"
-  grep -E "^run |PASS|FAIL|CRASH|TIMEOUT|phases:|measured|report" "$out/quickstart_run_$i.log" | tail -n 20
+  grep -E "^run |PASS|FAIL|CRASH|TIMEOUT|phases:|measured|report" "$logs/quickstart_run_$i.log" | tail -n 20
 done
 echo "--- the cached build's costliest imports (us: self | cumulative)"
-cat "$out/importtime_cached_build.txt"
+cat "$logs/importtime_cached_build.txt"
+echo "--- CUPTI's first start, by order (s)"
+tail -n 30 "$logs/cupti_diag.log"
 
 # each run's receipt: its phases (seconds), worker start-up steps and the groups' phases
-python3 - "$work/runs" >"$out/phases.txt" <<'EOF'
+python3 - "$work/runs" >"$logs/phases.txt" <<'PY'
 import json, sys
 from pathlib import Path
 runs = Path(sys.argv[1])
@@ -76,27 +90,26 @@ for folder in sorted(runs.iterdir()) if runs.is_dir() else ():  # none where no 
     for gpu in receipt.get("gpus", []):
         print("  worker start-up", json.dumps({k: round(v, 3) for k, v in (gpu.get("worker_startup_s") or {}).items()}),
               "waited", gpu.get("worker_waited_s"))
-EOF
-cat "$out/phases.txt"
+PY
+cat "$logs/phases.txt"
 
 {
   echo
   echo "| step | wall s | goal |"
   echo "|---|---:|---|"
+  echo "| compileall gemmcompare | ${wall[compileall]} | |"
   echo "| quickstart build, cold | ${wall[quickstart_build_cold]} | |"
   echo "| quickstart run 1, warm cache | ${wall[quickstart_run_1]} | <= 12 |"
   echo "| quickstart run 2, warm cache | ${wall[quickstart_run_2]} | <= 12 |"
   echo "| lab_ladder build, cold | ${wall[lab_build_cold]} | |"
   echo "| lab_ladder build, cached (3 tries) | ${wall[lab_build_cached_1]} ${wall[lab_build_cached_2]} ${wall[lab_build_cached_3]} | <= 1 |"
   echo "| python3 -c 'import torch' | ${wall[torch_import]} | (reference) |"
-  echo "| pytest -m gpu tests/test_first_answer.py | ${wall[gpu_tests]} | $(tail -n 1 "$out/gpu_tests.log") |"
+  echo "| pytest -m gpu (first answer, counter RNG) | ${wall[gpu_tests]} | $(tail -n 1 "$logs/gpu_tests.log") |"
   for i in 1 2; do
-    line=$(grep -h "phases:" "$out/quickstart_run_$i.log" | head -1 | sed 's/^ *//')
+    line=$(grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 | sed 's/^ *//')
     echo "run $i: ${line:-phases: n/a (no phase line at this commit)}"
   done
 } | tee "$out/summary.txt"
-cp -r "$work/runs" "$out/runs" 2>/dev/null
-tar czf "$out/first_answer.tgz" -C "$out" runs $(cd "$out" && ls *.log *.txt) -C "$work" gemmcompare.db 2>/dev/null
-rm -rf "$out/runs" "$out"/*.log "$out/steps.txt" "$out/machine.txt" "$out/importtime_cached_build.txt" \
-  "$out/phases.txt" "$out/pip.log"
+cp "$out/summary.txt" "$out/machine.txt" "$logs/"
+pack
 rm -rf "$work"

@@ -42,7 +42,7 @@ def _write_failed(command: str, out: Path | None, exc: OSError) -> int:
 # -- handlers -------------------------------------------------------------------------------------------------
 
 def cmd_report(args) -> int:
-    from ..report import build_report
+    from ..report import build_report, import_in_background, rendering
 
     unknown = [k for k in args.plots or () if k not in PLOT_NAMES]
     if unknown:
@@ -50,16 +50,21 @@ def cmd_report(args) -> int:
     if args.out and args.in_place:
         return _fail("report", SourceError("give --out DIR or --in-place, not both"))
     out = None
+    warming = import_in_background()  # and the figure-saving pool, while the results load
     try:
         src = load_source(args.run, args.store)
         # a committed run folder is part of the tree: its report/ is rewritten only when asked
         target = Path(args.out) if args.out else src.home if args.in_place else Path("reports") / _slug(src.label)
         out = _output(target, bool(args.out))
+        warming.join()
         report = build_report(src.pair, out, plots=args.plots)
     except GemmCompareError as exc:
         return _fail("report", exc)
     except OSError as exc:
         return _write_failed("report", out, exc)
+    finally:
+        warming.join()
+        rendering.shutdown()
     print(report.text_summary())
     return 0
 

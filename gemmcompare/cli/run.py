@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from .options import (add_build_options, add_narrowing, add_run_storage, exit_codes, load_spec, parser_args,
                       run_options)
@@ -65,13 +66,15 @@ def cmd_run(args) -> int:
 
 
 def _report(outcome, store, plots) -> None:
-    from ..report import build_report
+    from ..report import build_report, rendering
 
     try:
         out = build_report(outcome.run_id, store=store, out_dir=outcome.run_dir / "report", plots=list(plots))
         print(f"  report: {out}")
     except Exception as exc:  # noqa: BLE001 - a report failure must not hide the results
         print(f"  report failed: {exc}", file=sys.stderr)
+    finally:
+        rendering.shutdown()
 
 
 def print_rows(rows) -> None:
@@ -88,13 +91,16 @@ def print_rows(rows) -> None:
 
 
 def cmd_build(args) -> int:
+    # the build modules alone, not the runner's (a fully cached build is mostly imports: docs/timing.md)
+    from ..build.experiment import build_experiment
     from ..build.extension import BuildFailure
     from ..device import probe_build_target
     from ..plan import narrow
-    from ..run.parent import build_for
 
     exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
-    outcome = build_for(exp, probe_build_target(), run_options(args))
+    cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    outcome = build_experiment(exp, probe_build_target(), arch=args.arch, cache_dir=cache_dir, jobs=args.jobs,
+                               progress=not args.no_progress)
     filters = {impl.name: impl.kernel_filter for impl in exp.implementations}
     failed = 0
     for name, result in outcome.by_impl.items():

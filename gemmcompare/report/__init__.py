@@ -20,15 +20,19 @@ __all__ = list(_LAZY)
 
 
 def import_in_background():
-    """Import what writing a report needs (pandas, matplotlib, the plot modules: about a second) in a daemon
-    thread, while the run's parent only waits on its workers; the report after the run then starts at once.
-    Returns the thread."""
+    """Import what writing a report needs (pandas, matplotlib, the plot modules: about a second) and start
+    the pool that saves its figures (rendering.py) in a daemon thread, while the run's parent only waits on
+    its workers; the report after the run then starts at once. Returns the thread."""
     import threading
 
     def load() -> None:
         try:
             importlib.import_module(f"{__name__}.build")
             from PIL import Image  # noqa: F401  (the PNG writer's palette step)
+
+            from .rendering import prestart
+
+            prestart()  # the processes that save the figures, ready when the report starts
         except Exception:  # noqa: BLE001 - the report itself will meet and report any failure
             pass
 

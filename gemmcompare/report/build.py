@@ -14,6 +14,7 @@ import pandas as pd
 
 from .data import attach_run, gpu_name, run_label
 from .html import figures_html, page, receipt_html, receipt_markdown
+from . import rendering
 from .plots import Plot, make_plots
 from .predictions import predictions_section
 from ..files import write_csv
@@ -88,8 +89,11 @@ def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *
     with a note in the report."""
     if isinstance(runs, str):
         runs = _from_store(runs, store)
-    runs = _as_runs(runs)
-    out = Path(out_dir)
+    with rendering.saving_in_parallel():  # figures on the prestarted pool, if there is one (rendering.py)
+        return _build(_as_runs(runs), Path(out_dir), title, plots)
+
+
+def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] | None) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     rows = combine_runs(runs)
     summary = summary_table(rows)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .data import fmt_bytes
+from . import rendering
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.5em auto; max-width: 1400px;
@@ -144,7 +145,7 @@ def receipt_html(receipt: dict | None) -> str:
 
 
 def embed_png(path: Path) -> str:
-    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    data = base64.b64encode(rendering.wait_for(path).read_bytes()).decode("ascii")
     return f"<img alt='{html.escape(Path(path).stem)}' src='data:image/png;base64,{data}'>"
 
 

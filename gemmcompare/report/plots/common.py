@@ -16,10 +16,11 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import Formatter, NullFormatter
 
 from ..data import kind_of, sorted_problems  # noqa: F401  (kind_of: for the plot modules)
 from ..labels import legend_labels, wrap
+from .. import rendering
 
 # the baseline is drawn black, dashed, with square markers *under* the others, so a kernel that matches it
 # stays visible on top
@@ -57,21 +58,26 @@ def slug(text: str) -> str:
 
 
 def save_figure(fig: Figure, out_dir: Path, stem: str, formats=("png", "svg")) -> list[Path]:
-    """Write fig as out_dir/<stem>.png and .svg. SVG ids are salted, its date left out and its text kept as text
-    (not glyph outlines), so re-rendering the same data gives the same, small file (committed reports diff
-    cleanly); the PNG is reduced to an adaptive 256-colour palette (a third of the bytes, the same picture)."""
+    """Write fig as out_dir/<stem>.png and .svg (write_figure), here or, while a report saves in parallel,
+    on a worker process (rendering.py: read a file only after rendering.wait_for(path))."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
+    paths = [out_dir / f"{slug(stem)}.{fmt}" for fmt in formats]
+    if not rendering.submit(fig, paths, write_figure):
+        write_figure(fig, paths)
+    return paths
+
+
+def write_figure(fig: Figure, paths: list[Path]) -> None:
+    """Save fig in each path's format. SVG ids are salted, its date left out and its text kept as text (not
+    glyph outlines), so re-rendering the same data gives the same, small file (committed reports diff
+    cleanly); the PNG is reduced to an adaptive 256-colour palette (a third of the bytes, the same picture)."""
     with matplotlib.rc_context({"svg.hashsalt": "gemmcompare", "svg.fonttype": "none"}):
-        for fmt in formats:
-            path = out_dir / f"{slug(stem)}.{fmt}"
-            if fmt == "png":
+        for path in paths:
+            if path.suffix == ".png":
                 _save_png(fig, path)
             else:
-                fig.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
-            paths.append(path)
-    return paths
+                fig.savefig(path, dpi=DPI, bbox_inches="tight", metadata={"Date": None} if path.suffix == ".svg" else None)
 
 
 def _save_png(fig: Figure, path: Path) -> None:
@@ -198,6 +204,20 @@ def size_axis(rows: pd.DataFrame) -> tuple[pd.Series, str] | None:
     return None
 
 
+class TickLabels(Formatter):
+    """Tick labels as '%g'. `big`: 3 significant digits from 1e6 up. `leading`: only values whose leading
+    digit is one of these (2x and 5x minor ticks), the others unlabelled. A class, not a FuncFormatter of a
+    lambda, so that a figure pickles and can be saved in another process (rendering.py)."""
+
+    def __init__(self, big: bool = False, leading: tuple[int, ...] | None = None):
+        self.big, self.leading = big, leading
+
+    def __call__(self, x, pos=None) -> str:
+        if self.leading is not None and (x <= 0 or round(x / 10 ** math.floor(math.log10(x))) not in self.leading):
+            return ""
+        return f"{x:.3g}" if self.big and x >= 1e6 else f"{x:g}"
+
+
 def pow2_axis(ax, values, axis: str = "x", length_in: float | None = None) -> None:
     """A log-2 axis with a tick at each value, thinned so that no two labels touch (`length_in`: the axis'
     length in inches, default: the figure's width or height times 0.7)."""
@@ -205,11 +225,11 @@ def pow2_axis(ax, values, axis: str = "x", length_in: float | None = None) -> No
     getattr(ax, f"set_{axis}scale")("log", base=2)
     target = getattr(ax, f"{axis}axis")
     target.set_minor_formatter(NullFormatter())
-    fmt = (lambda v: f"{v:g}" if v < 1e6 else f"{v:.3g}")
+    fmt = TickLabels(big=True)
     if length_in is None:
         length_in = 0.7 * (ax.figure.get_figwidth() if axis == "x" else ax.figure.get_figheight())
     getattr(ax, f"set_{axis}ticks")(spaced_ticks(vals, length_in, max(len(fmt(v)) for v in vals) if vals else 1))
-    target.set_major_formatter(FuncFormatter(lambda v, _pos: fmt(v)))
+    target.set_major_formatter(fmt)
     if len(vals) == 1:
         getattr(ax, f"set_{axis}lim")(vals[0] / 2, vals[0] * 2)
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import NullFormatter
 
 from ... import peaks as _peaks
 from ...contracts.precision import BUILTIN_CONTRACTS
 from ..bandwidth import memory_rates
 from ..stats import rate_ci
 from .common import (CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, errorbar, finite, impl_order, legend,
-                     save_figure)
+                     save_figure, TickLabels)
 
 LABEL_GAP_IN = 0.55  # problem labels closer than this (inches, along x) are stacked
 BANDWIDTH_NOTE = ("on a memory-bound problem the fastest row carries its achieved bandwidth (unique bytes / median "
@@ -123,10 +123,8 @@ def plot_roofline(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
             ax.set_ylim(ymin, top)
             marked = label_bandwidth(ax, ok, lo, hi, ymin, top)
             few_decades = math.log10(top / ymin) < 2.5  # label 2x and 5x minor ticks too
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-            ax.yaxis.set_minor_formatter(FuncFormatter(
-                lambda v, _pos: f"{v:g}" if few_decades and round(v / 10 ** math.floor(math.log10(v))) in (2, 5)
-                else ""))
+            ax.yaxis.set_major_formatter(TickLabels())
+            ax.yaxis.set_minor_formatter(TickLabels(leading=(2, 5)) if few_decades else NullFormatter())
             ax.set_xlabel("arithmetic intensity, FLOP/byte (2·M·N·K / unique bytes moved)")
             ax.set_ylabel("TFLOP/s (logical)")
             ax.grid(True, which="both", alpha=0.25)

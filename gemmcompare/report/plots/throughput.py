@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
 
 from ..stats import rate_ci
 from .common import (CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, device, errorbar, finite, impl_order, legend,
-                     passing, pow2_axis, problem_axis, problems_by_size, save_figure, size_axis)
+                     passing, pow2_axis, problem_axis, problems_by_size, save_figure, size_axis, TickLabels)
 
 RATE_SPAN_LOG = 20.0  # max / min rate beyond which the rate axis is logarithmic
 PEAK_FAR = 50.0  # on a log axis, a peak this many times above every row would squeeze the rows: left out
@@ -29,7 +28,7 @@ def rate_axis(ax, values, label: str) -> bool:
     log = len(vals) > 1 and vals.max() / vals.min() > RATE_SPAN_LOG
     if log:
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.yaxis.set_major_formatter(TickLabels())
         ax.set_ylabel(label + " (log scale)")
     else:
         ax.set_ylim(bottom=0)

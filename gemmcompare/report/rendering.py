@@ -1,0 +1,104 @@
+"""Saving a report's figures on several processes at once.
+
+Drawing and writing a figure (PNG and SVG) takes a few tenths of a second of one core, and a report has
+one per plot kind and contract: seconds at the end of every run, one after another. While a pool is
+running, `save_figure` (plots/common.py) pickles each figure and hands it to the pool, returning its paths at
+once; whatever reads a saved file (the HTML embeds the PNGs) calls `wait_for(path)` first, and leaving
+`saving_in_parallel()` waits for the rest, so a report is never written with a figure missing. A figure
+that does not pickle is saved in this process, as without a pool.
+
+    prestart()                      # `run`: while it measures, so the workers have imported matplotlib
+    with saving_in_parallel():      # build_report
+        plots = make_plots(rows, out)
+        html = embed_png(wait_for(plot.png))
+
+The workers are forked from a fresh forkserver process (never from the caller, which may hold a CUDA
+context and threads), that imported the plotting modules once. Without a pool (`prestart` not called,
+or a platform without forkserver), figures are saved in this process, one after another.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+PRELOAD = ["gemmcompare.report.plots.common"]
+MAX_WORKERS = 8  # a report rarely has more figures than this drawing at once
+
+_pool: ProcessPoolExecutor | None = None
+_pending: dict[Path, Future] = {}
+_active = False
+
+
+def _ready() -> int:
+    return os.getpid()
+
+
+def prestart(workers: int | None = None) -> bool:
+    """Start the pool now (its start-up, about a second, then overlaps the caller's work). False where
+    this platform has no forkserver or the machine one core."""
+    global _pool
+    if _pool is not None:
+        return True
+    workers = workers or min(MAX_WORKERS, (os.cpu_count() or 1) - 1)
+    if workers < 1 or "forkserver" not in multiprocessing.get_all_start_methods():
+        return False
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    _pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    for _ in range(workers):  # fork every worker now, not when the first figures arrive
+        _pool.submit(_ready)
+    return True
+
+
+def shutdown() -> None:
+    global _pool
+    if _pool is not None:
+        _pool.shutdown(wait=True, cancel_futures=True)
+        _pool = None
+
+
+@contextmanager
+def saving_in_parallel():
+    """Within it, save_figure hands figures to the prestarted pool (if any); on leaving, every figure is on
+    disk (a worker's exception is raised here)."""
+    global _active
+    _active = _pool is not None
+    try:
+        yield
+        for path in list(_pending):
+            wait_for(path)
+    finally:
+        _active = False
+        _pending.clear()
+
+
+def submit(fig, paths: list[Path], save) -> bool:
+    """Hand `fig` to the pool to be written as `paths` by `save(fig, paths)`; False (the caller saves it
+    itself) when no pool is active or the figure does not pickle."""
+    if not _active:
+        return False
+    try:
+        payload = pickle.dumps(fig)
+    except Exception:  # noqa: BLE001 - an unpicklable artist: saved in this process instead
+        return False
+    future = _pool.submit(_save_pickled, payload, [str(p) for p in paths], save)
+    for path in paths:
+        _pending[Path(path)] = future
+    return True
+
+
+def _save_pickled(payload: bytes, paths: list[str], save) -> None:
+    save(pickle.loads(payload), [Path(p) for p in paths])
+
+
+def wait_for(path: Path | str) -> Path:
+    """`path` once it is written (at once when it was saved in this process)."""
+    future = _pending.pop(Path(path), None)
+    if future is not None:
+        future.result()
+    return Path(path)
