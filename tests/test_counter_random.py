@@ -59,6 +59,11 @@ def test_integers_cover_their_range_evenly():
     assert ((counts / x.numel() - 0.2).abs() < 0.003).all(), counts
 
 
+def test_integers_as_floats_are_the_same_integers():
+    assert torch.equal(CounterRandom(5).integers(-2, 3, (30, 40), torch.float32),
+                       CounterRandom(5).integers(-2, 3, (30, 40)).float())
+
+
 def test_normal_has_mean_zero_and_unit_variance():
     z = CounterRandom(9).normal((600, 600)).double()
     assert torch.isfinite(z).all()

@@ -56,29 +56,38 @@ class CounterRandom:
         self.device = torch.device(device)
         self._stream = 0
 
-    def _bits(self, shape) -> torch.Tensor:
-        """32-bit hashes (int64 holding [0, 2^32)) of this draw's element indices, in `shape`."""
+    def _keys(self) -> tuple[int, int]:
+        """The next draw's two 32-bit keys (the draw's number mixed with the seed)."""
         stream, self._stream = self._stream, self._stream + 1
         key1 = _mix32_int(self.seed ^ _mix32_int(stream * 0x9E3779B9 + 0x7F4A7C15))
-        key2 = _mix32_int(key1 ^ (self.seed >> 32) ^ 0x2545F491)
+        return key1, _mix32_int(key1 ^ (self.seed >> 32) ^ 0x2545F491)
+
+    def _draw(self, shape, dtype: torch.dtype, draws: int, values) -> torch.Tensor:
+        """A tensor of `shape` whose element i is values(h_1[i], ..., h_draws[i]), h_j[i] the 32-bit hash of i
+        under the j-th draw's keys; made a chunk at a time, so no int64 tensor of the whole shape exists."""
+        keys = [self._keys() for _ in range(draws)]
         numel = math.prod(shape)
-        out = torch.empty(numel, dtype=torch.int64, device=self.device)
+        out = torch.empty(numel, dtype=dtype, device=self.device)
         for start in range(0, numel, CHUNK):
             index = torch.arange(start, min(start + CHUNK, numel), dtype=torch.int64, device=self.device)
-            h = mix32((index & MASK32) ^ key1)
-            out[start:start + index.numel()] = mix32(h ^ (((index >> 32) + key2) & MASK32))
+            low, high = index & MASK32, index >> 32
+            hashes = [mix32(mix32(low ^ k1) ^ ((high + k2) & MASK32)) for k1, k2 in keys]
+            out[start:start + index.numel()] = values(*hashes)
         return out.view(shape)
 
     def uniform(self, shape) -> torch.Tensor:
         """float32 in [0, 1), multiples of 2^-24."""
-        return (self._bits(shape) >> 8).to(torch.float32) * 2.0**-24
+        return self._draw(shape, torch.float32, 1, lambda h: (h >> 8).to(torch.float32) * 2.0**-24)
 
-    def integers(self, low: int, high: int, shape) -> torch.Tensor:
-        """int64 in [low, high) (modulo reduction: a bias of at most (high - low) / 2^32)."""
-        return self._bits(shape) % (high - low) + low
+    def integers(self, low: int, high: int, shape, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+        """Integers in [low, high), as `dtype` (modulo reduction: a bias of at most (high - low) / 2^32)."""
+        return self._draw(shape, dtype, 1, lambda h: (h % (high - low) + low).to(dtype))
 
     def normal(self, shape) -> torch.Tensor:
         """float32 standard normal (Box-Muller on two draws, in FP64)."""
-        u1 = ((self._bits(shape) >> 11).to(torch.float64) + 0.5) * 2.0**-21  # (0, 1): the log stays finite
-        u2 = (self._bits(shape) >> 8).to(torch.float64) * 2.0**-24
-        return (torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)).to(torch.float32)
+        def box_muller(h1, h2):
+            u1 = ((h1 >> 11).to(torch.float64) + 0.5) * 2.0**-21  # in (0, 1): the log stays finite
+            u2 = (h2 >> 8).to(torch.float64) * 2.0**-24
+            return (torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)).to(torch.float32)
+
+        return self._draw(shape, torch.float32, 2, box_muller)

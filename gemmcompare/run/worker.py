@@ -55,18 +55,20 @@ class CudaSession:
         out, t0 = {}, time.monotonic()
         import torch
 
-        from . import executor  # noqa: F401  (the package's modules, as unpickling the setup would import them)
-
         out["import_s"], t0 = time.monotonic() - t0, time.monotonic()
         torch.cuda.set_device(device_index)
         torch.empty(1, device="cuda")
         torch.cuda.synchronize()
         out["cuda_context_s"], t0 = time.monotonic() - t0, time.monotonic()
-        if cupti:  # seconds of set-up, on a thread beside the rest of the start-up and the first group's
-            # inputs and checks; the first timing waits for it (the group phase cupti_wait_s)
+        if cupti:  # seconds of set-up, started as early as it can be, on a thread beside the rest of the
+            # start-up and the first group's inputs and checks; the first timing waits for it (cupti_wait_s)
             from ..contracts.timing_methods import warm_up_in_background
 
             warm_up_in_background()
+        from . import executor  # noqa: F401  (the package's modules, as unpickling the setup would import them)
+
+        out["import_s"] += time.monotonic() - t0
+        t0 = time.monotonic()
         torch.cuda.current_blas_handle()
         x = torch.ones(64, 64, device="cuda")
         (x @ x).sum().item()
@@ -76,7 +78,7 @@ class CudaSession:
         from ..contracts.counter_random import CounterRandom
 
         g = CounterRandom(0, "cuda")
-        r = (g.uniform((64, 64)) * 2 - 1 + g.integers(-2, 3, (64, 64)) + g.normal((64, 64))).double()
+        r = (g.uniform((64, 64)) * 2 - 1 + g.integers(-2, 3, (64, 64), torch.float32) + g.normal((64, 64))).double()
         (r @ r).abs().sum().item()
         torch.cuda._sleep(1000)
         torch.empty(1024, dtype=torch.int32, device="cuda").fill_(0)  # as the L2 flush fills its buffer
