@@ -8,8 +8,8 @@
 #   1. `build experiments/quickstart.yaml`, cold, timed;
 #   2. `run experiments/quickstart.yaml` twice on that warm cache, each timed (wall), each printing its
 #      one-line phases (also in its receipt, `phases_s`);
-#   3. `build experiments/lab_ladder.yaml` cold, then three times fully cached, each timed;
-#   4. the GPU tests of this change (tests/test_first_answer.py, tests/test_counter_random.py);
+#   3. the GPU tests of this change (tests/test_first_answer.py, tests/test_counter_random.py);
+#   4. `build experiments/lab_ladder.yaml` cold, then three times fully cached, each timed;
 #   5. where CUPTI's first start spends its time (experiments/cupti_start_diag.py), and torch's import time.
 # It prints a summary table last. The goal: each warm-cache quickstart run <= 12 s wall; a cached
 # lab-ladder build <= 1 s.
@@ -59,12 +59,12 @@ timed quickstart_build_cold $gc build experiments/quickstart.yaml --no-progress
 timed quickstart_run_1 $gc run experiments/quickstart.yaml "${run_args[@]}"
 timed quickstart_run_2 $gc run experiments/quickstart.yaml "${run_args[@]}"
 for i in 1 2; do grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 >>"$out/steps.txt"; done
+timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py tests/test_counter_random.py
+tail -n 3 "$logs/gpu_tests.log" >>"$out/steps.txt"
 timed lab_build_cold $gc build experiments/lab_ladder.yaml --no-progress
 for i in 1 2 3; do
   timed lab_build_cached_$i $gc build experiments/lab_ladder.yaml --no-progress
 done
-timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py tests/test_counter_random.py
-tail -n 3 "$logs/gpu_tests.log" >>"$out/steps.txt"
 timed cupti_diag python3 experiments/cupti_start_diag.py
 timed torch_import python3 -c "import torch"
 python3 -X importtime -m gemmcompare build experiments/lab_ladder.yaml --no-progress 2>&1 >/dev/null \
