@@ -91,7 +91,7 @@ def print_rows(rows) -> None:
 
 
 def cmd_build(args) -> int:
-    # the build modules alone, not the runner's (a fully cached build is mostly imports: docs/timing.md)
+    # the build modules alone, not the runner's: a fully cached build is mostly imports (README, First answers)
     from ..build.experiment import build_experiment
     from ..build.extension import BuildFailure
     from ..device import probe_build_target
