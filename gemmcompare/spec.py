@@ -762,6 +762,8 @@ def _expand_family(ck: _Checker, family, params, fp: tuple, contracts: list[Prec
     params = ck.mapping(params, fp, f"the parameters of {family.name}")
     if params is None:
         return []
+    if TUNE_KEY in params or (params.get("config") == "auto" and family.param("config") is not None):
+        return _expand_tuned(ck, family, params, fp, contracts, base_dir)
     names = [p.name for p in family.params]
     ck.unknown_keys(params, names, fp, f"the parameters of {family.name}")
     choices: list[list] = []
@@ -788,6 +790,84 @@ def _expand_family(ck: _Checker, family, params, fp: tuple, contracts: list[Prec
             ck.error(fp, str(exc))
             return []
     return impls
+
+
+TUNE_KEY = "tune"
+
+
+def _expand_tuned(ck: _Checker, family, params: dict, fp: tuple, contracts: list[PrecisionContract],
+                  base_dir: Path) -> list[tuple[Implementation, tuple]]:
+    """An entry tuned per problem (gemmcompare/tuning): `tune: auto`, `tune: {param: [values]}` or, for
+    CUTLASS, `config: auto`. One TunedImplementation per combination of its other parameters (and per
+    contract where the family takes element types from it), holding every candidate."""
+    from .tuning.tuned import MAX_CANDIDATES, TunedImplementation, auto_grid
+
+    params = dict(params)
+    raw = params.pop(TUNE_KEY, None)
+    if params.get("config") == "auto":
+        if raw is not None:
+            ck.error(fp + (TUNE_KEY,), "give `config: auto` or `tune`, not both")
+            return []
+        params.pop("config")
+        raw = "auto"
+    tp = fp + (TUNE_KEY,)
+    if raw == "auto":
+        grid, grid_text = auto_grid(family.name, params), "auto"
+        if grid is None:
+            ck.error(tp, f"{family.name} has no grid of its own to tune over: list the values, e.g. "
+                         f"tune: {{{family.params[0].name}: [...]}}")
+            return []
+    elif isinstance(raw, dict) and raw:
+        grid = {}
+        for key, values in raw.items():
+            p = family.param(key)
+            if p is None:
+                ck.error(tp + (key,), f"{family.name} has no parameter {key!r} to tune",
+                         nearest(str(key), [q.name for q in family.params]))
+                return []
+            if key in params:
+                ck.error(tp + (key,), f"{key} is both fixed ({key}: ...) and tuned (tune: {{{key}: ...}}): give it once")
+                return []
+            got = _param_values(ck, p, values, tp + (key,), base_dir)
+            if not got:
+                return []
+            grid[key] = got
+        digest = hashlib.sha256(repr(sorted(grid.items())).encode()).hexdigest()[:6]
+        grid_text = "+".join(grid) + "@" + digest  # two entries tuning the same parameters over other values
+    else:
+        ck.error(tp, f"tune must be `auto` or a mapping of parameter -> list of values, got {raw!r}")
+        return []
+    points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
+    if len(points) > MAX_CANDIDATES:
+        ck.error(tp, f"{len(points)} candidates to tune over; at most {MAX_CANDIDATES} (each is a build): "
+                     f"list fewer values")
+        return []
+    fixed_combos = _expand_family(ck, family, params, fp, [], base_dir) if params else [(None, ())]
+    if not fixed_combos:
+        return []
+    names = [p.name for p in family.params]
+    combos = [dict(zip(names, values)) if values else {} for _, values in fixed_combos]
+    per_contract = family.for_contract is not None and contracts
+    made: dict[str, tuple[Implementation, tuple, set]] = {}
+    for combo in combos:
+        for contract in (contracts if per_contract else [None]):
+            shape = (lambda d: family.for_contract(d, contract)) if contract is not None else (lambda d: d)
+            try:
+                candidates = [instantiate(family, shape({**combo, **point})) for point in points]
+            except ValueError as exc:
+                ck.error(fp, str(exc))
+                return []
+            # in the name: what the entry gave and what the contract filled in (not every default)
+            fixed = {k: v for k, v in shape(dict(combo)).items()
+                     if v is not None and k not in grid and (k in params or combo.get(k) != v)}
+            tuned = TunedImplementation(family.name, fixed, tuple(grid), grid_text, candidates)
+            entry = made.setdefault(tuned.name, (tuned, tuple(sorted(fixed.items(), key=str)), set()))
+            if contract is not None:
+                entry[2].add(contract.name)
+    every = {c.name for c in contracts}
+    for tuned, _, bound in made.values():
+        tuned.derived_for = None if not per_contract or bound >= every else frozenset(bound)
+    return [(tuned, combo) for tuned, combo, _ in made.values()]
 
 
 def _expand_per_contract(ck: _Checker, family, combos: list[dict], fp: tuple,

@@ -269,7 +269,7 @@ def test_the_phase_line_reads_in_order_and_leaves_out_what_a_run_did_not_do():
                        "inputs_refs_s": 0.8, "worker_start_s": 4.2})
     assert line == ("phases: spec 0.0 s, build 0.2 s, measure 6.0 s; total 9.9 s | worker (beside the parent): "
                     "start 4.2 s | in measure: inputs+refs 0.8 s, timing 3.3 s")
-    assert [k for k, _ in GROUPS][:8] == list(__import__("gemmcompare.run.executor", fromlist=["x"]).GROUP_PHASES)
+    assert [k for k, _ in GROUPS][:9] == list(__import__("gemmcompare.run.executor", fromlist=["x"]).GROUP_PHASES)
 
 
 class _FakeNvml:

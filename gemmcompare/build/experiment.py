@@ -32,10 +32,13 @@ def target_cc(device: DeviceInfo | None, arch: str | None) -> int:
 
 def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None, cache_dir: Path | None = None,
                      jobs: int | None = None, progress: bool = True) -> ExperimentBuilds:
-    """Build every implementation of `exp` that has a row it can run on `device` (or on --arch)."""
+    """Build every implementation of `exp` that has a row it can run on `device` (or on --arch), and every
+    candidate of a tuned one."""
+    from ..tuning.tuned import with_candidates
+
     outcome = ExperimentBuilds(target_cc=target_cc(device, arch))
     wanted = []
-    for impl in exp.implementations:
+    for impl in with_candidates(exp.implementations):  # a tuned row's candidates, each under its own name
         if not impl.supports_device(device):
             continue
         if not any(impl.supports(p.problem, c) for p in exp.problems for c in exp.contracts if impl.planned_under(c)):

@@ -24,6 +24,7 @@ from ..implementations.base import Implementation, Prepared
 from ..problems import GemmProblem
 from ..results import Result, Status
 from ..spec import Experiment, ProblemEntry
+from ..tuning.tuned import Picked, TunedImplementation, build_name
 from .inputs import Draw, draw_inputs, same_bits
 from .predictions import attach_predictions
 
@@ -40,7 +41,7 @@ OTHER_STREAM_GUARD_MS = 5.0
 # in each batch, and re-checking the timed output and a fresh launch after timing. Each excludes the
 # phases inside it, so they add up to the groups' time.
 GROUP_PHASES = ("inputs_refs_s", "check_s", "timing_s", "warmup_s", "cupti_s", "cupti_wait_s", "telemetry_s",
-                "recheck_s")
+                "recheck_s", "tuning_s")
 
 
 def now() -> str:
@@ -158,6 +159,9 @@ class ProblemExecutor:
         import torch
 
         exp, p = self.exp, entry.problem
+        impls = [self._picked(impl, entry, contract) if isinstance(impl, TunedImplementation) else impl
+                 for impl in impls]
+        impls = [impl for impl in impls if impl is not None]
         need = estimate_bytes(p, contract, len(impls))
         free = torch.cuda.mem_get_info(self.device.index)[0]
         runnable: list[tuple[Implementation, Result, LoadedExtension | None]] = []
@@ -165,8 +169,11 @@ class ProblemExecutor:
                    if need > 0.9 * free else "")
         for impl in impls:
             row = base_row(self.run_id, exp, entry, contract, impl.name, impl.family, impl.params)
+            if isinstance(impl, Picked):  # the tuned row says what it runs and how it was chosen
+                row.params = {**row.params, "pick": impl.winner.name}
+                row.add_note(impl.tuning.note())
             if self._admit(impl, row, p, contract, too_big):
-                runnable.append((impl, row, self.builds.get(impl.name)))
+                runnable.append((impl, row, self.builds.get(build_name(impl))))
         if not runnable:
             return
 
@@ -198,6 +205,23 @@ class ProblemExecutor:
         with self._phase("timing_s"):
             self._time(alive, fixtures, contract, p)
 
+    def _picked(self, tuned: TunedImplementation, entry: ProblemEntry, contract: PrecisionContract):
+        """A tuned row's winner for this group (run/picking.py), carrying its note; None after emitting the
+        row's SKIP or BUILD_ERROR when no candidate can be raced. A tuned row the plan skips stays as it is
+        (admission writes its SKIP)."""
+        from .picking import NoPick, pick
+
+        if not tuned.check(entry.problem, contract, self.device):
+            return tuned
+        try:
+            return pick(self, tuned, entry, contract)
+        except NoPick as exc:
+            row = base_row(self.run_id, self.exp, entry, contract, tuned.name, tuned.family, tuned.params)
+            row.status = Status.BUILD_ERROR if exc.build_failed else Status.SKIP
+            row.reason = f"tuning: {exc}"
+            self.emit(row)
+            return None
+
     def _admit(self, impl: Implementation, row: Result, p: GemmProblem, contract: PrecisionContract,
                too_big: str) -> bool:
         """Whether the implementation runs here (else its SKIP or BUILD_ERROR row is emitted); copies the
@@ -207,7 +231,7 @@ class ProblemExecutor:
             row.reason = s.reason if not s else too_big
             self.emit(row)
             return False
-        ext = self.builds.get(impl.name)
+        ext = self.builds.get(build_name(impl))
         if isinstance(ext, BuildFailure):
             row.status, row.reason, row.build_seconds = Status.BUILD_ERROR, ext.message, ext.seconds
             self.emit(row)
@@ -325,7 +349,8 @@ class ProblemExecutor:
                             "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
                             "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed,
                             "storage": t.prepared.storage_info, **_method_fields(m, window),
-                            **(t.prepared.timing_fields or {})}
+                            **(t.prepared.timing_fields or {}),
+                            **({"tuning": t.impl.tuning.as_dict()} if isinstance(t.impl, Picked) else {})}
             if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
                 finished[t.impl.name] = t.row
         self._derive(finished, contract, peak)

@@ -22,7 +22,8 @@ WORKER = (("worker_start_s", "start"), ("worker_import_s", "imports"), ("worker_
           ("worker_cublas_s", "cuBLAS"), ("worker_first_kernels_s", "first kernels"),
           ("worker_session_s", "builds+GPU receipt"), ("cupti_warmup_s", "CUPTI's first start (on a thread)"))
 GROUPS = (("inputs_refs_s", "inputs+refs"), ("check_s", "check"), ("timing_s", "timing"), ("warmup_s", "warm-up"),
-          ("cupti_s", "CUPTI"), ("cupti_wait_s", "CUPTI wait"), ("telemetry_s", "telemetry"), ("recheck_s", "re-check"), ("store_s", "store"))
+          ("cupti_s", "CUPTI"), ("cupti_wait_s", "CUPTI wait"), ("telemetry_s", "telemetry"), ("recheck_s", "re-check"),
+          ("tuning_s", "tuning"), ("store_s", "store"))
 
 
 def process_age_s() -> float | None:

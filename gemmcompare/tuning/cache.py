@@ -1,0 +1,69 @@
+"""The pick cache: a tuned row's winner per (GPU model, driver, problem, contract, build), in SQLite.
+
+A pick is only as good as what it was raced on: another GPU model, another driver (its compiler and
+scheduling change kernels' speeds), another problem or contract, or another build of any candidate (a
+changed kernel, compiler or flags: the module names carry a hash of all of it) is another key. The file
+lives beside the build cache (GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare), one per user, shared by
+runs and workers (WAL, a busy timeout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from ..build.extension import default_cache_dir
+from .select import Pick
+
+FILE = "picks.sqlite"
+SCHEMA = """CREATE TABLE IF NOT EXISTS picks (
+  key TEXT PRIMARY KEY, gpu TEXT, driver TEXT, problem TEXT, contract TEXT, tuned TEXT,
+  winner TEXT, pick TEXT, tuned_at REAL)"""
+
+
+def pick_key(*, gpu: str, cc: str, driver: str | None, problem: dict[str, Any], contract: dict[str, Any],
+             tuned: str, builds: dict[str, str]) -> str:
+    """The cache key: a hash of everything a pick depends on. `builds` maps each raced candidate to its
+    build's identity (the extension's module name, which hashes its sources, compiler and flags)."""
+    blob = json.dumps({"gpu": gpu, "cc": cc, "driver": driver, "problem": problem, "contract": contract,
+                       "tuned": tuned, "builds": dict(sorted(builds.items()))}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class PickCache:
+    def __init__(self, directory: Path | None = None):
+        self.path = Path(directory or default_cache_dir()) / FILE
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(SCHEMA)
+        return db
+
+    def get(self, key: str) -> Pick | None:
+        try:
+            with self._connect() as db:
+                row = db.execute("SELECT pick FROM picks WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None  # an unreadable cache is an empty one: the row tunes again
+        if row is None:
+            return None
+        try:
+            return Pick(**{**json.loads(row[0]), "cached": True})
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, key: str, pick: Pick, *, gpu: str, driver: str | None, problem: str, contract: str,
+            tuned: str) -> None:
+        try:
+            with self._connect() as db:
+                db.execute("INSERT OR REPLACE INTO picks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (key, gpu, driver, problem, contract, tuned, pick.winner,
+                            json.dumps({**pick.as_dict(), "cached": False}), time.time()))
+        except sqlite3.Error:
+            pass  # a cache that cannot be written costs the next run its tuning time, nothing else

@@ -1,0 +1,76 @@
+"""Choosing a tuned row's winner: the model narrows the candidates, a brief race picks among the rest.
+
+The race is short on purpose (BRIEF: a few samples each, interleaved, under the run's L2 policy and timing
+method): its samples only rank the candidates. The winner's reported time comes from the row's own
+measurement afterwards, on a fresh draw, so that a candidate that drew a lucky sample in the race is not
+also reported at that sample (the winner's curse: the minimum of several noisy medians is biased low).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+# the race: at least BRIEF_MIN and at most BRIEF_MAX samples per candidate, no noise target (it ranks, it
+# does not report)
+BRIEF_MIN, BRIEF_MAX = 5, 15
+KEEP_PREDICTED = 8  # candidates the model ranks best that go into the race (with every one it cannot predict)
+
+
+def brief_settings(settings):
+    """The run's TimingSettings, cut down for the race."""
+    return dataclasses.replace(settings, min_samples=BRIEF_MIN, max_samples=BRIEF_MAX, target_noise=0.0,
+                               warmup_count=1, max_ms=min(settings.max_ms, 500.0))
+
+
+@dataclass
+class Pick:
+    winner: str
+    race_ms: dict[str, float]  # candidate -> median of its race samples
+    race_samples: dict[str, int] = field(default_factory=dict)
+    excluded: dict[str, str] = field(default_factory=dict)  # candidate -> why it was not in the race
+    predicted_ms: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    cached: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def note(self, limit: int = 5) -> str:
+        """The row's note: the winner, the race's best times, how long tuning took (or that it was cached)."""
+        ranked = sorted(self.race_ms.items(), key=lambda kv: kv[1])
+        times = ", ".join(f"{name} {ms:.4f} ms" for name, ms in ranked[:limit])
+        more = f" (+{len(ranked) - limit} more)" if len(ranked) > limit else ""
+        how = "pick reused from the pick cache (no tuning)" if self.cached else f"tuned in {self.seconds:.1f} s"
+        out = f"tuned: {self.winner} of {len(ranked)} raced; {how}; race medians: {times}{more}"
+        if self.excluded:
+            out += f"; {len(self.excluded)} candidates left out (timing.tuning.excluded says why)"
+        return out
+
+
+def narrow(predicted: dict[str, float | None], keep: int = KEEP_PREDICTED) -> tuple[list[str], dict[str, str]]:
+    """The candidates to race: the `keep` the model predicts fastest, and every one it cannot predict
+    (None). Returns (raced, left out with the reason)."""
+    known = sorted((ms, name) for name, ms in predicted.items() if ms is not None)
+    raced = [name for _, name in known[:keep]] + [name for name, ms in predicted.items() if ms is None]
+    left = {name: f"the model predicts {ms:.4f} ms, slower than the {keep} it ranks first" for ms, name in known[keep:]}
+    return raced, left
+
+
+def race(names: Sequence[str], measure: Callable[[Sequence[str]], dict[str, Any]]):
+    """Time the candidates together with `measure(names) -> {name: measurement}` (a Timer's measure over
+    their launchers, each measurement with `samples_ms` and `error`); the winner is the lowest median.
+    Returns (winner or None, {name: median ms}, {name: samples}, {name: why it has no time})."""
+    got = measure(list(names))
+    medians, counts, failed = {}, {}, {}
+    for name in names:
+        m = got.get(name)
+        samples = list(getattr(m, "samples_ms", None) or [])
+        if m is None or getattr(m, "error", None) is not None or not samples:
+            failed[name] = f"no race time: {getattr(m, 'error', None) or getattr(m, 'stop_reason', 'not measured')}"
+            continue
+        medians[name], counts[name] = statistics.median(samples), len(samples)
+    winner = min(medians, key=lambda n: (medians[n], names.index(n))) if medians else None
+    return winner, medians, counts, failed

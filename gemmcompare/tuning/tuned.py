@@ -1,0 +1,133 @@
+"""The tuned implementation: one row per (problem, contract) standing for a set of candidates, and the
+pick that stands in for it once a group has chosen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..implementations.base import Implementation, Ok, Skip, format_params
+
+# `tune: auto`: what each hand-written family varies when it is tuned. Kept small: every point is a build.
+_HOPPER_BLOCKS = [(128, 128, 64), (128, 256, 64), (64, 128, 64), (64, 256, 64)]
+FAMILY_GRIDS: dict[str, dict[str, list]] = {
+    "mma_sync": {"block": [(128, 128, 32), (128, 256, 32), (64, 128, 64), (64, 64, 64)], "stages": [3, 4]},
+    "hopper.wgmma_tma": {"block": _HOPPER_BLOCKS},  # one stage, one consumer: the tile is all it has
+    "hopper.pipelined": {"block": _HOPPER_BLOCKS, "stages": [3, 4]},
+    # two consumer warpgroups split the tile's M: 64-row tiles take one
+    **{f"hopper.{step}": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]}
+       for step in ("warp_specialized", "persistent", "cluster", "best")},
+}
+
+MAX_CANDIDATES = 64  # built and checked before the model narrows them: each is a compile
+
+
+class TunedImplementation(Implementation):
+    """A family's candidates (each an Implementation with its own build), tuned per problem.
+
+    `params` are the entry's fixed parameters, `tuned` the names of those that vary, `grid_text` how the
+    spec gave the candidates (for the name: equal names mean equal candidate sets in one spec)."""
+
+    def __init__(self, family: str, params: dict[str, Any], tuned: tuple[str, ...], grid_text: str,
+                 candidates: list[Implementation]):
+        self.family = family
+        shown = {k: v for k, v in params.items() if k not in tuned and k != "tune"}
+        super().__init__("tuned", {**shown, "tune": grid_text})
+        self.tuned = tuned
+        self.candidates = candidates
+        self.description = f"tuned per problem over {len(candidates)} candidates ({', '.join(tuned)})"
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}.tuned[{format_params(self.params)}]"
+
+    def supports(self, problem, contract):
+        return self._any(lambda c: c.supports(problem, contract))
+
+    def check(self, problem, contract, device):
+        return self._any(lambda c: c.check(problem, contract, device))
+
+    def supports_device(self, device):
+        return self._any(lambda c: c.supports_device(device))
+
+    def _any(self, test) -> Ok | Skip:
+        """Ok when a candidate passes `test`; else a SKIP listing the distinct reasons (the first few)."""
+        reasons: dict[str, None] = {}
+        for c in self.candidates:
+            s = test(c)
+            if s:
+                return Ok()
+            reasons[s.reason] = None
+        if not self.candidates:
+            return Skip("no candidate to tune over")
+        listed = list(reasons)
+        more = f" (and {len(listed) - 3} other reasons)" if len(listed) > 3 else ""
+        return Skip(f"none of the {len(self.candidates)} candidates can run it: " + "; ".join(listed[:3]) + more)
+
+    def prepare(self, problem, contract, operands, extension):  # pragma: no cover - the pick prepares
+        raise RuntimeError(f"{self.name}: a tuned row runs its pick (tuning.tuned.Picked), never itself")
+
+
+class Picked(Implementation):
+    """The winner of a tuned row for one group, under the tuned row's name: it prepares, launches and is
+    described as the winner; its build is the winner's (`build_name`)."""
+
+    def __init__(self, tuned: TunedImplementation, winner: Implementation, tuning: dict[str, Any]):
+        self.family = tuned.family
+        super().__init__(tuned.variant, tuned.params)
+        self.tuned, self.winner, self.tuning = tuned, winner, tuning
+        self.derived_for = tuned.derived_for
+        for attr in ("min_cc", "arch_specific", "kernel_filter", "description"):
+            setattr(self, attr, getattr(winner, attr))
+
+    @property
+    def name(self) -> str:
+        return self.tuned.name
+
+    @property
+    def build_name(self) -> str:
+        return self.winner.name
+
+    def kernel_filter_for(self, contract) -> str:
+        return self.winner.kernel_filter_for(contract)
+
+    def supports(self, problem, contract):
+        return self.winner.supports(problem, contract)
+
+    def supports_device(self, device):
+        return self.winner.supports_device(device)
+
+    def dynamic_smem_bytes(self):
+        return self.winner.dynamic_smem_bytes()
+
+    def prepare(self, problem, contract, operands, extension):
+        return self.winner.prepare(problem, contract, operands, extension)
+
+
+def build_name(impl: Implementation) -> str:
+    """Under which name the experiment's builds hold `impl`'s extension."""
+    return getattr(impl, "build_name", impl.name)
+
+
+def with_candidates(impls) -> list[Implementation]:
+    """The implementations, a tuned one replaced by its candidates (what the builder builds)."""
+    out: dict[str, Implementation] = {}
+    for impl in impls:
+        for one in getattr(impl, "candidates", None) or [impl]:
+            if impl is not one:
+                one.derived_for = impl.derived_for  # built where the tuned row is planned
+            out.setdefault(one.name, one)
+    return list(out.values())
+
+
+def auto_grid(family: str, params: dict[str, Any]) -> dict[str, list] | None:
+    """What `tune: auto` (or CUTLASS's `config: auto`) varies for `family`: every catalog configuration
+    (of the entry's kernel template, when it names one) for cutlass and cute, FAMILY_GRIDS otherwise; None
+    for a family without one."""
+    if family in ("cutlass", "cute"):
+        from ..cutlass.catalog import catalog
+
+        template = "cute_sm80" if family == "cute" else params.get("template") or params.get("family")
+        names = sorted(n for n, e in catalog().items() if template is None or e.config.TEMPLATE == template)
+        return {"config": names}
+    grid = FAMILY_GRIDS.get(family)
+    return {k: list(v) for k, v in grid.items()} if grid else None

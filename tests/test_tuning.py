@@ -1,0 +1,297 @@
+"""Per-problem picks (gemmcompare/tuning, run/picking.py) on the CPU: how a spec asks for them, the race,
+the cache key, and that a tuned row's reported samples are not the ones it was picked on."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+
+import pytest
+
+from fake_device import DEVICE
+from gemmcompare.cli import main
+from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
+from gemmcompare.contracts.timing import Measurement, TimingSettings
+from gemmcompare.implementations.base import Implementation, Ok, Skip
+from gemmcompare.results import Status
+from gemmcompare.run import picking
+from gemmcompare.run.executor import ProblemExecutor
+from gemmcompare.spec import parse_spec
+from gemmcompare.tuning.cache import PickCache, pick_key
+from gemmcompare.tuning.select import Pick, narrow, race
+from gemmcompare.tuning.tuned import Picked, TunedImplementation, build_name, with_candidates
+
+SPEC = """
+name: tuned
+problems: [{m: 64, n: 4096, k: 4096}]
+contracts: [bf16_bf16out_f32acc_tn]
+implementations:
+  - library.cublas
+  - {ENTRY}
+baseline: library.cublas
+"""
+
+
+def spec_with(entry: str):
+    return parse_spec(SPEC.replace("{ENTRY}", entry), "tuned.yaml")
+
+
+# -- the spec --------------------------------------------------------------------------------------------
+
+def test_config_auto_is_one_row_per_contract_over_every_catalog_configuration_of_its_template():
+    from gemmcompare.cutlass.catalog import catalog
+
+    exp = spec_with("cutlass: {config: auto, template: sm90}")
+    tuned = exp.implementations[1]
+    assert isinstance(tuned, TunedImplementation)
+    assert tuned.name == "cutlass.tuned[acc=f32,dtype=bf16,layout=tn,out=bf16,template=sm90,tune=auto]"
+    sm90 = {n for n, e in catalog().items() if e.config.TEMPLATE == "sm90"}
+    assert len(tuned.candidates) == len(sm90) > 5
+    contract, problem = exp.contracts[0], exp.problems[0].problem
+    for c in tuned.candidates:  # the contract's types, or an entry that fixes others: a SKIP there, never raced
+        assert c.params.get("dtype") == "bf16" or not c.supports(problem, contract), c.name
+    assert sum(c.params.get("dtype") == "bf16" for c in tuned.candidates) > len(sm90) // 2
+    assert exp.row_count == 2  # cublas and the tuned row: the candidates are not rows
+
+
+def test_a_contract_no_configuration_supports_is_a_skip_with_the_reason(capsys, tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.replace("{ENTRY}", "cutlass: {config: auto}").replace("bf16_bf16out_f32acc_tn", "e4m3_bf16out_f32acc_tn_block"))
+    assert main(["validate", "-v", str(spec)]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "cutlass.tuned[tune=auto] under e4m3_bf16out_f32acc_tn_block" in ln)
+    assert "none of the" in line and "candidates can run it: inputs e4m3/e4m3 not supported" in line
+
+
+def test_tune_lists_the_values_and_the_name_tells_two_grids_apart():
+    one = spec_with("mma_sync: {layout: tn, tune: {stages: [3, 4], block: [[128, 128, 32], [64, 64, 64]]}}")
+    tuned = one.implementations[1]
+    assert len(tuned.candidates) == 4 and tuned.tuned == ("stages", "block")
+    assert {c.params.get("stages") for c in tuned.candidates} >= {3, 4}
+    other = spec_with("mma_sync: {layout: tn, tune: {stages: [2, 3], block: [[128, 128, 32], [64, 64, 64]]}}")
+    assert other.implementations[1].name != tuned.name
+    assert tuned.name.startswith("mma_sync.tuned[layout=tn,tune=stages+block@")
+
+
+def test_tune_auto_uses_the_familys_grid():
+    exp = spec_with("hopper.best: {tune: auto}")
+    assert len(exp.implementations[1].candidates) == 8  # 4 blocks x 2 consumer counts
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("mma_sync: {tune: {stagez: [2, 3]}}", "has no parameter 'stagez' to tune"),
+    ("mma_sync: {stages: 3, tune: {stages: [2, 3]}}", "both fixed"),
+    ("lab.wmma_staged: {tune: auto}", "has no grid of its own"),
+    ("mma_sync: {tune: [2, 3]}", "tune must be `auto` or a mapping"),
+    ("cutlass: {config: auto, tune: auto}", "not both"),
+    ("mma_sync: {tune: {stages: [1, 2, 3, 4, 5, 6, 7, 8], group: [1, 2, 4, 8, 16, 32, 64, 128, 256]}}",
+     "at most 64"),
+])
+def test_bad_tune_entries_are_exit_2_naming_the_key(tmp_path, capsys, entry, message):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(SPEC.replace("{ENTRY}", entry))
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "bad.yaml:" in err and "Traceback" not in err
+
+
+def test_the_builder_builds_every_candidate_under_its_own_name():
+    exp = spec_with("mma_sync: {layout: tn, tune: {stages: [3, 4]}}")
+    names = [i.name for i in with_candidates(exp.implementations)]
+    assert names[0] == "library.cublas" and len(names) == 3 and all(n.startswith("mma_sync[") for n in names[1:])
+
+
+# -- the race, the pick and its cache -------------------------------------------------------------------
+
+def test_narrow_keeps_the_fastest_predicted_and_every_unpredicted():
+    predicted = {f"k{i}": float(i) for i in range(12)} | {"custom": None}
+    raced, left = narrow(predicted, keep=3)
+    assert raced == ["k0", "k1", "k2", "custom"] and set(left) == {f"k{i}" for i in range(3, 12)}
+
+
+def test_race_picks_the_lowest_median_and_leaves_out_what_failed():
+    got = {"a": Measurement(samples_ms=[1.0, 1.2, 5.0]), "b": Measurement(samples_ms=[1.1, 1.1, 1.1]),
+           "c": Measurement(error=RuntimeError("boom"))}
+    winner, medians, counts, failed = race(["a", "b", "c"], lambda names: got)
+    assert winner == "b" and medians == {"a": 1.2, "b": 1.1} and counts == {"a": 3, "b": 3} and "boom" in failed["c"]
+
+
+def _key(**changes):
+    base = dict(gpu="NVIDIA H200", cc="sm_90", driver="580.65", problem={"m": 64, "n": 4096, "k": 4096, "batch": 1},
+                contract=BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"].describe(), tuned="cutlass.tuned[tune=auto]",
+                builds={"cutlass.a": "gc_cutlass_sm_90a_1111", "cutlass.b": "gc_cutlass_sm_90a_2222"})
+    return pick_key(**{**base, **changes})
+
+
+def test_the_cache_key_changes_with_the_gpu_driver_problem_contract_and_build():
+    key = _key()
+    assert key == _key()
+    changed = [_key(gpu="NVIDIA H100 80GB HBM3"), _key(driver="590.10"),
+               _key(problem={"m": 128, "n": 4096, "k": 4096, "batch": 1}),
+               _key(contract=BUILTIN_CONTRACTS["f16_f32acc_tn"].describe()),
+               _key(builds={"cutlass.a": "gc_cutlass_sm_90a_1111", "cutlass.b": "gc_cutlass_sm_90a_3333"})]
+    assert len({key, *changed}) == 6
+
+
+def test_the_pick_cache_keeps_a_pick_and_says_it_was_reused(tmp_path):
+    cache = PickCache(tmp_path)
+    pick = Pick("cutlass.b", {"cutlass.a": 0.02, "cutlass.b": 0.015}, {"cutlass.a": 5, "cutlass.b": 5}, seconds=3.2)
+    assert cache.get("k") is None
+    cache.put("k", pick, gpu="H200", driver="580", problem="64x4096x4096", contract="c", tuned="t")
+    again = cache.get("k")
+    assert again.winner == "cutlass.b" and again.cached and again.race_ms == pick.race_ms
+    assert "reused from the pick cache" in again.note() and "tuned in" not in again.note()
+    for f in tmp_path.glob("picks.sqlite*"):
+        f.unlink()
+    (tmp_path / "picks.sqlite").write_bytes(b"not a database" * 100)
+    assert PickCache(tmp_path).get("k") is None  # unreadable: tune again, never fail the row
+
+
+class FakeKernel(Implementation):
+    """A candidate whose launch records a global launch number; its speed is its race figure."""
+
+    family = "fake"
+
+    def __init__(self, name: str, ms: float, wrong: bool = False, runs: bool = True):
+        super().__init__(name)
+        self.ms, self.wrong, self.runs = ms, wrong, runs
+
+    def supports(self, problem, contract):
+        return Ok() if self.runs else Skip("tile does not fit")
+
+    def prepare(self, problem, contract, operands, extension):
+        kernel = self
+
+        class Prepared:
+            def __init__(self):
+                self.launches = []
+
+            def launch(self):
+                self.launches.append(next(LAUNCH))
+                LAUNCHED.setdefault(kernel.name, []).append(self.launches[-1])
+
+            def reset_output(self):
+                pass
+
+        return Prepared()
+
+
+LAUNCH = itertools.count()
+LAUNCHED: dict[str, list[int]] = {}
+
+
+class FakeTimer:
+    """Stands for Timer: launches each launcher `n` times; sample i of a launcher is its speed plus a
+    jitter fixed by the launch number, and records which launch made it."""
+
+    made: list["FakeTimer"] = []
+
+    def __init__(self, settings, l2_bytes, **kwargs):
+        self.n = settings.min_samples
+        self.sampled: dict[str, list[int]] = {}
+        FakeTimer.made.append(self)
+
+    def measure(self, launchers, stage=None):
+        out = {}
+        for ln in launchers:
+            m = Measurement()
+            for _ in range(self.n):
+                ln.launches[0]()
+                launch_no = LAUNCHED[ln.name][-1] if ln.name in LAUNCHED else None
+                self.sampled.setdefault(ln.name, []).append(launch_no)
+                m.samples_ms.append(SPEED[ln.name] * (1 + 0.01 * (launch_no % 3)))
+            out[ln.name] = m
+        return out
+
+
+SPEED = {"fake.fast": 1.0, "fake.slow": 2.0, "fake.wrong": 0.1}
+
+
+class FakeExecutor:
+    def __init__(self, exp, builds):
+        self.exp, self.builds, self.device, self.run_id, self.telemetry = exp, builds, DEVICE, "run", None
+        self.emitted = []
+
+    def emit(self, row):
+        self.emitted.append(row)
+
+    @contextlib.contextmanager
+    def _phase(self, name):
+        yield
+
+    def _draw(self, fixture, p, contract):
+        return object()
+
+    def _check_one(self, impl, row, ext, draw, contract, k, fixture):
+        if impl.wrong:  # as the real check: a FAIL row emitted, no Prepared
+            row.status, row.reason = Status.FAIL, "uniform: 4096 of 262144 elements outside the bound"
+            self.emit(row)
+            return None
+        prepared = impl.prepare(None, contract, None, ext)
+        prepared.launch()
+        return prepared
+
+
+@pytest.fixture
+def tuned_setup(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMMCOMPARE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(picking, "Timer", FakeTimer)
+    FakeTimer.made.clear()
+    LAUNCHED.clear()
+    exp = spec_with("mma_sync: {layout: tn, tune: {stages: [3, 4]}}")
+    cands = [FakeKernel("fast", 1.0), FakeKernel("slow", 2.0), FakeKernel("wrong", 0.1, wrong=True),
+             FakeKernel("nofit", 0.5, runs=False)]
+    tuned = TunedImplementation("fake", {}, ("variant",), "auto", cands)
+    return exp, tuned, FakeExecutor(exp, {})
+
+
+def test_a_wrong_candidate_is_never_picked_and_leaves_no_row(tuned_setup):
+    exp, tuned, ex = tuned_setup
+    picked = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
+    assert isinstance(picked, Picked) and picked.winner.name == "fake.fast" and picked.name == tuned.name
+    assert build_name(picked) == "fake.fast"
+    assert ex.emitted == []  # the wrong candidate's FAIL is kept in the pick, not emitted as a row
+    assert "FAIL in its check" in picked.tuning.excluded["fake.wrong"]
+    assert picked.tuning.excluded["fake.nofit"] == "tile does not fit"
+    assert set(picked.tuning.race_ms) == {"fake.fast", "fake.slow"} and not picked.tuning.cached
+
+
+def test_a_tuned_rows_reported_samples_are_not_its_race_samples(tuned_setup):
+    """The executor times the pick as a row of its own, from a fresh prepare: the launches behind its
+    reported samples are none of the launches it won the race with."""
+    exp, tuned, ex = tuned_setup
+    picked = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
+    race = FakeTimer.made[-1].sampled["fake.fast"]
+    from gemmcompare.contracts.timing import Launcher
+
+    prepared = picked.prepare(None, exp.contracts[0], None, None)  # what the executor's _timed does
+    LAUNCHED["fake.fast"] = []
+    report_timer = FakeTimer(TimingSettings(min_samples=10), 0)
+    m = report_timer.measure([Launcher("fake.fast", prepared.launch)])["fake.fast"]
+    reported = report_timer.sampled["fake.fast"]
+    assert len(m.samples_ms) == 10 and len(race) == picked.tuning.race_samples["fake.fast"]
+    assert set(reported).isdisjoint(race) and min(reported) > max(race)
+
+
+def test_a_second_pick_comes_from_the_cache_without_a_race(tuned_setup):
+    exp, tuned, ex = tuned_setup
+    first = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
+    races = len(FakeTimer.made)
+    second = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
+    assert second.winner.name == first.winner.name and second.tuning.cached and len(FakeTimer.made) == races
+    assert "reused from the pick cache" in second.tuning.note()
+
+
+def test_no_runnable_candidate_is_the_tuned_rows_skip_or_build_error(tuned_setup):
+    from gemmcompare.build.extension import BuildFailure
+
+    exp, _, _ = tuned_setup
+    tuned = TunedImplementation("fake", {}, ("variant",), "auto", [FakeKernel("a", 1.0), FakeKernel("b", 1.0)])
+    builds = {"fake.a": BuildFailure(None, "a.cu(3): error: planted", "", 0.1),
+              "fake.b": BuildFailure(None, "b.cu(3): error: planted", "", 0.1)}
+    rows = []
+    ex = ProblemExecutor(exp, "run", DEVICE, builds, None, emit=rows.append)
+    assert ex._picked(tuned, exp.problems[0], exp.contracts[0]) is None
+    assert rows[0].status is Status.BUILD_ERROR and "planted" in rows[0].reason and rows[0].implementation == tuned.name
+    nothing = TunedImplementation("fake", {}, ("variant",), "auto", [FakeKernel("c", 1.0, runs=False)])
+    assert ex._picked(nothing, exp.problems[0], exp.contracts[0]) is nothing  # admission writes its SKIP
