@@ -210,7 +210,10 @@ SPEED = {"fake.fast": 1.0, "fake.slow": 2.0, "fake.wrong": 0.1}
 class FakeExecutor:
     def __init__(self, exp, builds):
         self.exp, self.builds, self.device, self.run_id, self.telemetry = exp, builds, DEVICE, "run", None
-        self.emitted = []
+        self.emitted, self.stages = [], []
+
+    def stage(self, impl, what):
+        self.stages.append((impl, what))
 
     def emit(self, row):
         self.emitted.append(row)
@@ -223,6 +226,7 @@ class FakeExecutor:
         return object()
 
     def _check_one(self, impl, row, ext, draw, contract, k, fixture):
+        self.stage(impl.name, f"check {fixture}")
         if impl.wrong:  # as the real check: a FAIL row emitted, no Prepared
             row.status, row.reason = Status.FAIL, "uniform: 4096 of 262144 elements outside the bound"
             self.emit(row)
@@ -251,6 +255,8 @@ def test_a_wrong_candidate_is_never_picked_and_leaves_no_row(tuned_setup):
     assert isinstance(picked, Picked) and picked.winner.name == "fake.fast" and picked.name == tuned.name
     assert build_name(picked) == "fake.fast"
     assert ex.emitted == []  # the wrong candidate's FAIL is kept in the pick, not emitted as a row
+    # a hang is blamed on the stage last reported: the tuned row's, never a candidate the parent does not know
+    assert ex.stages and all(impl == tuned.name and "fake." in what for impl, what in ex.stages), ex.stages
     assert "FAIL in its check" in picked.tuning.excluded["fake.wrong"]
     assert picked.tuning.excluded["fake.nofit"] == "tile does not fit"
     assert set(picked.tuning.race_ms) == {"fake.fast", "fake.slow"} and not picked.tuning.cached

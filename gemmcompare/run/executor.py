@@ -159,14 +159,15 @@ class ProblemExecutor:
         import torch
 
         exp, p = self.exp, entry.problem
-        impls = [self._picked(impl, entry, contract) if isinstance(impl, TunedImplementation) else impl
-                 for impl in impls]
-        impls = [impl for impl in impls if impl is not None]
         need = estimate_bytes(p, contract, len(impls))
         free = torch.cuda.mem_get_info(self.device.index)[0]
         runnable: list[tuple[Implementation, Result, LoadedExtension | None]] = []
         too_big = (f"needs about {need / 2**30:.1f} GiB of device memory, {free / 2**30:.1f} GiB free"
                    if need > 0.9 * free else "")
+        if not too_big:  # a tuned row races its candidates first (too big: admission writes its SKIP)
+            impls = [self._picked(impl, entry, contract) if isinstance(impl, TunedImplementation) else impl
+                     for impl in impls]
+            impls = [impl for impl in impls if impl is not None]
         for impl in impls:
             row = base_row(self.run_id, exp, entry, contract, impl.name, impl.family, impl.params)
             if isinstance(impl, Picked):  # the tuned row says what it runs and how it was chosen

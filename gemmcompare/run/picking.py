@@ -17,6 +17,7 @@ from typing import Any
 from ..build.extension import BuildFailure, LoadedExtension
 from ..contracts.timing import Launcher, Timer
 from ..implementations.base import Implementation
+from ..results import Status
 from ..tuning.cache import PickCache, pick_key
 from ..tuning.select import Pick, brief_settings, narrow, race
 from ..tuning.tuned import Picked, TunedImplementation
@@ -31,14 +32,16 @@ class NoPick(Exception):
 
 
 @contextlib.contextmanager
-def quiet(executor):
-    """The executor's emitted rows collected instead of sent (a candidate's FAIL is no row of the run)."""
-    emit, dropped = executor.emit, []
+def quiet(executor, tuned_name: str):
+    """The executor's emitted rows collected instead of sent (a candidate's FAIL is no row of the run), and
+    its stage reports made under the tuned row's name (the parent blames a hang on the row it knows)."""
+    emit, stage, dropped = executor.emit, executor.stage, []
     executor.emit = dropped.append
+    executor.stage = lambda impl, what: stage(tuned_name, f"tuning, {impl}: {what}")
     try:
         yield dropped
     finally:
-        executor.emit = emit
+        executor.emit, executor.stage = emit, stage
 
 
 def _predicted(executor, runnable, entry, contract) -> dict[str, float | None]:
@@ -98,7 +101,7 @@ def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
     with executor._phase("tuning_s"):
         draw = executor._draw("uniform", p, contract)
         launchers, keep = [], []
-        with quiet(executor):
+        with quiet(executor, tuned.name):
             for c, ext in runnable:
                 row = base_row(executor.run_id, executor.exp, entry, contract, c.name, c.family, c.params)
                 try:
@@ -115,10 +118,15 @@ def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
             raise NoPick(f"every candidate failed its check ({'; '.join(list(excluded.values())[:2])})", False)
         settings = brief_settings(executor.exp.timing)
         timer = Timer(settings, executor.device.l2_bytes)
-        try:
-            winner, medians, counts, failed = race([ln.name for ln in launchers], lambda names: timer.measure(launchers))
-        except TimeoutError as exc:
-            raise ContextLost(f"tuning {tuned.name}: {exc}", tuned.name) from exc
+        def measure(names):
+            got = timer.measure(launchers)
+            for name, m in got.items():  # a hang or a CUDA error: the worker must go, the tuned row is to blame
+                if m.fatal:
+                    status = Status.TIMEOUT if isinstance(m.error, TimeoutError) else Status.CRASH
+                    raise ContextLost(f"tuning {tuned.name}: candidate {name}: {m.error}", tuned.name, status)
+            return got
+
+        winner, medians, counts, failed = race([ln.name for ln in launchers], measure)
         excluded.update(failed)
         del keep, draw
     if winner is None:
