@@ -1,9 +1,11 @@
 """nvcc compile tests of rendered CUTLASS/CuTe configurations: no GPU needed, slow (marked `compile`).
 
 Each case renders a catalog configuration and compiles its kernel TU and its entry TU with
-toolchain.compile_object, exactly as the JIT build compiles them. All TUs compile in parallel (one nvcc
-per core); on a 2-core machine the file takes 1-2 minutes (measured 71 s and 127 s, depending on load),
-the SM90 and CuTe kernel TUs being the slowest (35-75 s each).
+toolchain.compile_object, exactly as the JIT build compiles them. The TUs of the cases the selected tests
+read compile in parallel (one nvcc per core), so `-k <entry>` compiles that entry only. With the first
+five cases a 2-core machine took 71-127 s for the file, depending on load; the SM90 and CuTe kernel TUs
+are the slowest (35-100 s each: the two SM90 cases added for skinny and long-K problems took 100 s and
+95 s side by side on a loaded 2-core machine), so the whole file now takes about 2-4 minutes there.
 """
 
 from __future__ import annotations
@@ -31,13 +33,34 @@ CASES = [
     ("sm80_128x256x32_3st", "sm_80"),                    # CUTLASS 2.x GemmUniversal
     ("sm80_128x128x32_4st_splitk_parallel4", "sm_80"),   # + ReduceSplitK
     ("sm90_coop_128x256x64_c1x1", "sm_90a"),             # CUTLASS 3.x CollectiveBuilder, TMA + wgmma
+    ("sm90_pp_64x128x64_c1x2", "sm_90a"),                # + ping-pong, a 64-row (decode) tile, A multicast
+    ("sm90_coop_splitk4_128x128x64_c1x1", "sm_90a"),     # + the stream-K scheduler (here split-K 4)
     ("cute_128x256x32_w2x4_4st", "sm_80"),               # the CuTe kernel, K-major operands (ldmatrix)
     ("cute_128x128x32_w2x2_3st_nt", "sm_80"),            # the CuTe kernel, MN-major operands (ldmatrix.trans)
 ]
 
 
+# The cases each unparametrized test reads.
+NEEDS = {
+    "test_split_k_reduction_is_instantiated_only_where_it_runs": ("sm80_128x128x32_4st_splitk_parallel4", "sm80_128x256x32_3st"),
+    "test_kernel_tus_share_no_symbols_across_extensions": ("sm80_128x128x32_4st_splitk_parallel4",),
+}
+
+
+def _selected_cases(session) -> list[tuple[str, str]]:
+    """The CASES the selected tests of this file read (all of them unless -k deselects some), so that
+    `-k <entry>` compiles that entry's two TUs, not every case's."""
+    names = set()
+    for item in session.items:
+        if item.module.__name__ != __name__:
+            continue
+        params = getattr(item, "callspec", None)
+        names.update((params.params["name"],) if params and "name" in params.params else NEEDS.get(item.name, ()))
+    return [case for case in CASES if case[0] in names]
+
+
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
+def compiled(request, tmp_path_factory):
     try:
         toolchain.nvcc_path()
         toolchain.cutlass_include_dirs()
@@ -45,7 +68,7 @@ def compiled(tmp_path_factory):
         pytest.skip(str(exc))
     out_dir = tmp_path_factory.mktemp("cutlass_compile")
     jobs = []
-    for name, arch in CASES:
+    for name, arch in _selected_cases(request.session):
         for source in render.render(lookup(name).config):
             path = out_dir / source.filename
             path.write_text(source.text)

@@ -118,6 +118,22 @@ def test_runtime_fields_share_the_kernel_tu(name, runtime):
     assert impl0.build_group == impl1.build_group and impl0.entry_symbol != impl1.entry_symbol
 
 
+def test_skinny_and_long_k_entries_share_their_kernels():
+    """The split-K and fixed-decomposition entries are run-time variants of one stream-K kernel; the
+    64-row ping-pong entries are the decode tiles, each cluster a kernel of its own."""
+    stream_k = [lookup(f"sm90_coop_splitk{s}_128x128x64_c1x1").config for s in (2, 4, 8, 16)]
+    stream_k += [lookup(f"sm90_coop_streamk_{d}_128x128x64_c1x1").config for d in ("sk", "dp")]
+    assert {c.kernel_name for c in stream_k} == {stream_k[0].kernel_name}
+    assert [(c.decomposition, c.splits) for c in stream_k] == [
+        ("split_k", 2), ("split_k", 4), ("split_k", 8), ("split_k", 16), ("stream_k", 1), ("data_parallel", 1)]
+    assert stream_k[0].scheduler == "stream_k" and stream_k[0].tile == (128, 128, 64)
+    assert "_splitk16" in stream_k[3].procedural_name and render.render(stream_k[3])[1].text.count("kSplits = 16;") == 1
+    decode = [lookup(f"sm90_pp_64x{n}x64_c{c}").config for n in (64, 128) for c in ("1x1", "1x2", "2x1")]
+    assert all(c.schedule == "pingpong" and c.tile[0] == 64 for c in decode)
+    assert len({c.kernel_name for c in decode}) == 6
+    assert lookup("sm90_pp_64x128x128_c1x1").config.resolved_stages() == 4  # 48 KB stages next to the epilogue
+
+
 def test_compile_time_fields_change_the_kernel():
     base = lookup("sm90_coop_128x256x64_c1x1").config
     for change in ({"cluster": (2, 1)}, {"dtype": "bf16"}, {"out": "f16"}, {"stages": 3}, {"epilogue": "nosmem"}):
@@ -191,6 +207,17 @@ INVALID = [
     (Sm90Config, {"dtype": "tf32", "layout": "tt", "tile": [128, 128, 32]}, "transposed epilogue"),
     (Sm90Config, {"alignment": 4}, "16-byte aligned rows"),
     (Sm90Config, {"splits": 2}, "arguments of the stream_k scheduler"),
+    # Skinny and long-K limits (docs/cutlass.md): no 64-row cooperative tile, no split-K under ping-pong,
+    # splits only with the split_k decomposition (CUTLASS's can_implement rejects the others).
+    (Sm90Config, {"tile": [64, 64, 64], "schedule": "cooperative"}, "64-row tiles: schedule pingpong"),
+    (Sm90Config, {"tile": [64, 128, 64], "schedule": "pingpong", "scheduler": "stream_k", "decomposition": "split_k",
+                  "splits": 4}, "kernels static_assert against it"),
+    (Sm90Config, {"tile": [128, 128, 64], "schedule": "tma_ws", "epilogue": "nosmem", "scheduler": "stream_k"},
+     "cooperative schedule only, not tma_ws"),
+    (Sm90Config, {"tile": [128, 128, 64], "scheduler": "stream_k", "decomposition": "stream_k", "splits": 4},
+     "needs decomposition split_k"),
+    (Sm90Config, {"tile": [128, 128, 64], "scheduler": "stream_k", "decomposition": "data_parallel", "splits": 2},
+     "needs decomposition split_k"),
     (Sm80Config, {"tile": [128, 256, 32], "warp": [48, 64, 32]}, "not divisible by warp"),
     (Sm80Config, {"tile": [128, 256, 32], "warp": [64, 64, 16]}, "warp K 16 must equal tile K 32"),
     (Sm80Config, {"tile": [128, 256, 64], "warp": [64, 64, 64], "stages": 6}, "shared memory"),

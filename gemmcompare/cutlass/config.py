@@ -531,7 +531,8 @@ class Sm90Config(TiledGemmConfig):
                 raise ConfigError(f"tf32 needs tile N ({n}) to be a multiple of tile K ({k})")
         sched = tags.SM90_SCHEDULES[self.schedule]
         if self.schedule == "cooperative" and m % 128:
-            raise ConfigError(f"the cooperative schedule splits tile M between two warp groups: tile M {m} must be a multiple of 128")
+            raise ConfigError(f"the cooperative schedule splits tile M between two warp groups: tile M {m} must be a multiple of 128 "
+                              "(64-row tiles: schedule pingpong)")
         self._check_accumulators(m, n, sched.consumer_threads)
         if self.epilogue == "tma" and not sched.tma_epilogue:
             raise ConfigError("the tma_ws schedule pairs with the nosmem epilogue only (as in CUTLASS's generator)")
@@ -539,7 +540,8 @@ class Sm90Config(TiledGemmConfig):
         if cm not in (1, 2, 4, 8) or cn not in (1, 2, 4, 8) or cm * cn > self.MAX_CLUSTER:
             raise ConfigError(f"cluster {_fmt(self.cluster)}: each side must be 1, 2, 4 or 8 and at most {self.MAX_CLUSTER} CTAs in all")
         if self.scheduler == "stream_k" and self.schedule != "cooperative":
-            raise ConfigError(f"the stream_k scheduler runs with the cooperative schedule only, not {self.schedule}")
+            raise ConfigError(f"the stream_k scheduler runs with the cooperative schedule only, not {self.schedule} "
+                              "(CUTLASS's ping-pong and basic warp-specialized kernels static_assert against it)")
         if self.scheduler != "stream_k" and (self.decomposition != "heuristic" or self.splits != 1):
             raise ConfigError("decomposition and splits are arguments of the stream_k scheduler")
         if self.splits > 1 and self.decomposition not in ("heuristic", "split_k"):
