@@ -838,7 +838,7 @@ def _expand_tuned(ck: _Checker, family, params: dict, fp: tuple, contracts: list
         ck.error(tp, f"tune must be `auto` or a mapping of parameter -> list of values, got {raw!r}")
         return []
     points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
-    if len(points) > MAX_CANDIDATES:
+    if raw != "auto" and len(points) > MAX_CANDIDATES:  # auto: the catalog's or the family's own grid
         ck.error(tp, f"{len(points)} candidates to tune over; at most {MAX_CANDIDATES} (each is a build): "
                      f"list fewer values")
         return []

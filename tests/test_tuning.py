@@ -301,3 +301,20 @@ def test_no_runnable_candidate_is_the_tuned_rows_skip_or_build_error(tuned_setup
     assert rows[0].status is Status.BUILD_ERROR and "planted" in rows[0].reason and rows[0].implementation == tuned.name
     nothing = TunedImplementation("fake", {}, ("variant",), "auto", [FakeKernel("c", 1.0, runs=False)])
     assert ex._picked(nothing, exp.problems[0], exp.contracts[0]) is nothing  # admission writes its SKIP
+
+
+def test_the_report_marks_a_tuned_row_with_its_pick():
+    import pandas as pd
+
+    from gemmcompare.report.tables import display_table, summary_table
+    from test_report import make_rows
+
+    rows = make_rows("r1", problems=[(64, 4096, 4096)])
+    tuned = rows[-1]
+    tuned.implementation = "cutlass.tuned[tune=auto]"
+    tuned.params = {"tune": "auto", "pick": "cutlass.sm90_pp_64x128x64"}
+    summary = summary_table(pd.DataFrame([r.to_record() for r in rows]))
+    assert list(summary.loc[summary["implementation"] == tuned.implementation, "pick"]) == ["cutlass.sm90_pp_64x128x64"]
+    shown = display_table(summary)["implementation"].tolist()
+    assert "cutlass.tuned[tune=auto] (tuned: cutlass.sm90_pp_64x128x64)" in shown
+    assert sum("(tuned:" in s for s in shown) == 1

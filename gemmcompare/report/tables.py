@@ -77,7 +77,7 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
 
 SUMMARY_COLUMNS = [
     "run_id", "gpu", "contract", "problem", "m", "n", "k", "batch", "storage", "lda", "ldb", "ldc", "implementation",
-    "family", "is_baseline", "status", "reason", "median_ms", "timing_method", "median_ms_at_max_clock",
+    "pick", "family", "is_baseline", "status", "reason", "median_ms", "timing_method", "median_ms_at_max_clock",
     "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "achieved_gbs",
     "pct_of_hbm_roofline", "memory_bound", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak",
     "unique_bytes", "max_abs_err", "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio", "registers", "smem_bytes",
@@ -108,6 +108,8 @@ def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
         df["gpu"] = ""
     df = _order(df)
     df = df.join(memory_rates(df))
+    if "params" in df:  # a tuned row (gemmcompare/tuning): the configuration it picked on this problem
+        df["pick"] = [(p or {}).get("pick") if isinstance(p, dict) else None for p in df["params"]]
     return df[[c for c in SUMMARY_COLUMNS if c in df]].copy()
 
 
@@ -144,7 +146,9 @@ def display_table(summary: pd.DataFrame, *, drop_constant: tuple[str, ...] = ("g
             bound = df["memory_bound"] if "memory_bound" in df else [False] * len(df)
             values = [v if _num(m) and bool(m) else math.nan for v, m in zip(values, bound)]
         if col == "implementation":
-            values = [f"{v} (baseline)" if b else v for v, b in zip(values, df["is_baseline"])]
+            picks = df["pick"] if "pick" in df else [None] * len(df)
+            values = [f"{v} (baseline)" if b else f"{v} (tuned: {pk})" if isinstance(pk, str) and pk else v
+                      for v, b, pk in zip(values, df["is_baseline"], picks)]
         elif fmt is not None:
             values = [fmt(v) if _num(v) else "" for v in values]
         else:
