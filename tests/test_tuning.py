@@ -318,3 +318,13 @@ def test_the_report_marks_a_tuned_row_with_its_pick():
     shown = display_table(summary)["implementation"].tolist()
     assert "cutlass.tuned[tune=auto] (tuned: cutlass.sm90_pp_64x128x64)" in shown
     assert sum("(tuned:" in s for s in shown) == 1
+
+
+def test_the_race_is_brief_and_never_rotates():
+    from gemmcompare.tuning.select import BRIEF_MAX, BRIEF_MIN, brief_settings
+
+    run = TimingSettings(l2="rotate", min_samples=50, max_samples=500, target_noise=0.005, method="cupti")
+    race_settings = brief_settings(run)
+    assert (race_settings.min_samples, race_settings.max_samples) == (BRIEF_MIN, BRIEF_MAX)
+    assert race_settings.l2 == "flush" and race_settings.method == "cupti" and race_settings.target_noise == 0.0
+    assert brief_settings(TimingSettings(l2="warm")).l2 == "warm"
