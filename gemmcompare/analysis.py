@@ -8,11 +8,13 @@ per (problem, contract, implementation) with the model's prediction for the name
 Rows are Result records with status PREDICTED (the model could describe the kernel), SKIP (the plan or
 the device rules it out, with the reason), BUILD_ERROR (its TUs do not compile) or NO_MODEL (it compiles,
 but the model cannot describe it: the reason is kept). No GPU is needed; on a machine with one, its
-reported properties override the device table's.
+reported properties override the device table's. A tuned row (docs/tuning.md) is analyzed as its candidates:
+the model predicts each; the race that picks among them needs the GPU.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from dataclasses import dataclass, field
@@ -85,7 +87,10 @@ def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int
     from .run.executor import base_row, copy_build_resources
     from .run.predictions import apply_prediction
 
+    from .tuning.tuned import with_candidates
+
     info = device_info(device)
+    exp = dataclasses.replace(exp, implementations=tuple(with_candidates(exp.implementations)))
     plan = make_plan(exp)
     # each cell's support on this device, once (the plan knows the problem-and-contract half already)
     supports = [c.implementation.check(c.entry.problem, c.contract, info) if c.support else c.support
