@@ -7,6 +7,7 @@ written with the 17 significant digits that give it back exactly, so no figure i
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,12 @@ if TYPE_CHECKING:  # only a table's writer needs pandas: a run's parent and `bui
     import pandas as pd
 
 FULL_PRECISION = "%.17g"
+
+
+def slug(text: str, limit: int = 80, empty: str = "") -> str:
+    """`text` as a file name: runs of anything but letters, digits, '_', '.' and '-' become one '_', cut to
+    `limit` characters; `empty` when nothing is left."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:limit] or empty
 
 
 def atomic_write_text(path: Path, text: str) -> Path:

@@ -11,20 +11,14 @@ from pathlib import Path
 from .options import add_build_options, add_narrowing, add_threshold, exit_codes, parser_args
 
 
-def _slug(text: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:40] or "rev"
-
-
 def cmd_bisect(args) -> int:
     from ..bisect.driver import bisect_repository
     from ..bisect.measure import RunCommand, Watch
     from ..bisect.output import header, step_line, summary, write
     from ..bisect.search import Search
-    from ..files import writable_dir
+    from ..files import slug, writable_dir
 
-    out = Path(args.out) if args.out else Path("reports") / f"bisect_{_slug(args.good)}_{_slug(args.bad)}"
+    out = Path(args.out) if args.out else Path("reports") / f"bisect_{slug(args.good, 40, 'rev')}_{slug(args.bad, 40, 'rev')}"
     writable_dir(out, "--out" if args.out else "the output folder (--out names another)")
     out = out.absolute()
     measurer = RunCommand(out, cache_dir=args.cache_dir, arch=args.arch, jobs=args.jobs)

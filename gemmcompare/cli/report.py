@@ -8,19 +8,19 @@ compare 1 when a row regressed, else 0; 2 when an input cannot be found or read 
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 from ..errors import GemmCompareError
+from ..files import slug
 from ..receipt import compare_threshold
 from ..report.kinds import PLOT_NAMES
 from ..store.lookup import DEFAULT_STORE, SourceError, load_source
 from .options import add_out, add_store, add_threshold, exit_codes, parser_args
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "run"
+def _name(text: str) -> str:
+    return slug(text, 60, "run")
 
 
 def _fail(command: str, exc: Exception) -> int:
@@ -54,7 +54,7 @@ def cmd_report(args) -> int:
     try:
         src = load_source(args.run, args.store)
         # a committed run folder is part of the tree: its report/ is rewritten only when asked
-        target = Path(args.out) if args.out else src.home if args.in_place else Path("reports") / _slug(src.label)
+        target = Path(args.out) if args.out else src.home if args.in_place else Path("reports") / _name(src.label)
         out = _output(target, bool(args.out))
         warming.join()
         report = build_report(src.pair, out, plots=args.plots)
@@ -84,7 +84,7 @@ def cmd_compare(args) -> int:
         for name, src in ((runs[0], base), (runs[1], cand)):
             if src.rows.empty:  # else every row of the other side would read NEW or GONE, and exit 0
                 raise SourceError(f"{name}: holds no result rows; there is nothing to compare")
-        out = Path(args.out) if args.out else Path("reports") / f"compare_{_slug(base.label)}_vs_{_slug(cand.label)}"
+        out = Path(args.out) if args.out else Path("reports") / f"compare_{_name(base.label)}_vs_{_name(cand.label)}"
         _output(out, bool(args.out))
     except GemmCompareError as exc:
         return _fail("compare", exc)
@@ -118,7 +118,7 @@ def cmd_history(args) -> int:
         return _fail("history", exc)
     except (sqlite3.Error, ValueError) as exc:  # a damaged database, a JSON column that is not JSON
         return _fail("history", SourceError(f"cannot read {', '.join(map(str, sources))}: {str(exc)[:300]}"))
-    out = Path(args.out) if args.out else Path("reports") / f"history_{_slug(h.implementation)}"
+    out = Path(args.out) if args.out else Path("reports") / f"history_{_name(h.implementation)}"
     try:
         _output(out, bool(args.out))
         files = write_history(h, out)

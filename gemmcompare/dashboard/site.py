@@ -17,7 +17,7 @@ from ..compare import VERDICT_ORDER, Comparison, display_comparison
 from ..receipt import DEFAULT_COMPARE_THRESHOLD, compare_threshold
 from ..report.data import problem_sort_key
 from ..report.html import page
-from ..report.plots.common import slug
+from ..files import slug
 from ..report.writers import cells_table, html_table
 from .plots import plot_across, plot_series
 from .runs import Run, find_runs

@@ -20,7 +20,8 @@ from ..files import write_csv
 from .data import is_missing
 from .labels import legend_labels
 from .html import embed_png
-from .plots.common import save_figure, slug
+from ..files import slug
+from .plots.common import save_figure
 from .writers import html_table, markdown_table
 
 FAR_FROM_BOUND_PCT = 50.0  # a row below half of its predicted rate is flagged

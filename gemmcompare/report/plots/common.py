@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from matplotlib.ticker import Formatter, NullFormatter
 
 from ..data import kind_of, sorted_problems  # noqa: F401  (kind_of: for the plot modules)
 from ..labels import legend_labels, wrap
+from ... import files
 from .. import rendering
 
 # the baseline is drawn black, dashed, with square markers *under* the others, so a kernel that matches it
@@ -53,16 +53,12 @@ class Plot:
         return next((f for f in self.files if f.suffix == ".svg"), None)
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:80]
-
-
 def save_figure(fig: Figure, out_dir: Path, stem: str, formats=("png", "svg")) -> list[Path]:
     """Write fig as out_dir/<stem>.png and .svg (write_figure), here or, while a report saves in parallel,
     on a worker process (rendering.py: read a file only after rendering.wait_for(path))."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{slug(stem)}.{fmt}" for fmt in formats]
+    paths = [out_dir / f"{files.slug(stem)}.{fmt}" for fmt in formats]
     if not rendering.submit(fig, paths, write_figure):
         write_figure(fig, paths)
     return paths
