@@ -142,9 +142,7 @@ def compare(base, cand, *, threshold: float | None = None, store: str | Path | N
 
     b_receipt, b_rows, b_label = _pair(base, store)
     c_receipt, c_rows, c_label = _pair(cand, store)
-    if threshold is None:
-        threshold = compare_threshold(c_receipt)
-    comp = compare_runs((b_receipt, b_rows), (c_receipt, c_rows), threshold, base_label=b_label, cand_label=c_label)
+    comp = compare_runs((b_receipt, b_rows), (c_receipt, c_rows), compare_threshold(c_receipt, threshold), base_label=b_label, cand_label=c_label)
     table = comp.table.copy()
     table.attrs.update(summary=comp.summary_text(), notes=list(comp.notes), exit_code=comp.exit_code,
                        threshold=comp.threshold, basis=comp.basis)

@@ -87,9 +87,11 @@ def gpu_name(receipt: dict | None, default: str = "") -> str:
 DEFAULT_COMPARE_THRESHOLD = 0.03  # the smallest relative change a comparison counts, unless the spec sets one
 
 
-def compare_threshold(receipt: dict | None) -> float:
-    """The threshold a candidate run's spec set (receipt key `compare_threshold`, or `report.threshold`), else
-    DEFAULT_COMPARE_THRESHOLD."""
+def compare_threshold(receipt: dict | None, given: float | None = None) -> float:
+    """`given` (a --threshold the user passed) when set; else the threshold a candidate run's spec set
+    (receipt key `compare_threshold`, or `report.threshold`), else DEFAULT_COMPARE_THRESHOLD."""
+    if given:
+        return given
     value = receipt_value(receipt, "compare_threshold", "report.threshold")
     try:
         value = float(value)

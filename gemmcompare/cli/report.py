@@ -88,7 +88,7 @@ def cmd_compare(args) -> int:
         _output(out, bool(args.out))
     except GemmCompareError as exc:
         return _fail("compare", exc)
-    threshold = args.threshold or compare_threshold(cand.receipt)
+    threshold = compare_threshold(cand.receipt, args.threshold)
     comp = compare(base.pair, cand.pair, threshold, base_label=base.label, cand_label=cand.label)
     try:
         files = write_comparison(comp, out)

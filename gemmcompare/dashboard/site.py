@@ -240,7 +240,7 @@ def build_dashboard(paths: Iterable, out: str | Path, *, metric: str = "tflops",
         gpu, contract, problem = key
         s = build_series([r for r in d.runs if r.gpu == gpu], gpu, contract, problem, metric, threshold)
         series[key] = s
-        shown = threshold or compare_threshold(s.runs[-1].receipt)  # the band drawn: the latest run's
+        shown = compare_threshold(s.runs[-1].receipt, threshold)  # the band drawn: the latest run's
         d.pages.append(series_page(s, d.out / "series", series_names[key], shown))
         bar.update()
     comps = {}

@@ -47,7 +47,7 @@ def series_steps(runs: list[Run], contract: str, problem: str, threshold: float 
     for (base_id, cand_id), impls in pairs.items():
         base, cand = by_id[base_id], by_id[cand_id]
         comp = compare((base.receipt, rows[base_id]), (cand.receipt, rows[cand_id]),
-                       threshold or compare_threshold(cand.receipt), base_label=base.label, cand_label=cand.label)
+                       compare_threshold(cand.receipt, threshold), base_label=base.label, cand_label=cand.label)
         table = comp.table[comp.table["implementation"].isin(impls)]
         for _, r in table.iterrows():
             records.append({"implementation": r["implementation"], "base_run": base_id, "cand_run": cand_id,
@@ -67,5 +67,5 @@ def latest_comparison(runs: list[Run], threshold: float | None = None):
     if len(runs) < 2:
         return None
     base, cand = runs[-2], runs[-1]
-    return compare(base.pair, cand.pair, threshold or compare_threshold(cand.receipt), base_label=base.label,
+    return compare(base.pair, cand.pair, compare_threshold(cand.receipt, threshold), base_label=base.label,
                    cand_label=cand.label)
