@@ -65,8 +65,8 @@ def test_gemmcompare_build_prints_the_notes_of_each_implementations_kernels(monk
     from types import SimpleNamespace
 
     from gemmcompare import cli
+    from gemmcompare.build import experiment
     from gemmcompare.build.experiment import ExperimentBuilds
-    from gemmcompare.run import parent
     from gemmcompare.build.extension import LoadedExtension
 
     spec = tmp_path / "spec.yaml"
@@ -74,14 +74,14 @@ def test_gemmcompare_build_prints_the_notes_of_each_implementations_kernels(monk
                     "implementations:\n  - cutlass: {config: sm90_coop_128x256x64_c1x1}\n")
     plan = SimpleNamespace(arch="sm_90a", module_name="gc_cutlass_test")
 
-    def fake_build_for(exp, device, opts):
+    def fake_build(exp, device, **options):
         (impl,) = exp.implementations
         ext = LoadedExtension(None, plan, parse_ptxas(LOG.replace(KERNEL, "_ZN7cutlass13device_kernelI"
                                                                        "N4gemm6kernel13GemmUniversalEEEvv")),
                               12.0, False, tmp_path)
         return ExperimentBuilds(by_impl={impl.name: ext}, target_cc=90)
 
-    monkeypatch.setattr(parent, "build_for", fake_build_for)
+    monkeypatch.setattr(experiment, "build_experiment", fake_build)  # what `build` calls
     assert cli.main(["build", str(spec), "--arch", "sm_90a", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "ok          cutlass.cutlass3x_sm90" in out
