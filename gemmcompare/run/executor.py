@@ -35,13 +35,6 @@ THROTTLED_MAJORITY = 0.5
 IMPLAUSIBLE_PEAK_FACTOR = 1.05
 # Length of the sleep kernel queued ahead of the poison before a checking launch (see _check_one).
 OTHER_STREAM_GUARD_MS = 5.0
-# Where a group's wall time goes (seconds, summed over groups; the run's receipt keeps them as phases_s):
-# drawing inputs and computing both FP64 references, checking each implementation, timing them (preparing
-# and sampling), and of the timing apart its warm-up, CUPTI's start and read-out and the NVML telemetry read
-# in each batch, and re-checking the timed output and a fresh launch after timing. Each excludes the
-# phases inside it, so they add up to the groups' time.
-GROUP_PHASES = ("inputs_refs_s", "check_s", "timing_s", "warmup_s", "cupti_s", "cupti_wait_s", "telemetry_s",
-                "recheck_s", "tuning_s")
 
 
 def now() -> str:

@@ -55,7 +55,7 @@ class GpuSession:
         self.started_s: float | None = None  # how long the first worker took to be ready, from its spawn
         self.waited_s: float | None = None  # of which the caller waited for it (less, for a prestarted one)
         self.startup: dict = {}  # the first worker's start-up steps (phases.WORKER names them)
-        self.phases: dict = {}  # seconds of each group phase, summed over the jobs (executor.GROUP_PHASES)
+        self.phases: dict = {}  # seconds of each group phase, summed over the jobs (phases.GROUPS)
         self.stopped = threading.Event()  # set by abort(): no more rows, no fresh workers
         self._starting: WorkerHandle | None = None
         self._prestarted = prestarted  # a worker started before the setup existed (worker.py), used first

@@ -80,7 +80,7 @@ class StageChanged:
 class JobDone:
     """Worker -> parent: the group is done (implementations without a row are reported as such)."""
 
-    phases: dict = field(default_factory=dict)  # seconds of the group's phases (executor.py: GROUP_PHASES)
+    phases: dict = field(default_factory=dict)  # seconds of the group's phases (phases.GROUPS)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ The parent's phases follow one another (start, spec, plan, GPU probe, build, run
 workers, measuring, report), so with the total they show the critical path. The measuring worker starts
 at the run's first moment and warms up beside the parent (worker.py), so its start-up steps are given
 apart (`worker_*`); only what the parent still waited for it is on the path (`worker_wait_s`). Inside
-measuring, the groups' phases (executor.GROUP_PHASES) are summed over the groups (and GPUs).
+measuring, the groups' phases (GROUPS) are summed over the groups (and GPUs).
 """
 
 from __future__ import annotations
@@ -21,6 +21,11 @@ PARENT = (("start_s", "start"), ("spec_s", "spec"), ("plan_s", "plan"), ("gpu_pr
 WORKER = (("worker_start_s", "start"), ("worker_import_s", "imports"), ("worker_cuda_context_s", "CUDA context"),
           ("worker_cublas_s", "cuBLAS"), ("worker_first_kernels_s", "first kernels"),
           ("worker_session_s", "builds+GPU receipt"), ("cupti_warmup_s", "CUPTI's first start (on a thread)"))
+# A group's phases (the executor's, and the parent's store_s): drawing inputs and computing both FP64 references,
+# checking each implementation, timing them (preparing and sampling), and of the timing apart its warm-up,
+# CUPTI's start and read-out, the wait for CUPTI's first start (worker.py) and the NVML telemetry read in each
+# batch; re-checking the timed output and a fresh launch after timing; a tuned row's race (run/picking.py).
+# Each excludes the phases inside it, so they add up to the groups' time.
 GROUPS = (("inputs_refs_s", "inputs+refs"), ("check_s", "check"), ("timing_s", "timing"), ("warmup_s", "warm-up"),
           ("cupti_s", "CUPTI"), ("cupti_wait_s", "CUPTI wait"), ("telemetry_s", "telemetry"), ("recheck_s", "re-check"),
           ("tuning_s", "tuning"), ("store_s", "store"))

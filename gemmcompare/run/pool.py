@@ -33,7 +33,7 @@ class GpuStats:
     start_s: float | None = None  # its first worker's start (torch, CUDA context, loading the builds)
     waited_s: float | None = None  # of which the pool waited (less when it was started early: worker.py)
     startup: dict = field(default_factory=dict)  # the worker's own start-up steps (phases.WORKER names them)
-    phases: dict = field(default_factory=dict)  # its groups' phases, summed (executor.GROUP_PHASES)
+    phases: dict = field(default_factory=dict)  # its groups' phases, summed (phases.GROUPS)
 
 
 @dataclass
