@@ -404,8 +404,7 @@ def test_a_prewarmed_worker_leaves_cupti_ready_for_the_timer():
         yield
         phases[name] = phases.get(name, 0.0) + time.monotonic() - t0
 
-    timer = Timer(TimingSettings(l2="warm", method="cupti", min_samples=10, max_samples=20), 0)
-    timer.phase = phase
+    timer = Timer(TimingSettings(l2="warm", method="cupti", min_samples=10, max_samples=20), 0, phase=phase)
     m = timer.measure([Launcher("mm", lambda: torch.mm(a, a, out=out))])["mm"]
     assert m.method == "cupti" and m.samples_ms, m.method_note  # the warm-up's profiler is not left running
     assert "cupti_wait_s" in phases, phases  # the timer waited for the warm-up's thread (if it still ran)

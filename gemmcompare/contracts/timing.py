@@ -201,12 +201,12 @@ class Timer:
 
     def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6,
                  in_batch: Callable[[str], None] | None = None,
-                 launch_window_ms: float = 0.0):
+                 launch_window_ms: float = 0.0, phase: Callable[[str], Any] | None = None):
         import torch
 
         self.torch = torch
         self.s = settings
-        self.in_batch = in_batch
+        self.in_batch, self.phase = in_batch, phase
         self.launch_window_ms = launch_window_ms
         self.clock_factory = None if settings.method == "events" else KernelClock
         self.clock = None

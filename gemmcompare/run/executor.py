@@ -327,8 +327,8 @@ class ProblemExecutor:
             with self._phase("telemetry_s"):
                 tele[name].append(self.telemetry.sample())
 
-        timer = Timer(self.exp.timing, self.device.l2_bytes, in_batch=in_batch, launch_window_ms=window.ms)
-        timer.phase = self._phase
+        timer = Timer(self.exp.timing, self.device.l2_bytes, in_batch=in_batch, launch_window_ms=window.ms,
+                      phase=self._phase)
         measurements = timer.measure([t.launcher for t in ready], stage=self.stage)
         for t in ready:  # a hang or CUDA error: blame the implementation that caused it
             m = measurements[t.impl.name]
