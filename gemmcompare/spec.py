@@ -82,6 +82,7 @@ class ProblemEntry:
 class ReportSettings:
     plots: tuple[str, ...] = ("throughput_vs_size", "percent_of_baseline")
     threshold: float = 0.03  # `compare`: relative change below which two medians are the SAME
+    across: str | None = None  # a contract every other contract's rows are compared with (report/across.py)
 
 
 @dataclass(frozen=True)
@@ -381,7 +382,7 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
     implementations = _implementations(ck, data.get("implementations"), contracts, base_dir or Path("."))
     correctness = _correctness(ck, data.get("correctness"))
     timing = _timing(ck, data.get("timing"))
-    report = _report(ck, data.get("report"))
+    report = _report(ck, data.get("report"), contracts)
 
     baseline = data.get("baseline")
     if baseline is not None:
@@ -1092,12 +1093,18 @@ def _timing(ck, raw) -> TimingSettings:
     )
 
 
-def _report(ck, raw) -> ReportSettings:
+def _report(ck, raw, contracts: list[PrecisionContract]) -> ReportSettings:
     path = ("report",)
     raw = ck.mapping(raw, path, "report")
     if raw is None:
         return ReportSettings()
-    ck.unknown_keys(raw, {"plots", "threshold"}, path, "report")
+    ck.unknown_keys(raw, {"plots", "threshold", "across"}, path, "report")
+    across = raw.get("across")
+    names = [c.name for c in contracts]
+    if across is not None and across not in names:
+        ck.error(path + ("across",), f"across names the contract the others are compared with: one of the "
+                                     f"spec's contracts {names}, got {across!r}", nearest(str(across), names))
+        across = None
     plots = raw.get("plots", list(ReportSettings().plots))
     threshold = float(_number(ck, raw, "threshold", path, ReportSettings().threshold, minimum=0, below=1))
     if threshold <= 0:  # `compare` takes a threshold in (0, 1) and would ignore this one
@@ -1105,8 +1112,8 @@ def _report(ck, raw) -> ReportSettings:
         threshold = ReportSettings().threshold
     if not isinstance(plots, list):
         ck.error(path + ("plots",), f"plots must be a list from {list(PLOTS)}")
-        return ReportSettings(threshold=threshold)
+        return ReportSettings(threshold=threshold, across=across)
     for i, p in enumerate(plots):
         if p not in PLOTS:
             ck.error(path + ("plots", i), f"unknown plot {p!r}; expected one of {list(PLOTS)}", nearest(str(p), PLOTS))
-    return ReportSettings(tuple(p for p in plots if p in PLOTS), threshold)
+    return ReportSettings(tuple(p for p in plots if p in PLOTS), threshold, across)

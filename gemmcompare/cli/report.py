@@ -53,11 +53,15 @@ def cmd_report(args) -> int:
     warming = import_in_background()  # and the figure-saving pool, while the results load
     try:
         src = load_source(args.run, args.store)
+        contracts = sorted(set(src.pair[1]["contract"])) if "contract" in src.pair[1] else []
+        if args.across and args.across not in contracts:
+            raise SourceError(f"--across {args.across}: the run has no rows under that contract; its contracts: "
+                              f"{', '.join(contracts) or 'none'}")
         # a committed run folder is part of the tree: its report/ is rewritten only when asked
         target = Path(args.out) if args.out else src.home if args.in_place else Path("reports") / _name(src.label)
         out = _output(target, bool(args.out))
         warming.join()
-        report = build_report(src.pair, out, plots=args.plots)
+        report = build_report(src.pair, out, plots=args.plots, across=args.across)
     except GemmCompareError as exc:
         return _fail("report", exc)
     except OSError as exc:
@@ -149,6 +153,9 @@ def register(subparsers) -> None:
                    help="write into the run folder's report/ (for a committed run: it rewrites files in the tree)")
     p.add_argument("--plots", nargs="+", metavar="KIND",
                    help="plots to draw (default all: " + ", ".join(PLOT_NAMES) + ")")
+    p.add_argument("--across", metavar="CONTRACT",
+                   help="set every contract's rows beside this contract's (the speed-up over it and the error against "
+                        "the original inputs; default: the spec's report.across)")
     p.set_defaults(func=cmd_report)
 
     c = subparsers.add_parser("compare", **parser_args(

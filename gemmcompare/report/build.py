@@ -15,6 +15,7 @@ import pandas as pd
 from .data import attach_run, gpu_name, run_label
 from .html import figures_html, page, receipt_html, receipt_markdown
 from . import rendering
+from .across import across_section
 from .plots import Plot, make_plots
 from .predictions import predictions_section
 from ..files import write_csv
@@ -38,13 +39,14 @@ class Report:
     markdown: Path | None = None
     html: Path | None = None
     csv: Path | None = None
+    across_csv: Path | None = None  # the across-contracts table (report.across), full precision
 
     def __str__(self) -> str:  # what `print(build_report(...))` should say: where to look
         return str(self.html or self.out_dir)
 
     @property
     def files(self) -> list[Path]:
-        out = [p for p in (self.markdown, self.html, self.csv) if p]
+        out = [p for p in (self.markdown, self.html, self.csv, self.across_csv) if p]
         for plot in self.plots:
             out.extend(plot.files)
         return out
@@ -80,20 +82,23 @@ def _default_title(runs: list[RunData], rows: pd.DataFrame) -> str:
 
 
 def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *, store: Any = None,
-                 title: str | None = None, plots: list[str] | None = None) -> Report:
+                 title: str | None = None, plots: list[str] | None = None, across: str | None = None) -> Report:
     """Write the report of one run, a (receipt, rows) pair, or of several runs (a list of pairs) into out_dir.
 
     `runs` may also be a run id (or 'latest') of `store` (a Store or the path of one), as the runner's call
     `build_report(run_id, store=..., out_dir=...)` gives it.
     `plots`: the plot kinds to draw (default: all of PLOT_KINDS); a kind the data cannot support is skipped
-    with a note in the report."""
+    with a note in the report. `across`: a contract every other contract's rows are set beside (across.py;
+    default: the spec's `report.across`, kept in the receipt)."""
     if isinstance(runs, str):
         runs = _from_store(runs, store)
+    runs = _as_runs(runs)
+    across = across or next((r.get("report_across") for r, _ in runs if r.get("report_across")), None)
     with rendering.saving_in_parallel():  # figures on the prestarted pool, if there is one (rendering.py)
-        return _build(_as_runs(runs), Path(out_dir), title, plots)
+        return _build(runs, Path(out_dir), title, plots, across)
 
 
-def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] | None) -> Report:
+def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] | None, across: str | None) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     rows = combine_runs(runs)
     summary = summary_table(rows)
@@ -112,6 +117,10 @@ def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] |
     md.append("\n## Results\n")
     md.append(RESULTS_NOTE + "\n")
     md.append(tables_markdown(summary, heading="###"))
+    side_by_side = across_section(summary, across)  # other contracts beside the `across` one
+    if side_by_side is not None:
+        md.append(side_by_side.markdown)
+        report.across_csv = write_csv(side_by_side.table, out / "across.csv")
     predicted = predictions_section(rows, out)  # the model's time beside the measured one
     md.append(predicted.markdown)
     for receipt, _ in runs:
@@ -124,7 +133,7 @@ def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] |
     body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Summary</h2>", summary_html(summary),
             "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
-            tables_html(summary), predicted.html]
+            tables_html(summary), side_by_side.html if side_by_side is not None else "", predicted.html]
     for receipt, _ in runs:
         body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "
                     f"({_html.escape(gpu_name(receipt) or 'unknown GPU')})</h2>")

@@ -201,6 +201,7 @@ class Runner:
             "correctness": vars(exp.correctness),
             "timing": {"method": "cuda_events" + ("+graph" if exp.timing.graph else ""), **exp.timing.as_dict()},
             "compare_threshold": exp.report.threshold,
+            "report_across": exp.report.across,
             "baseline": exp.baseline,
             "isolation": "one worker process per GPU, replaced after a crash or timeout; each group (problem x "
                          "contract) measured on one GPU with its baseline" if self.opts.isolate else "in-process",
