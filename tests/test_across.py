@@ -95,3 +95,13 @@ def test_report_across_a_contract_the_run_lacks_is_exit_2(tmp_path, capsys):
                  "throughput_vs_size"]) == 2
     err = capsys.readouterr().err
     assert "--across f32_strict_tn" in err and BF16 in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(__import__("browser_check").find_browser() is None, reason="no chromium binary")
+def test_the_across_section_fits_the_page_in_headless_chromium(tmp_path):
+    from browser_check import check_page
+    from test_report_html import assert_readable
+
+    report = build_report((receipt_for("r1"), two_contracts()), tmp_path / "r", plots=["throughput_vs_size"],
+                          across=BF16)
+    assert_readable(check_page(report.html, width=1400), 1400)
