@@ -341,7 +341,7 @@ class Sm80Config(TiledGemmConfig):
             **contract,
             "tile": tile,
             "warp": v.get("warp", (32, 64, tile[2]) if simt else (64, 64, tile[2])),
-            "instruction": v.get("instruction", cls.INSTRUCTIONS[dtype][0]),
+            "instruction": v.get("instruction", cls.INSTRUCTIONS.get(dtype, ((16, 8, 16),))[0]),  # (a dtype it lacks: validate says so)
             "stages": v.get("stages", 4 if simt else 3),
             "swizzle": v.get("swizzle", 8),
             "split_k": v.get("split_k", "none"),
