@@ -209,6 +209,8 @@ class GemmConfig:
         """Whether it accumulates with fewer bits than its accumulator type (FP8 fast accumulation)."""
         return False
 
+    SCALING_NOTE: ClassVar[str] = ""  # why it takes no other FP8 scale shapes
+
     def _check_types(self, dtypes: tuple[str, ...]) -> None:
         if self.dtype not in dtypes:
             hint = " (FP8: kernel template sm90_fp8, cutlass_configs/sm90_fp8.yaml)" if self.dtype in tags.FP8_INPUTS else ""
@@ -613,6 +615,10 @@ class Sm90Fp8Config(Sm90Config):
     # FP8 wgmma takes 32 of K per step; the promoting mainloop adds into FP32 every 4 steps (mma_promotion_interval),
     # which must be a multiple of the steps per k tile (its can_implement): tile K 32 x 1, 2 or 4
     TILE_K: ClassVar[dict[str, tuple[int, ...]]] = {"e4m3": (64, 128), "e5m2": (64, 128)}
+    SCALING_NOTE: ClassVar[str] = (
+        "the two per-tensor scales fold into the epilogue's scalar; row/column scales need a row and a column "
+        "broadcast in the epilogue, block scales CUTLASS's KernelTmaWarpSpecializedCooperativeFP8BlockScaledAccum "
+        "mainloop: not built yet")
     DTYPES: ClassVar[tuple[str, ...]] = tags.FP8_INPUTS
 
     @classmethod

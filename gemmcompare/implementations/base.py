@@ -317,6 +317,7 @@ class ContractSupport:
     # with fewer bits than FP32 (then only contracts that allow fast accumulation)
     scalings: frozenset[Scaling] = frozenset({Scaling.NONE})
     fast_accum: bool = False
+    scaling_note: str = ""  # why other scale shapes are not taken (in the SKIP reason)
 
     def check(self, contract: PrecisionContract) -> Support:
         if contract.a != contract.b or contract.a not in self.inputs:
@@ -338,7 +339,8 @@ class ContractSupport:
         if contract.epilogue not in self.epilogues:
             return Skip(f"epilogue {contract.epilogue.value} not supported")
         if contract.scaling not in self.scalings:
-            return Skip(f"scaling {contract.scaling.value} not supported (applies {_names(self.scalings)} scales)")
+            return Skip(f"scaling {contract.scaling.value} not supported (applies {_names(self.scalings)} scales"
+                        + (f": {self.scaling_note})" if self.scaling_note else ")"))
         if self.fast_accum and not contract.fast_accum:
             return Skip(f"it accumulates FP8 products with fast accumulation (the tensor cores' ~14-bit accumulator, "
                         f"no promotion to FP32); contract {contract.name} forbids it (its _fastacc twin allows it)")

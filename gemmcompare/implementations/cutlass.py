@@ -60,6 +60,7 @@ class CutlassKernel(AbiKernel):
             alpha_beta=config.READS_C,  # sm90 has no C operand: alpha only, beta must be 0
             scalings=config.scalings,  # FP8 (sm90_fp8): per-tensor scales only
             fast_accum=config.fast_accum,  # accumulation fast: _fastacc contracts only
+            scaling_note=config.SCALING_NOTE,
         )
         pad = config.pad_multiples()
         # its access width: every stored row of A, B and C must start on one (16 bytes; TMA requires it)
