@@ -13,10 +13,10 @@ set -u
 OUT=${OUT:?set OUT}
 W=/tmp/fp8-cutlass-work; rm -rf "$W"; mkdir -p "$W" "$OUT"
 PIP_LOG="$W/pip.log" source experiments/device_env.sh
-timeout 270 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_fp8_cutlass.py \
+timeout 240 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_fp8_cutlass.py \
   >"$OUT/pytest_fp8_cutlass.log" 2>&1
 echo "pytest exit $?" >>"$OUT/pytest_fp8_cutlass.log"
-timeout 300 python3 -m gemmcompare run experiments/fp8.yaml --store "$W/g.db" --runs-dir "$W/runs" \
+timeout 320 python3 -m gemmcompare run experiments/fp8.yaml --store "$W/g.db" --runs-dir "$W/runs" \
   --no-progress >"$W/run.log" 2>&1
 echo "run exit $?" >>"$W/run.log"
 tar czf "$OUT/fp8_cutlass.tgz" -C "$W" runs run.log
