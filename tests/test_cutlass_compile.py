@@ -5,7 +5,8 @@ toolchain.compile_object, exactly as the JIT build compiles them. The TUs of the
 read compile in parallel (one nvcc per core), so `-k <entry>` compiles that entry only. With the first
 five cases a 2-core machine took 71-127 s for the file, depending on load; the SM90 and CuTe kernel TUs
 are the slowest (35-100 s each: the two SM90 cases added for skinny and long-K problems took 100 s and
-95 s side by side on a loaded 2-core machine), so the whole file now takes about 2-4 minutes there.
+95 s side by side on a loaded 2-core machine; the two FP8 kernel TUs 46 s and 72 s, one at a time), so the
+whole file now takes about 3-5 minutes there.
 """
 
 from __future__ import annotations
@@ -37,11 +38,15 @@ CASES = [
     ("sm90_coop_splitk4_128x128x64_c1x1", "sm_90a"),     # + the stream-K scheduler (here split-K 4)
     ("cute_128x256x32_w2x4_4st", "sm_80"),               # the CuTe kernel, K-major operands (ldmatrix)
     ("cute_128x128x32_w2x2_3st_nt", "sm_80"),            # the CuTe kernel, MN-major operands (ldmatrix.trans)
+    ("sm90_fp8_coop_128x128x128_c1x1", "sm_90a"),        # FP8: the promoting mainloop, scales in the epilogue
+    ("sm90_fp8_pp_128x128x128_c1x1_fastacc", "sm_90a"),  # FP8: an FP8FastAccum schedule (no promotion)
 ]
 
 
 # The cases each unparametrized test reads.
 NEEDS = {
+    "test_fp8_accumulation_compiles_to_the_mainloop_it_names": ("sm90_fp8_coop_128x128x128_c1x1",
+                                                                "sm90_fp8_pp_128x128x128_c1x1_fastacc"),
     "test_split_k_reduction_is_instantiated_only_where_it_runs": ("sm80_128x128x32_4st_splitk_parallel4", "sm80_128x256x32_3st"),
     "test_kernel_tus_share_no_symbols_across_extensions": ("sm80_128x128x32_4st_splitk_parallel4",),
 }
@@ -150,3 +155,14 @@ def test_kernel_tu_keeps_its_wgmma_pipeline(compiled, name, arch):
     output, _ = _report(compiled, name, kernel=True)
     assert "Potential Performance Loss" not in output, output[-3000:]
     assert not any(k["perf_warnings"] for k in parse_ptxas(output))
+
+
+def test_fp8_accumulation_compiles_to_the_mainloop_it_names(compiled):
+    """accumulation promote is CUTLASS's promoting FP8 mainloop (FP32 adds every 128 of K); fast the
+    FP8FastAccum schedule on the plain mainloop: what decides which contracts each may run."""
+    promote, _ = _report(compiled, "sm90_fp8_coop_128x128x128_c1x1", kernel=True)
+    fast, _ = _report(compiled, "sm90_fp8_pp_128x128x128_c1x1_fastacc", kernel=True)
+    assert "MainloopSm90TmaGmmaWarpSpecializedFP8" in promote and "FP8FastAccum" not in promote
+    assert "KernelTmaWarpSpecializedPingpongFP8FastAccum" in fast and "MainloopSm90TmaGmmaWarpSpecializedFP8" not in fast
+    for output in (promote, fast):
+        assert "E4M3E4M3" in output and "Sm90ScalarBroadcast" in output  # FP8 wgmma; the scales' broadcast

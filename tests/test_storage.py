@@ -38,7 +38,7 @@ class FakeEntry:
     def __init__(self, log):
         self.log = log
 
-    def launch(self, a, b, c, dims, codes, alpha, beta, ws, bias):
+    def launch(self, a, b, c, dims, codes, alpha, beta, ws, bias, scale_a, scale_b):
         m, n, k, lda, ldb, ldc = dims
         assert (a.stride(0), b.stride(0), c.stride(0)) == (lda, ldb, ldc)
         la = a.as_strided((m, k), (lda, 1)) if codes[0] == 0 else a.as_strided((k, m), (lda, 1)).t()

@@ -1,6 +1,6 @@
 """Generates the one thin torch binding of an extension: the only TU that includes torch headers.
 
-It turns (tensors, dims, codes) into a gc_gemm_args on torch's current stream and calls an entry point
+It turns (tensors, dims, codes, and an FP8 contract's scales) into a gc_gemm_args on torch's current stream and calls an entry point
 through the C ABI; a non-zero return becomes a Python RuntimeError carrying the entry's message.
 """
 
@@ -38,9 +38,13 @@ constexpr int64_t kCount = {count};
 
 gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c,
                        const std::vector<int64_t>& dims, const std::vector<int64_t>& codes, double alpha,
-                       double beta, torch::Tensor& workspace, const torch::Tensor& bias) {{
+                       double beta, torch::Tensor& workspace, const torch::Tensor& bias,
+                       const torch::Tensor& scale_a, const torch::Tensor& scale_b) {{
   TORCH_CHECK(dims.size() == 6, "dims must be [m, n, k, lda, ldb, ldc]");
-  TORCH_CHECK(codes.size() == 9, "codes must be [order_a, order_b, order_c, dtype_a, dtype_b, dtype_c, dtype_acc, math, epilogue]");
+  TORCH_CHECK(codes.size() == 10, "codes must be [order_a, order_b, order_c, dtype_a, dtype_b, dtype_c, dtype_acc, math, "
+              "epilogue, scaling]");
+  TORCH_CHECK((!scale_a.numel() || scale_a.scalar_type() == torch::kFloat32) &&
+              (!scale_b.numel() || scale_b.scalar_type() == torch::kFloat32), "FP8 scales must be float32");
   TORCH_CHECK(a.is_cuda() && b.is_cuda() && c.is_cuda(), "operands must be CUDA tensors");
   gc_gemm_args args{{}};
   args.a = a.data_ptr();
@@ -61,6 +65,9 @@ gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Te
   args.dtype_acc = static_cast<gc_dtype>(codes[6]);
   args.math = static_cast<gc_math>(codes[7]);
   args.epilogue = static_cast<gc_epilogue>(codes[8]);
+  args.scaling = static_cast<gc_scaling>(codes[9]);
+  args.scale_a = scale_a.numel() ? static_cast<const float*>(scale_a.data_ptr()) : nullptr;
+  args.scale_b = scale_b.numel() ? static_cast<const float*>(scale_b.data_ptr()) : nullptr;
   args.alpha = alpha;
   args.beta = beta;
   args.bias = bias.numel() ? static_cast<const float*>(bias.data_ptr()) : nullptr;
@@ -72,9 +79,10 @@ gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Te
 
 void launch(int64_t entry, const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c,
             const std::vector<int64_t>& dims, const std::vector<int64_t>& codes, double alpha, double beta,
-            torch::Tensor& workspace, const torch::Tensor& bias) {{
+            torch::Tensor& workspace, const torch::Tensor& bias, const torch::Tensor& scale_a,
+            const torch::Tensor& scale_b) {{
   TORCH_CHECK(entry >= 0 && entry < kCount, "no entry ", entry);
-  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias);
+  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b);
   char err[2048] = {{0}};
   const int rc = kEntries[entry](&args, err, sizeof(err));
   TORCH_CHECK(rc == 0, kNames[entry], " failed (code ", rc, "): ", err);
@@ -82,10 +90,11 @@ void launch(int64_t entry, const torch::Tensor& a, const torch::Tensor& b, torch
 
 int64_t workspace_bytes(int64_t entry, const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c,
                         const std::vector<int64_t>& dims, const std::vector<int64_t>& codes, double alpha,
-                        double beta, torch::Tensor& workspace, const torch::Tensor& bias) {{
+                        double beta, torch::Tensor& workspace, const torch::Tensor& bias,
+                        const torch::Tensor& scale_a, const torch::Tensor& scale_b) {{
   TORCH_CHECK(entry >= 0 && entry < kCount, "no entry ", entry);
   if (kWorkspace[entry] == nullptr) return 0;
-  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias);
+  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b);
   return static_cast<int64_t>(kWorkspace[entry](&args));
 }}
 

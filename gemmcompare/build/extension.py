@@ -162,11 +162,13 @@ class Entry:
         self.symbol = symbol
         self._launch, self._ws, self._i = module.launch, module.workspace_bytes, index
 
-    def launch(self, a, b, c, dims, codes, alpha, beta, workspace, bias):
-        self._launch(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias)
+    def launch(self, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b):
+        """Enqueue one GEMM. codes: abi_codes(contract); bias, scale_a, scale_b: FP32 tensors, empty when the
+        contract has none (scale_a/scale_b: an FP8 contract's scales, read by the kernel inside its launch)."""
+        self._launch(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b)
 
-    def workspace_bytes(self, a, b, c, dims, codes, alpha, beta, workspace, bias) -> int:
-        return self._ws(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias)
+    def workspace_bytes(self, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b) -> int:
+        return self._ws(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b)
 
 
 @dataclass

@@ -62,6 +62,10 @@ class Scaling(enum.Enum):
     ROWCOL = "rowcol"  # one per row of A (m x 1), one per column of B (1 x n)
     BLOCK = "block"  # DeepSeek-V3: 1 x 128 blocks of A (m x ceil(k/128)), 128 x 128 of B (ceil(k/128) x ceil(n/128))
 
+    @property
+    def abi_code(self) -> int:  # gc_scaling
+        return ("none", "tensor", "rowcol", "block").index(self.value)
+
 
 # Fast accumulation: Hopper's FP8 wgmma accumulates in what behaves like ~14 significand bits (DeepSeek-V3
 # report, section 3.3.2), unless the kernel promotes partial sums to FP32 registers every few k-steps.

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..contracts.precision import Math, Order
+from ..contracts.precision import Math, Order, Scaling
 from ..dtypes import DType
 from . import tags
 
@@ -66,8 +66,9 @@ class Field:
 STAGE_CHOICES = ("auto",) + tuple(range(2, 17))
 
 # Fields every kernel template has: what the kernel computes (the contract it can honour).
-DTYPE = Field("dtype", "choice", ("f16", "bf16", "tf32", "f32"),
-              help="A/B element type; tf32 = FP32 in memory, TF32 tensor-core math; f32 = strict FP32")
+DTYPE = Field("dtype", "choice", ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2"),
+              help="A/B element type; tf32 = FP32 in memory, TF32 tensor-core math; f32 = strict FP32; "
+                   "e4m3/e5m2 = FP8 with per-tensor scales (kernel template sm90_fp8 only)")
 OUT = Field("out", "choice", ("f16", "bf16", "f32"), help="element type of C")
 ACC = Field("acc", "choice", ("f32", "f16"), help="accumulator type")
 LAYOUT = Field("layout", "choice", tuple(tags.LAYOUTS),
@@ -124,6 +125,7 @@ class GemmConfig:
     FIELDS: ClassVar[tuple[Field, ...]]
     DESCRIPTION: ClassVar[str]
     NAME_PREFIX: ClassVar[str]  # first word of its procedural names; unique per kernel template
+    DTYPES: ClassVar[tuple[str, ...]]  # the `dtype` values it has kernels for
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
@@ -197,9 +199,23 @@ class GemmConfig:
     def acc_bits(self) -> int:
         return tags.storage_bits(self.acc)
 
+    @property
+    def scalings(self) -> frozenset[Scaling]:
+        """The FP8 scale shapes it applies: none (it takes no FP8 contract) unless a kernel template says so."""
+        return frozenset({Scaling.NONE})
+
+    @property
+    def fast_accum(self) -> bool:
+        """Whether it accumulates with fewer bits than its accumulator type (FP8 fast accumulation)."""
+        return False
+
+    SCALING_NOTE: ClassVar[str] = ""  # why it takes no other FP8 scale shapes
+
     def _check_types(self, dtypes: tuple[str, ...]) -> None:
         if self.dtype not in dtypes:
-            raise ConfigError(f"dtype {self.dtype} is not available in kernel template {self.TEMPLATE} (takes {', '.join(dtypes)})")
+            hint = " (FP8: kernel template sm90_fp8, cutlass_configs/sm90_fp8.yaml)" if self.dtype in tags.FP8_INPUTS else ""
+            raise ConfigError(f"dtype {self.dtype} is not available in kernel template {self.TEMPLATE} "
+                              f"(takes {', '.join(dtypes)}){hint}")
         if self.acc == "f16" and (self.dtype != "f16" or self.out != "f16"):
             raise ConfigError("acc f16 needs dtype f16 and out f16")
         if self.dtype in ("tf32", "f32") and self.out != "f32":
@@ -312,6 +328,7 @@ class Sm80Config(TiledGemmConfig):
 
     # tile K that CUTLASS 2's shared-memory layouts take, per input type
     TILE_K: ClassVar[dict[str, tuple[int, ...]]] = {"f16": (32, 64), "bf16": (32, 64), "tf32": (16, 32), "f32": (8, 16)}
+    DTYPES: ClassVar[tuple[str, ...]] = ("f16", "bf16", "tf32", "f32")
     INSTRUCTIONS: ClassVar[dict[str, tuple[tuple[int, int, int], ...]]] = {
         "f16": ((16, 8, 16), (16, 8, 8)), "bf16": ((16, 8, 16), (16, 8, 8)), "tf32": ((16, 8, 8),), "f32": ((1, 1, 1),),
     }
@@ -326,7 +343,7 @@ class Sm80Config(TiledGemmConfig):
             **contract,
             "tile": tile,
             "warp": v.get("warp", (32, 64, tile[2]) if simt else (64, 64, tile[2])),
-            "instruction": v.get("instruction", cls.INSTRUCTIONS[dtype][0]),
+            "instruction": v.get("instruction", cls.INSTRUCTIONS.get(dtype, ((16, 8, 16),))[0]),  # (a dtype it lacks: validate says so)
             "stages": v.get("stages", 4 if simt else 3),
             "swizzle": v.get("swizzle", 8),
             "split_k": v.get("split_k", "none"),
@@ -369,7 +386,7 @@ class Sm80Config(TiledGemmConfig):
         return (self.alignment, self.alignment, self.c_alignment)
 
     def validate(self):
-        self._check_types(("f16", "bf16", "tf32", "f32"))
+        self._check_types(self.DTYPES)
         if self.instruction not in self.INSTRUCTIONS[self.dtype]:
             raise ConfigError(
                 f"instruction {_fmt(self.instruction)} is not an SM80 {self.opclass} instruction for {self.dtype} "
@@ -452,6 +469,7 @@ class Sm90Config(TiledGemmConfig):
     READS_C: ClassVar[bool] = False  # ElementC = void: no C operand, no shared memory for it
     INDEX_BITS: ClassVar[int] = 64  # CUTLASS 3 strides are int64
     TILE_K: ClassVar[dict[str, tuple[int, ...]]] = {"f16": (32, 64, 128), "bf16": (32, 64, 128), "tf32": (16, 32, 64)}
+    DTYPES: ClassVar[tuple[str, ...]] = ("f16", "bf16", "tf32")
     MAX_CLUSTER = 8  # portable cluster size
 
     @classmethod
@@ -514,7 +532,7 @@ class Sm90Config(TiledGemmConfig):
         return (cap - carve) // self.stage_bytes()
 
     def validate(self):
-        self._check_types(("f16", "bf16", "tf32"))
+        self._check_types(self.DTYPES)
         m, n, k = self.tile
         if m % 64 or not 64 <= m <= 256:
             raise ConfigError(f"tile M {m} must be 64, 128, 192 or 256 (wgmma is 64 rows per warp group)")
@@ -574,6 +592,83 @@ class Sm90Config(TiledGemmConfig):
         return suffix
 
 
+# -- CUTLASS 3.x FP8 (SM90a: TMA + FP8 wgmma, per-tensor scales in the epilogue) --------------------------
+
+
+@dataclass(frozen=True)
+class Sm90Fp8Config(Sm90Config):
+    """The sm90 kernel with FP8 (e4m3/e5m2) A and B: the fields of sm90 plus `accumulation`. The two per-tensor
+    scales (and alpha) are one scalar broadcast of the epilogue, read from device pointers inside the launch:
+    D = (alpha * scale_a * scale_b) * acc, the harness's dequantized product (A ~= A_q * scale_a)."""
+
+    TEMPLATE: ClassVar[str] = "sm90_fp8"
+    DESCRIPTION: ClassVar[str] = "CUTLASS 3.x CollectiveBuilder FP8 (SM90 TMA + FP8 wgmma, per-tensor scales)"
+    NAME_PREFIX: ClassVar[str] = "cutlass3x_sm90_fp8"
+    FIELDS: ClassVar[tuple[Field, ...]] = Sm90Config.FIELDS + (
+        Field("accumulation", "choice", tuple(tags.SM90_FP8_ACCUMULATION),
+              help="promote: wgmma partial sums added into FP32 registers every 128 of K (CUTLASS's FP8 mainloop); "
+                   "fast: the FP8FastAccum schedules (the tensor cores' ~14-bit accumulation, _fastacc contracts only)"),
+    )
+
+    accumulation: str
+
+    # FP8 wgmma takes 32 of K per step; the promoting mainloop adds into FP32 every 4 steps (mma_promotion_interval),
+    # which must be a multiple of the steps per k tile (its can_implement): tile K 32 x 1, 2 or 4
+    TILE_K: ClassVar[dict[str, tuple[int, ...]]] = {"e4m3": (64, 128), "e5m2": (64, 128)}
+    SCALING_NOTE: ClassVar[str] = (
+        "the two per-tensor scales fold into the epilogue's scalar; row/column scales need a row and a column "
+        "broadcast in the epilogue, block scales CUTLASS's KernelTmaWarpSpecializedCooperativeFP8BlockScaledAccum "
+        "mainloop: not built yet")
+    DTYPES: ClassVar[tuple[str, ...]] = tags.FP8_INPUTS
+
+    @classmethod
+    def _defaults(cls, v):
+        fp8 = {"dtype": "e4m3", "out": "bf16", "tile": (128, 128, 128), **v}
+        return {**super()._defaults(fp8), "accumulation": v.get("accumulation", "promote")}
+
+    @property
+    def scalings(self):
+        return frozenset({Scaling.TENSOR})
+
+    @property
+    def fast_accum(self) -> bool:
+        return self.accumulation == "fast"
+
+    def validate(self):
+        self._check_types(self.DTYPES)
+        if self.layout != "tn":
+            raise ConfigError(f"FP8 wgmma takes K-major operands only: layout tn (A row-major, B column-major), not {self.layout}")
+        if self.schedule not in tags.SM90_FP8_FAST_ACCUM:
+            raise ConfigError(f"FP8 configurations run schedule {' or '.join(tags.SM90_FP8_FAST_ACCUM)}, not {self.schedule} "
+                              "(its nosmem epilogue cannot apply the scales)")
+        if self.epilogue != "tma":
+            raise ConfigError("FP8 configurations take epilogue tma: the scales are a scalar broadcast of its visitor tree")
+        super().validate()
+        if self.accumulation == "promote":
+            m, n, _ = self.tile
+            threads = tags.SM90_SCHEDULES[self.schedule].consumer_threads
+            regs = 2 * m * n * self.acc_bits // 32 // threads
+            if regs > MAX_ACCUMULATOR_REGISTERS:
+                raise ConfigError(
+                    f"accumulation promote holds two {m}x{n} accumulator tiles (the wgmma one and its FP32 sum) over "
+                    f"{threads} threads: {regs} registers per thread (more than {MAX_ACCUMULATOR_REGISTERS}: it would spill); "
+                    f"take a smaller tile or accumulation fast")
+
+    @property
+    def kernel_name(self):
+        sched = tags.SM90_SCHEDULES[self.schedule].short
+        scheduler = "streamk" if self.scheduler == "stream_k" else "persistent"
+        return "_".join([
+            self.NAME_PREFIX, self.dtype, self.out, self.acc, _fmt(self.tile), f"{self.cluster[0]}x{self.cluster[1]}x1",
+            sched, tags.SM90_FP8_ACCUMULATION[self.accumulation], f"epi{self.epilogue}", f"st{self.stages}", scheduler,
+            self.layout, f"align{self.alignment}",
+        ])
+
+    def describe(self) -> str:
+        how = "fast accumulation" if self.fast_accum else "FP32 promotion every 128 of K"
+        return f"{super().describe()}, per-tensor scales, {how}"
+
+
 # -- CuTe: our own SM80-style kernel (cp.async + ldmatrix + mma.sync) -------------------------------------
 
 
@@ -597,7 +692,8 @@ class CuteSm80Config(TiledGemmConfig):
     swizzle: int
 
     min_cc: ClassVar[int] = 80
-    SMEM_ARCH: ClassVar[int] = 80  # shared-memory budget: the lowest architecture it runs on
+    SMEM_ARCH: ClassVar[int] = 80
+    DTYPES: ClassVar[tuple[str, ...]] = ("f16", "bf16", "tf32")  # shared-memory budget: the lowest architecture it runs on
 
     @classmethod
     def _defaults(cls, v):
@@ -627,7 +723,7 @@ class CuteSm80Config(TiledGemmConfig):
         return (self.vector, self.vector, 1)  # C is written element by element
 
     def validate(self):
-        self._check_types(("f16", "bf16", "tf32"))
+        self._check_types(self.DTYPES)
         atom = tags.CUTE_MMA_ATOMS.get((self.dtype, self.acc, self.atom))
         if atom is None:
             shapes = sorted({s for (d, a, s) in tags.CUTE_MMA_ATOMS if d == self.dtype and a == self.acc})
@@ -682,4 +778,5 @@ class CuteSm80Config(TiledGemmConfig):
         return f"_swz{self.swizzle}"
 
 
-__all__ = ["ConfigError", "Field", "GemmConfig", "TYPE_FIELDS", "contract_type_fields", "Sm80Config", "Sm90Config", "CuteSm80Config"]
+__all__ = ["ConfigError", "Field", "GemmConfig", "TYPE_FIELDS", "contract_type_fields", "Sm80Config", "Sm90Config",
+           "Sm90Fp8Config", "CuteSm80Config"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import tags
-from .config import ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config
+from .config import ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config, Sm90Fp8Config
 
 
 # -- each kernel template's own placeholder values (C++ spellings come from tags.py) ---------------------------------
@@ -60,6 +60,15 @@ def _sm90_values(c: Sm90Config) -> dict[str, object]:
     }
 
 
+def _sm90_fp8_values(c: Sm90Fp8Config) -> dict[str, object]:
+    """sm90's values with the FP8 kernel schedule: the FP8FastAccum twin for accumulation fast; for promote the
+    plain schedule, for which the CollectiveBuilder picks the promoting FP8 mainloop (tags.py)."""
+    fast = tags.SM90_FP8_FAST_ACCUM[c.schedule] if c.accumulation == "fast" else None
+    values = _sm90_values(c)
+    return {**values, "kernel_schedule": fast or values["kernel_schedule"], "accumulation": c.accumulation,
+            "abi_scaling": "GC_SCALING_TENSOR"}
+
+
 def _cute_values(c: CuteSm80Config) -> dict[str, object]:
     order_a, order_b = c.orders
     return {
@@ -89,6 +98,7 @@ class KernelTemplate:
 TEMPLATES: dict[str, KernelTemplate] = {f.name: f for f in (
     KernelTemplate(Sm80Config, "sm80_kernel.cu.tmpl", "sm80_entry.cu.tmpl", _sm80_values, r"Kernel2|ReduceSplitK"),
     KernelTemplate(Sm90Config, "sm90_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_values, r"device_kernel"),
+    KernelTemplate(Sm90Fp8Config, "sm90_fp8_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_fp8_values, r"device_kernel"),
     KernelTemplate(CuteSm80Config, "cute_sm80_kernel.cu.tmpl", "cute_sm80_entry.cu.tmpl", _cute_values,
            r"cute_sm80_gemm_kernel"),
 )}

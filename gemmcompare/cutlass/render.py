@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..paths import CUTLASS_TEMPLATES_DIR
 from ..contracts.precision import Order
+from ..dtypes import FP8_DTYPES
 from . import tags
 from .config import GemmConfig
 from .kernel_templates import kernel_template
@@ -60,8 +61,11 @@ def _order_name(order: Order) -> str:
 def contract_text(config: GemmConfig) -> str:
     """What a kernel computes, in words (for its banner and its wrong-contract error)."""
     order_a, order_b = config.orders
-    return (f"{config.dtype} in (A {_order_name(order_a)}, B {_order_name(order_b)}), "
+    text = (f"{config.dtype} in (A {_order_name(order_a)}, B {_order_name(order_b)}), "
             f"{config.out} out (row-major), {config.acc} accumulate, math {config.math.value}")
+    if config.input_type.storage in FP8_DTYPES:
+        text += (f", per-tensor scales, {'fast accumulation' if config.fast_accum else 'FP32 promotion'}")
+    return text
 
 
 def common_values(config: GemmConfig) -> dict[str, object]:

@@ -29,7 +29,10 @@ INPUT_TYPES: dict[str, InputType] = {
     "bf16": InputType(DType.BF16, Math.STRICT, 16),
     "tf32": InputType(DType.F32, Math.TF32, 32),  # FP32 in memory, TF32 inside the tensor-core multiply
     "f32": InputType(DType.F32, Math.STRICT, 32),  # FP32 FMA (SIMT): no reduced-precision path
+    "e4m3": InputType(DType.E4M3, Math.STRICT, 8),  # FP8 (kernel template sm90_fp8), with per-tensor scales
+    "e5m2": InputType(DType.E5M2, Math.STRICT, 8),
 }
+FP8_INPUTS = ("e4m3", "e5m2")
 
 OUTPUT_TYPES: dict[str, DType] = {"f16": DType.F16, "bf16": DType.BF16, "f32": DType.F32}
 ACCUMULATOR_TYPES: dict[str, DType] = {"f32": DType.F32, "f16": DType.F16}
@@ -40,6 +43,7 @@ ACCUMULATOR_TYPES: dict[str, DType] = {"f32": DType.F32, "f16": DType.F16}
 TF32_ELEMENT: dict[str, str] = {
     "sm80": "float",
     "sm90": "float",
+    "sm90_fp8": "float",  # (takes no tf32: FP8 only)
     "cute_sm80": "cute::tfloat32_t",
 }
 
@@ -61,7 +65,8 @@ def storage_bits(dtype: str) -> int:
 
 # -- the C ABI (extensions/include/gemmcompare/gemm_abi.h) ---------------------------------------------
 
-ABI_DTYPE: dict[DType, str] = {DType.F16: "GC_F16", DType.BF16: "GC_BF16", DType.F32: "GC_F32", DType.F64: "GC_F64"}
+ABI_DTYPE: dict[DType, str] = {DType.F16: "GC_F16", DType.BF16: "GC_BF16", DType.F32: "GC_F32", DType.F64: "GC_F64",
+                               DType.E4M3: "GC_E4M3", DType.E5M2: "GC_E5M2"}
 ABI_ORDER: dict[Order, str] = {Order.ROW: "GC_ROW", Order.COL: "GC_COL"}
 ABI_MATH: dict[Math, str] = {Math.STRICT: "GC_MATH_STRICT", Math.TF32: "GC_MATH_TF32"}
 
@@ -126,6 +131,16 @@ SM90_SCHEDULES: dict[str, Sm90Schedule] = {
 }
 
 SM90_NOSMEM_EPILOGUE = "cutlass::epilogue::NoSmemWarpSpecialized"
+
+# FP8 (kernel template sm90_fp8), by its `accumulation` field. promote: the schedules above, for which the
+# CollectiveBuilder picks MainloopSm90TmaGmmaWarpSpecializedFP8: the wgmma accumulator is added into FP32
+# registers every mma_promotion_interval (4) k-steps of 32, i.e. every 128 of K. fast: the FP8FastAccum
+# schedules, which keep the tensor cores' own (~14-bit) accumulation over the whole K.
+SM90_FP8_FAST_ACCUM: dict[str, str] = {
+    "cooperative": "cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum",
+    "pingpong": "cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum",
+}
+SM90_FP8_ACCUMULATION: dict[str, str] = {"promote": "promote", "fast": "fastacc"}  # field value -> short
 
 SM90_TILE_SCHEDULERS: dict[str, str] = {
     "persistent": "cutlass::gemm::PersistentScheduler",

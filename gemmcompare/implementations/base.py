@@ -18,7 +18,7 @@ from typing import Any, Callable
 from ..lazy import torch  # loads on first use: reading a spec needs no torch
 
 from ..build.request import BuildRequest
-from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract
+from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract, Scaling
 from ..contracts.storage import OperandPlan, Storage, allocate, operand_shape, plan_operands, policy_geometry
 from ..device import DeviceInfo, arch_name
 from ..dtypes import DTYPE_INFO, DType
@@ -313,6 +313,11 @@ class ContractSupport:
     epilogues: frozenset[Epilogue] = frozenset({Epilogue.NONE})
     # (input, output) combinations it is built for, when not every input with every output (empty: all)
     pairs: frozenset[tuple[DType, DType]] = frozenset()
+    # FP8: the scale shapes it applies (NONE: it takes no FP8 contract), and whether it accumulates FP8 products
+    # with fewer bits than FP32 (then only contracts that allow fast accumulation)
+    scalings: frozenset[Scaling] = frozenset({Scaling.NONE})
+    fast_accum: bool = False
+    scaling_note: str = ""  # why other scale shapes are not taken (in the SKIP reason)
 
     def check(self, contract: PrecisionContract) -> Support:
         if contract.a != contract.b or contract.a not in self.inputs:
@@ -333,6 +338,12 @@ class ContractSupport:
             return Skip("only alpha=1, beta=0 supported")
         if contract.epilogue not in self.epilogues:
             return Skip(f"epilogue {contract.epilogue.value} not supported")
+        if contract.scaling not in self.scalings:
+            return Skip(f"scaling {contract.scaling.value} not supported (applies {_names(self.scalings)} scales"
+                        + (f": {self.scaling_note})" if self.scaling_note else ")"))
+        if self.fast_accum and not contract.fast_accum:
+            return Skip(f"it accumulates FP8 products with fast accumulation (the tensor cores' ~14-bit accumulator, "
+                        f"no promotion to FP32); contract {contract.name} forbids it (its _fastacc twin allows it)")
         return Ok()
 
     def layout_names(self) -> str:
@@ -353,11 +364,13 @@ class ContractSupport:
         return (
             f"{types}, acc {acc}, "
             f"math {'/'.join(sorted(m.value for m in self.maths))}, layouts {self.layout_names()}"
+            + ("" if self.scalings == {Scaling.NONE} else
+               f", scaling {_names(self.scalings)}, {'fast' if self.fast_accum else 'FP32-promoted'} accumulation")
         )
 
 
-def _names(dtypes) -> str:
-    return "/".join(sorted(d.value for d in dtypes))
+def _names(values) -> str:
+    return "/".join(sorted(v.value for v in values))
 
 
 def layouts(*names: str) -> frozenset[tuple[Order, Order, Order]]:
@@ -419,10 +432,12 @@ class AbiKernel(Implementation):
 
 
 def abi_codes(contract: PrecisionContract) -> tuple[int, ...]:
-    """The contract as the kernels' C ABI (gemm_abi.h) reads it: storage orders, dtypes, math, epilogue."""
+    """The contract as the kernels' C ABI (gemm_abi.h) reads it: storage orders, dtypes, math, epilogue, and the
+    shape of an FP8 contract's scales."""
     return (contract.order_a.abi_code, contract.order_b.abi_code, contract.order_c.abi_code,
             DTYPE_INFO[contract.a].abi_code, DTYPE_INFO[contract.b].abi_code, DTYPE_INFO[contract.c].abi_code,
-            DTYPE_INFO[contract.acc].abi_code, contract.math.abi_code, contract.epilogue.abi_code)
+            DTYPE_INFO[contract.acc].abi_code, contract.math.abi_code, contract.epilogue.abi_code,
+            contract.scaling.abi_code)
 
 
 class AbiPrepared(Prepared):
@@ -461,12 +476,13 @@ class AbiPrepared(Prepared):
         dims = [padded.m, padded.n, padded.k, a.stride(0), b.stride(0), c.stride(0)]
         bias = self._bias(padded, steps)
         alpha, beta = contract.alpha, contract.beta
+        sa, sb = self._scales()
         self.workspace = torch.empty(0, dtype=torch.uint8, device=device)
         if impl.has_workspace:
-            nbytes = self._entry.workspace_bytes(a, b, c, dims, codes, alpha, beta, self.workspace, bias)
+            nbytes = self._entry.workspace_bytes(a, b, c, dims, codes, alpha, beta, self.workspace, bias, sa, sb)
             self.workspace = torch.empty(max(int(nbytes), 0), dtype=torch.uint8, device=device)
         entry, ws = self._entry, self.workspace
-        steps.append(("kernel", lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws, bias)))
+        steps.append(("kernel", lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws, bias, sa, sb)))
         self.steps = steps + after
         fns = tuple(fn for _, fn in self.steps)
         if len(fns) == 1:
@@ -505,6 +521,17 @@ class AbiPrepared(Prepared):
         inner = out[: bias.numel()]
         steps.append(("copy bias in (padded n)", lambda: inner.copy_(bias)))
         return out
+
+    def _scales(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """An FP8 contract's scales, the very tensors every row gets (contiguous FP32 in the shapes of
+        contracts/quantize.py: the kernel reads them inside its launch); empty tensors otherwise."""
+        if not self.contract.is_fp8:
+            empty = torch.empty(0, dtype=torch.float32, device=self.operands.a.device)
+            return empty, empty
+        sa, sb = self.operands.scale_a, self.operands.scale_b
+        if sa is None or sb is None or not (sa.is_contiguous() and sb.is_contiguous()):
+            raise ValueError(f"contract {self.contract.name}: an FP8 contract's operands need contiguous scales")
+        return sa, sb
 
     def _storage_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"policy": self.contract.storage.value}

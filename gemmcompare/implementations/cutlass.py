@@ -8,6 +8,7 @@ Two parametrized implementations:
       cutlass: {config: [sm80_128x256x32_3st, cute_128x256x32_w2x4_4st], dtype: [f16, bf16]}
       cutlass: {template: sm90, tile: [[128, 128, 64], [128, 256, 64]], cluster: [[1, 1], [2, 1]],
                 schedule: [cooperative, pingpong]}
+      cutlass: {config: sm90_fp8_coop_128x128x128_c1x1}       # FP8 contracts (kernel template sm90_fp8)
 - `cute`: the CuTe kernel's fields only (`cute: {tile: [128, 256, 32], warps: [2, 4]}` is
   `cutlass: {template: cute_sm80, tile: [128, 256, 32], warps: [2, 4]}`).
 
@@ -30,6 +31,7 @@ from ..cutlass import kernel_templates
 from ..cutlass import render
 from ..cutlass.catalog import catalog, lookup
 from ..cutlass.config import TYPE_FIELDS, ConfigError, CuteSm80Config, Field, GemmConfig, contract_type_fields
+from ..cutlass.tags import FP8_INPUTS
 from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
 from .registry import Parametrized, InvalidConfig, register_parametrized
 
@@ -56,6 +58,9 @@ class CutlassKernel(AbiKernel):
             maths=frozenset({config.math}),
             layouts=layouts(config.layout),
             alpha_beta=config.READS_C,  # sm90 has no C operand: alpha only, beta must be 0
+            scalings=config.scalings,  # FP8 (sm90_fp8): per-tensor scales only
+            fast_accum=config.fast_accum,  # accumulation fast: _fastacc contracts only
+            scaling_note=config.SCALING_NOTE,
         )
         pad = config.pad_multiples()
         # its access width: every stored row of A, B and C must start on one (16 bytes; TMA requires it)
@@ -149,18 +154,30 @@ def _entry(name):
         return None
 
 
+def _takes_fp8(params: dict[str, Any], entry) -> bool | None:
+    """Whether the configuration's kernel template is an FP8 one (sm90_fp8), None when the spec names none."""
+    template = entry.config.TEMPLATE if entry is not None else params.get("template") or params.get("family")
+    if template not in kernel_templates.TEMPLATES:
+        return None
+    return kernel_templates.TEMPLATES[template].config.DTYPES == FP8_INPUTS
+
+
 def for_contract(params: dict[str, Any], contract) -> dict[str, Any]:
     """The parameters a spec combination takes under `contract`: each element-type field that neither
     the spec entry nor its catalog entry names is the contract's. Unchanged (the configuration of the
     defaults, whose row under `contract` is a SKIP that says why) when a named field disagrees with the
-    contract, when no field values express the contract, and under `types: config`."""
+    contract, when no field values express the contract, when an FP8 kernel template meets a contract
+    that is not FP8 or another kernel template an FP8 contract, and under `types: config`."""
     if params.get("types") == "config":
         return params
     wanted = contract_type_fields(contract)
     if isinstance(wanted, str):
         return params
-    named = {f: params[f] for f in TYPE_FIELDS if params.get(f) is not None}
     entry = _entry(params.get("config"))
+    fp8 = _takes_fp8(params, entry)
+    if fp8 is not None and fp8 != contract.is_fp8:
+        return params
+    named = {f: params[f] for f in TYPE_FIELDS if params.get(f) is not None}
     if entry is not None:
         named = {**{f: entry.fields[f] for f in TYPE_FIELDS if f in entry.fields}, **named}
     if any(wanted[f] != value for f, value in named.items()):

@@ -30,6 +30,7 @@ extern "C" __attribute__((visibility("default"))) int gc_probe_occupancy(const l
   args.order_a = gc_order(codes[0]), args.order_b = gc_order(codes[1]), args.order_c = gc_order(codes[2]);
   args.dtype_a = gc_dtype(codes[3]), args.dtype_b = gc_dtype(codes[4]), args.dtype_c = gc_dtype(codes[5]);
   args.dtype_acc = gc_dtype(codes[6]), args.math = gc_math(codes[7]), args.epilogue = gc_epilogue(codes[8]);
+  args.scaling = gc_scaling(codes[9]);  // the scale pointers stay null: the query reads no operand
   args.alpha = 1.0, args.beta = 0.0;
   gc_occupancy occ{{}};
   const int rc = {symbol}_occupancy(&args, &occ, err, err_len);
@@ -71,12 +72,12 @@ def link_probe(objects: list[Path], symbol: str, out_dir: Path, arch: str, timeo
 
 def query(lib: Path, dims: tuple[int, int, int, int, int, int], codes: tuple[int, ...]) -> RuntimeOccupancy:
     """Ask the probe library for (m, n, k, lda, ldb, ldc) under the ABI codes (order_a, order_b, order_c,
-    dtype_a, dtype_b, dtype_c, dtype_acc, math, epilogue). Raises RuntimeError with the entry's message."""
+    dtype_a, dtype_b, dtype_c, dtype_acc, math, epilogue, scaling). Raises RuntimeError with the entry's message."""
     handle = ctypes.CDLL(str(lib))
     fn = handle.gc_probe_occupancy
     fn.restype = ctypes.c_int
     d = (ctypes.c_longlong * 6)(*dims)
-    c = (ctypes.c_int * 9)(*codes)
+    c = (ctypes.c_int * len(codes))(*codes)
     out = (ctypes.c_int * 6)()
     err = ctypes.create_string_buffer(2048)
     rc = fn(d, c, out, err, ctypes.c_size_t(len(err)))

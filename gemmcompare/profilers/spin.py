@@ -36,8 +36,8 @@ class SpinKernel:
 
     def launcher(self, ns: int) -> Callable[[], None]:
         entry, e, out, ws, bias = self.entry, self._empty, self.out, self._ws, self._bias
-        dims, codes = [int(ns), 1, 1, 1, 1, 1], [0] * 9
-        return lambda: entry.launch(e, e, out, dims, codes, 1.0, 0.0, ws, bias)
+        dims, codes = [int(ns), 1, 1, 1, 1, 1], [0] * 10
+        return lambda: entry.launch(e, e, out, dims, codes, 1.0, 0.0, ws, bias, bias, bias)
 
     def last(self) -> tuple[int, int]:
         """(ns the last launch spun, the smallest %globaltimer step it saw)."""

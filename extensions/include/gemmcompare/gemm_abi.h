@@ -25,14 +25,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GC_ABI_VERSION 1
+#define GC_ABI_VERSION 2  // 2: FP8 scales (scaling, scale_a, scale_b)
 
 // Storage order of one operand. A is m x k, B is k x n, C is m x n (logical shapes).
 // GC_ROW: element (i, j) at ptr[i * ld + j]; GC_COL: at ptr[j * ld + i].
 typedef enum gc_order { GC_ROW = 0, GC_COL = 1 } gc_order;
 
-// GC_E4M3 / GC_E5M2 (FP8) name the types only: no ABI entry takes FP8 yet, since the per-tensor, per-row or
-// blockwise scales an FP8 GEMM needs are not in gc_gemm_args (docs/fp8.md).
+// GC_E4M3 / GC_E5M2: FP8 inputs, which come with FP32 scales (gc_scaling, scale_a and scale_b below).
 typedef enum gc_dtype { GC_F16 = 0, GC_BF16 = 1, GC_F32 = 2, GC_F64 = 3, GC_E4M3 = 4, GC_E5M2 = 5 } gc_dtype;
 
 // GC_MATH_STRICT: products and sums in the accumulator type, no reduced-precision fast path.
@@ -42,6 +41,13 @@ typedef enum gc_math { GC_MATH_STRICT = 0, GC_MATH_TF32 = 1 } gc_math;
 // What happens to alpha*AB + beta*C before it is stored. GC_EPI_BIAS_RELU: C = max(0, alpha*AB + beta*C
 // + bias[j]) with bias an FP32 vector of length n (one value per output column).
 typedef enum gc_epilogue { GC_EPI_NONE = 0, GC_EPI_BIAS_RELU = 1 } gc_epilogue;
+
+// The shape of the FP32 dequantization scales of FP8 inputs (A ~= q * scale; docs/fp8.md):
+// GC_SCALING_TENSOR: one each; GC_SCALING_ROWCOL: m of A, n of B; GC_SCALING_BLOCK: 1 x 128 blocks of A,
+// 128 x 128 of B, row-major. GC_SCALING_NONE: not an FP8 contract (scale_a and scale_b are NULL).
+typedef enum gc_scaling {
+  GC_SCALING_NONE = 0, GC_SCALING_TENSOR = 1, GC_SCALING_ROWCOL = 2, GC_SCALING_BLOCK = 3
+} gc_scaling;
 
 typedef struct gc_gemm_args {
   const void* a;
@@ -58,6 +64,11 @@ typedef struct gc_gemm_args {
   void* workspace;  // may be NULL when workspace_bytes == 0
   size_t workspace_bytes;
   cudaStream_t stream;  // the harness's stream: every launch goes here
+  // FP8 only: device pointers to the scales, read by the kernel inside its launch (as cuBLASLt reads its
+  // own): C = alpha * (A_q * scale_a) (B_q * scale_b). NULL otherwise, and in an occupancy query.
+  gc_scaling scaling;
+  const float* scale_a;
+  const float* scale_b;
 } gc_gemm_args;
 
 // What NAME_occupancy reports: the launch's configuration and the runtime's answer for it.

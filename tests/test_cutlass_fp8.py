@@ -1,0 +1,250 @@
+"""CUTLASS SM90 FP8 configurations (kernel template sm90_fp8, cutlass_configs/sm90_fp8.yaml; issue 26): what they
+render, what they validate, which contracts they run (per-tensor scales; fast accumulation only where the contract
+allows it) and how the scales reach the kernel through the C ABI. No GPU: tests/test_gpu_fp8_cutlass.py runs them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from gemmcompare.build.binding import EntryPoint, render_binding
+from gemmcompare.contracts.precision import BUILTIN_CONTRACTS, Scaling
+from gemmcompare.contracts.quantize import quantize
+from gemmcompare.cutlass import render
+from gemmcompare.cutlass.catalog import catalog, lookup
+from gemmcompare.cutlass.config import ConfigError, CuteSm80Config, Sm80Config, Sm90Config, Sm90Fp8Config
+from gemmcompare.dtypes import DType
+from gemmcompare.implementations.base import AbiPrepared, Operands, Skip, abi_codes
+from gemmcompare.implementations.cutlass import CutlassKernel
+from gemmcompare.paths import ABI_INCLUDE_DIR
+from gemmcompare.plan import make_plan
+from gemmcompare.problems import GemmProblem
+from gemmcompare.spec import parse_spec
+
+PROMOTE, FAST = "sm90_fp8_coop_128x128x128_c1x1", "sm90_fp8_coop_128x256x128_c1x1_fastacc"
+STRICT, FASTACC = "e4m3_bf16out_f32acc_tn_tensor", "e4m3_bf16out_f32acc_tn_tensor_fastacc"
+P = GemmProblem(4096, 4096, 4096)
+
+
+def fp8_entries():
+    return {n: e for n, e in catalog().items() if e.config.TEMPLATE == "sm90_fp8"}
+
+
+def kernel(name, **fields):
+    entry = lookup(name)
+    return CutlassKernel(entry.resolve(fields), entry.name)
+
+
+# -- the catalog and what it renders ----------------------------------------------------------------------
+
+def test_the_catalog_has_promoting_and_fast_entries_of_both_schedules_and_clusters():
+    configs = [e.config for e in fp8_entries().values()]
+    assert {(c.schedule, c.accumulation) for c in configs} == {
+        (s, a) for s in ("cooperative", "pingpong") for a in ("promote", "fast")}
+    assert {c.cluster for c in configs} == {(1, 1), (2, 1)}
+    assert all(c.tile[2] == 128 and c.dtype == "e4m3" and c.layout == "tn" and c.alignment == 16 for c in configs)
+    for name, entry in fp8_entries().items():
+        assert name.endswith("_fastacc") == (entry.config.accumulation == "fast"), name
+        assert "_fp8_" in entry.config.procedural_name
+        assert ("fastacc" if entry.config.fast_accum else "promote") in entry.config.kernel_name
+
+
+def test_fast_accumulation_renders_the_fp8fastaccum_schedule_and_promote_the_plain_one():
+    for name, entry in fp8_entries().items():
+        text = render.render(entry.config)[0].text
+        schedule = re.search(r"using KernelSchedule = (\S+);", text).group(1)
+        base = {"cooperative": "Cooperative", "pingpong": "Pingpong"}[entry.config.schedule]
+        expected = f"cutlass::gemm::KernelTmaWarpSpecialized{base}" + ("FP8FastAccum" if entry.config.fast_accum else "")
+        assert schedule == expected, name
+
+
+def test_the_kernel_reads_both_scales_from_the_abi_inside_its_launch():
+    kernel_tu, entry_tu = render.render(lookup(PROMOTE).config)
+    text = kernel_tu.text
+    assert "using ElementA = cutlass::float_e4m3_t;" in text and "using ElementB = cutlass::float_e4m3_t;" in text
+    assert "using ElementD = cutlass::bfloat16_t;" in text and "using ElementAccumulator = float;" in text
+    assert "Sm90ScalarBroadcast<\n    ElementCompute, cute::Stride<cute::_0, cute::_0, cute::_0>, 3>" in text
+    assert "alpha_scales.scalar_ptrs[1] = args->scale_a;" in text and "alpha_scales.scalar_ptrs[2] = args->scale_b;" in text
+    assert "EpilogueSchedule, ScaledAcc>::CollectiveOp" in text
+    assert "args->scaling != GC_SCALING_TENSOR" in text and "args->dtype_a != GC_E4M3" in text
+    assert "per-tensor scales, FP32 promotion" in text  # the wrong-contract message says what it computes
+    assert "${" not in text and "${" not in entry_tu.text
+    e5m2 = render.render(lookup(PROMOTE).resolve({"dtype": "e5m2", "out": "f32"}))[0].text
+    assert "using ElementA = cutlass::float_e5m2_t;" in e5m2 and "args->dtype_a != GC_E5M2" in e5m2
+    assert "using ElementD = float;" in e5m2
+
+
+def test_the_sm90_template_renders_as_before():
+    """FP8 is a template of its own: the sm90 kernel TU has no scales (its golden files are unchanged)."""
+    text = render.render(lookup("sm90_coop_128x256x64_c1x1").config)[0].text
+    assert "scale_a" not in text and "arguments.epilogue.thread.alpha = ElementCompute(args->alpha);" in text
+
+
+# -- validation -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fields, words", [
+    ({"layout": "nt"}, "K-major operands only"),
+    ({"schedule": "tma_ws", "epilogue": "nosmem"}, "cooperative or pingpong"),
+    ({"epilogue": "nosmem"}, "epilogue tma"),
+    ({"tile": [128, 128, 256]}, "tile K 256 for e4m3 must be one of 64, 128"),
+    ({"tile": [128, 256, 128]}, "two 128x256 accumulator tiles"),  # promote: 256 registers per thread
+    ({"tile": [128, 128, 128], "schedule": "pingpong"}, "two 128x128 accumulator tiles"),
+    ({"dtype": "f16"}, "dtype f16 is not available in kernel template sm90_fp8 (takes e4m3, e5m2)"),
+    ({"acc": "f16"}, "acc f16 needs dtype f16"),
+    ({"accumulation": "sometimes"}, "accumulation: expected one of ['promote', 'fast']"),
+])
+def test_invalid_fp8_configurations_say_why(fields, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        Sm90Fp8Config.from_fields({"tile": [128, 128, 128], "schedule": "cooperative", **fields})
+
+
+def test_fast_accumulation_takes_the_tiles_promotion_cannot_hold():
+    config = Sm90Fp8Config.from_fields({"tile": [128, 256, 128], "accumulation": "fast"})
+    assert config.fast_accum and config.resolved_stages() >= 3
+
+
+@pytest.mark.parametrize("cls", [Sm80Config, Sm90Config, CuteSm80Config])
+def test_fp8_in_another_template_is_a_config_error_that_points_at_sm90_fp8(cls):
+    with pytest.raises(ConfigError, match=r"dtype e4m3 is not available .* \(FP8: kernel template sm90_fp8"):
+        cls.from_fields({"dtype": "e4m3"})
+
+
+# -- contracts: per-tensor scales, accumulation ----------------------------------------------------------
+
+def test_a_promoting_entry_runs_strict_and_fastacc_per_tensor_contracts_and_nothing_else():
+    impl = kernel(PROMOTE)
+    assert impl.supports(P, BUILTIN_CONTRACTS[STRICT]) and impl.supports(P, BUILTIN_CONTRACTS[FASTACC])
+    for name in ("e4m3_bf16out_f32acc_tn_rowcol", "e4m3_bf16out_f32acc_tn_block_fastacc"):
+        s = impl.supports(P, BUILTIN_CONTRACTS[name])
+        assert not s and "scaling" in s.reason and "tensor" in s.reason, name
+        assert "FP8BlockScaledAccum" in s.reason and "not built yet" in s.reason
+    s = impl.supports(P, BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"])
+    assert not s and "inputs bf16/bf16 not supported (takes e4m3)" in s.reason
+    s = impl.supports(P, BUILTIN_CONTRACTS["e4m3_f32out_f32acc_tn_tensor"])
+    assert not s and "output f32" in s.reason  # out is compiled in: the spec derives it from the contract
+
+
+def test_a_fast_accumulation_entry_is_a_skip_under_a_strict_contract():
+    impl = kernel(FAST)
+    assert impl.supports(P, BUILTIN_CONTRACTS[FASTACC])
+    s = impl.supports(P, BUILTIN_CONTRACTS[STRICT])
+    assert isinstance(s, Skip) and "fast accumulation" in s.reason and "forbids" in s.reason and "_fastacc" in s.reason
+    assert "fast accumulation" in impl.contracts_summary() and "scaling tensor" in impl.contracts_summary()
+    assert "FP32-promoted accumulation" in kernel(PROMOTE).contracts_summary()
+
+
+def test_rows_that_take_no_fp8_contract_still_say_inputs():
+    s = kernel("sm90_coop_128x256x64_c1x1").supports(P, BUILTIN_CONTRACTS[STRICT])
+    assert not s and "inputs e4m3/e4m3 not supported" in s.reason
+
+
+def _spec(contracts, *entries):
+    lines = "\n".join(f"  - {e}" for e in entries)
+    return parse_spec(f"name: t\nproblems: [{{m: 4096, n: 4096, k: 4096}}]\ncontracts: [{', '.join(contracts)}]\n"
+                      f"implementations:\n{lines}\n", "t.yaml")
+
+
+def _cells(exp):
+    return {(c.contract.name, c.implementation.name): c.support for c in make_plan(exp).cells}
+
+
+def test_the_planner_keeps_fp8_entries_to_fp8_contracts_and_the_others_away_from_them():
+    contracts = ["bf16_bf16out_f32acc_tn", STRICT, FASTACC, "e5m2_f32out_f32acc_tn_tensor",
+                 "e4m3_bf16out_f32acc_tn_rowcol"]
+    exp = _spec(contracts, f"cutlass: {{config: {PROMOTE}}}", f"cutlass: {{config: {FAST}}}",
+                "cutlass: {config: sm90_coop_128x256x64_c1x1}")
+    cells = _cells(exp)
+    runs = {(c, i) for (c, i), s in cells.items() if s}
+    fp8 = {(c, i) for c, i in runs if "_fp8_" in i}
+    assert {c for c, _ in runs - fp8} == {"bf16_bf16out_f32acc_tn"}  # sm90 bf16: its own contract only
+    assert ("e5m2_f32out_f32acc_tn_tensor", next(i for c, i in fp8 if c.startswith("e5m2"))) in fp8
+    e5m2 = [i for c, i in fp8 if c.startswith("e5m2")]
+    assert len(e5m2) == 1 and "e5m2_f32_f32" in e5m2[0] and "promote" in e5m2[0]  # derived: e5m2 in, f32 out
+    assert {c for c, i in fp8 if "fastacc" in i} == {FASTACC}
+    assert {c for c, i in fp8 if "promote" in i} == {STRICT, FASTACC, "e5m2_f32out_f32acc_tn_tensor"}
+    reasons = {(c, i): s.reason for (c, i), s in cells.items() if not s}
+    assert any(c == STRICT and "fast accumulation" in r for (c, i), r in reasons.items())
+    assert any(c == "e4m3_bf16out_f32acc_tn_rowcol" and "scaling rowcol" in r for (c, i), r in reasons.items())
+    assert any(c == "bf16_bf16out_f32acc_tn" and "_fp8_" in i and "inputs bf16/bf16" in r for (c, i), r in reasons.items())
+    assert any(c == STRICT and "_fp8_" not in i and "inputs e4m3/e4m3" in r for (c, i), r in reasons.items())
+
+
+def test_config_auto_finds_the_fp8_entries_under_fp8_contracts():
+    exp = _spec(["bf16_bf16out_f32acc_tn", STRICT, FASTACC], "cutlass: {config: auto}")
+    for tuned in exp.implementations:
+        for contract in exp.contracts:
+            if tuned.derived_for is not None and contract.name not in tuned.derived_for:
+                continue
+            usable = [c for c in tuned.candidates if c.supports(P, contract)]
+            names = {c.catalog_name for c in usable}
+            if contract.name == "bf16_bf16out_f32acc_tn":
+                assert names and not any(n.startswith("sm90_fp8") for n in names)
+            else:
+                entries = {n for n, e in fp8_entries().items()
+                           if contract.fast_accum or not e.config.fast_accum}
+                assert names == entries, contract.name
+
+
+# -- the C ABI ----------------------------------------------------------------------------------------------
+
+def test_scaling_codes_match_the_header():
+    header = (ABI_INCLUDE_DIR / "gemmcompare" / "gemm_abi.h").read_text()
+    codes = dict(re.findall(r"GC_SCALING_(\w+) = (\d+)", header))
+    assert {s.name: s.abi_code for s in Scaling} == {k: int(v) for k, v in codes.items()}
+    assert "const float* scale_a;" in header and "const float* scale_b;" in header
+    assert abi_codes(BUILTIN_CONTRACTS[STRICT])[-1] == 1 and abi_codes(BUILTIN_CONTRACTS["f16_f32acc_tn"])[-1] == 0
+    assert len(abi_codes(BUILTIN_CONTRACTS[STRICT])) == 10
+
+
+def test_the_binding_hands_the_scales_over():
+    text = render_binding([EntryPoint("gc_x", True)])
+    assert "codes.size() == 10" in text and "args.scaling = static_cast<gc_scaling>(codes[9]);" in text
+    assert "args.scale_a = scale_a.numel() ? static_cast<const float*>(scale_a.data_ptr()) : nullptr;" in text
+
+
+class _Entry:
+    def __init__(self, log):
+        self.log = log
+
+    def launch(self, a, b, c, dims, codes, alpha, beta, ws, bias, scale_a, scale_b):
+        self.log.append({"codes": list(codes), "scale_a": scale_a, "scale_b": scale_b, "dtype": a.dtype})
+
+    def workspace_bytes(self, *args):
+        return 0
+
+
+class _Extension:
+    def __init__(self):
+        self.log = []
+
+    def entry(self, symbol):
+        return _Entry(self.log)
+
+
+def test_an_abi_kernel_gets_the_contracts_own_scale_tensors():
+    contract = BUILTIN_CONTRACTS[STRICT]
+    p = GemmProblem(64, 32, 128)
+    g = torch.Generator().manual_seed(0)
+    a, sa = quantize(torch.randn(p.m, p.k, generator=g), DType.E4M3, Scaling.TENSOR, "a")
+    b, sb = quantize(torch.randn(p.k, p.n, generator=g), DType.E4M3, Scaling.TENSOR, "b")
+    ops = Operands(a, b, storage=contract.storage, scale_a=sa, scale_b=sb)
+    ext = _Extension()
+    AbiPrepared(kernel(PROMOTE), p, contract, ops, ext).launch()
+    (call,) = ext.log
+    assert call["scale_a"] is sa and call["scale_b"] is sb  # the very inputs, no copy: the launch reads them
+    assert call["codes"][9] == Scaling.TENSOR.abi_code and call["dtype"] == torch.float8_e4m3fn
+    plain = BUILTIN_CONTRACTS["f16_f32acc_tn"]
+    ops16 = Operands(torch.zeros(p.m, p.k).half(), torch.zeros(p.k, p.n).half(), storage=plain.storage)
+    AbiPrepared(kernel("sm90_coop_128x256x64_c1x1"), p, plain, ops16, ext).launch()
+    assert ext.log[-1]["scale_a"].numel() == 0 and ext.log[-1]["codes"][9] == 0
+
+
+def test_the_model_reads_an_fp8_row():
+    from gemmcompare.model.kernels import kernel_from_row
+
+    impl = kernel(PROMOTE)
+    shape = kernel_from_row({"family": "cutlass", "implementation": impl.name, "params": impl.params,
+                             "contract": STRICT})
+    assert shape.instruction == "wgmma" and shape.block_tile == (128, 128, 128) and shape.input_dtype == "e4m3"
