@@ -276,20 +276,18 @@ __global__ void __launch_bounds__(Cfg::THREADS) decode_kernel(const Params<TIn, 
   for (int c = groups * UNROLL + (warp - groups % WARPS + WARPS) % WARPS; c < chunks; c += WARPS) {
     const int off = c * CHUNK_K;
     const int valid = span - off - 8 * q;  // of this lane's 8 elements, those before k_end
-    uint4 lo, hi, bv[TILES];
-    if (valid >= 8) {
-      lo = load8<VB, false>(a_lo + off, policy);
-      hi = two_halves ? load8<VB, false>(a_hi + off, policy) : lo;
+    const bool whole = valid >= 8;
+    const uint4 lo = whole ? load8<VB, false>(a_lo + off, policy) : load8_tail(a_lo + off, valid);
+    const uint4 hi = !two_halves ? lo : whole ? load8<VB, false>(a_hi + off, policy) : load8_tail(a_hi + off, valid);
+    // One column at a time: a few chunks per warp at most, not worth the registers of loading all columns at
+    // once (the element-wise tail of every column would set the whole kernel's register count). The empty asm
+    // keeps the compiler from hoisting the next column's loads above this column's MMAs.
 #pragma unroll
-      for (int t = 0; t < TILES; ++t) bv[t] = load8<VB, true>(b_col[t] + off, policy);
-    } else {
-      lo = load8_tail(a_lo + off, valid);
-      hi = two_halves ? load8_tail(a_hi + off, valid) : lo;
-#pragma unroll
-      for (int t = 0; t < TILES; ++t) bv[t] = load8_tail(b_col[t] + off, valid);
+    for (int t = 0; t < TILES; ++t) {
+      const uint4 bv = whole ? load8<VB, true>(b_col[t] + off, policy) : load8_tail(b_col[t] + off, valid);
+      mma_chunk<TIn>(acc[t], lo, hi, bv);
+      asm volatile("" ::: "memory");
     }
-#pragma unroll
-    for (int t = 0; t < TILES; ++t) mma_chunk<TIn>(acc[t], lo, hi, bv[t]);
   }
 
   // Each warp's partial sums into red[warp]: accumulator (t, e) is row g + 8 (e / 2), column 8t + 2q + e % 2.
