@@ -279,12 +279,14 @@ __global__ void __launch_bounds__(Cfg::THREADS) decode_kernel(const Params<TIn, 
     const bool whole = valid >= 8;
     const uint4 lo = whole ? load8<VB, false>(a_lo + off, policy) : load8_tail(a_lo + off, valid);
     const uint4 hi = !two_halves ? lo : whole ? load8<VB, false>(a_hi + off, policy) : load8_tail(a_hi + off, valid);
+    __syncwarp();  // `whole` differs between lanes at K's end; mma.sync.aligned needs the warp converged
     // One column at a time: a few chunks per warp at most, not worth the registers of loading all columns at
     // once (the element-wise tail of every column would set the whole kernel's register count). The empty asm
     // keeps the compiler from hoisting the next column's loads above this column's MMAs.
 #pragma unroll
     for (int t = 0; t < TILES; ++t) {
       const uint4 bv = whole ? load8<VB, true>(b_col[t] + off, policy) : load8_tail(b_col[t] + off, valid);
+      __syncwarp();
       mma_chunk<TIn>(acc[t], lo, hi, bv);
       asm volatile("" ::: "memory");
     }
