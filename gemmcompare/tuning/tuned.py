@@ -11,6 +11,9 @@ from ..implementations.base import Implementation, Ok, Skip, format_params
 _HOPPER_BLOCKS = [(128, 128, 64), (128, 256, 64), (64, 128, 64), (64, 256, 64)]
 FAMILY_GRIDS: dict[str, dict[str, list]] = {
     "mma_sync": {"block": [(128, 128, 32), (128, 256, 32), (64, 128, 64), (64, 64, 64)], "stages": [3, 4]},
+    # decode (M <= 16, memory-bound): A's re-reads against CTAs per SM (cols), loads in flight per thread (unroll),
+    # and how many cluster CTAs split K
+    "decode": {"cols": [16, 32, 64], "unroll": [1, 2], "splits": [1, 2, 4, 8]},
     "hopper.wgmma_tma": {"block": _HOPPER_BLOCKS},  # one stage, one consumer: the tile is all it has
     "hopper.pipelined": {"block": _HOPPER_BLOCKS, "stages": [3, 4]},
     # two consumer warpgroups split the tile's M: 64-row tiles take one
