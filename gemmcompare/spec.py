@@ -106,7 +106,12 @@ class Experiment:
 
     @property
     def row_count(self) -> int:
-        return len(self.problems) * sum(len(self.implementations_under(c)) for c in self.contracts)
+        return count_rows(len(self.problems), self.contracts, self.implementations)
+
+
+def count_rows(problems: int, contracts, implementations) -> int:
+    """Rows of a plan: every problem under every (contract, implementation planned under it)."""
+    return problems * sum(impl.planned_under(c) for c in contracts for impl in implementations)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -399,11 +404,10 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
             for f in bad:
                 ck.error(("problems", entry_index, "fixtures"), f"unknown fixture {f!r}; expected {list(FIXTURES)}", nearest(f, FIXTURES))
 
-    pairs = sum(impl.planned_under(c) for c in contracts for impl in implementations)
-    rows = len(problems) * pairs
+    rows = count_rows(len(problems), contracts, implementations)
     if rows > MAX_ROWS:
-        ck.error((), exceeded(f"{len(problems):,} problems x {pairs:,} (contract, implementation) pairs "
-                              f"make {rows:,} rows", MAX_ROWS, "MAX_ROWS"))
+        ck.error((), exceeded(f"{len(problems):,} problems x {rows // max(len(problems), 1):,} (contract, "
+                              f"implementation) pairs make {rows:,} rows", MAX_ROWS, "MAX_ROWS"))
     if ck.issues:
         raise SpecError(ck.all_issues())
     return Experiment(
@@ -666,21 +670,13 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
     fields = dict(name=name, a=a, b=b, c=c, acc=acc, math=math, order_a=order_a, order_b=order_b, order_c=c_order,
                   alpha=float(alpha), beta=float(beta), epilogue=epilogue, storage=storage, scaling=scaling,
                   fast_accum=fast_accum)
-    problem = _contract_issue(fields)
-    if problem:
-        key = ("scaling",) if "scaling" in problem and "scaling" in item else \
-            ("fast_accum",) if "fast_accum" in problem and "fast_accum" in item else ()
-        ck.error(ip + key, problem)
-        return None
-    return PrecisionContract(**fields)
-
-
-def _contract_issue(fields: dict) -> str | None:
-    """contract_problem of the contract these fields would make (constructing it raises on a problem)."""
-    try:
-        PrecisionContract(**fields)
+    try:  # constructing it raises on a combination that cannot be (contract_problem)
+        return PrecisionContract(**fields)
     except ValueError as e:
-        return str(e).split(": ", 1)[1]
+        problem = str(e).split(": ", 1)[1]
+    key = ("scaling",) if "scaling" in problem and "scaling" in item else \
+        ("fast_accum",) if "fast_accum" in problem and "fast_accum" in item else ()
+    ck.error(ip + key, problem)
     return None
 
 
