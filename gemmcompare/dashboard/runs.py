@@ -8,7 +8,7 @@ all is an error naming it (exit 2).
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -33,10 +33,19 @@ class Run:
     source: str  # the folder or store it came from
     receipt: dict
     rows: pd.DataFrame  # normalised (report.data.normalise_rows)
+    _by_cell: dict | None = field(default=None, init=False, repr=False, compare=False)  # rows_at's grouping
 
     @property
     def pair(self) -> tuple[dict, pd.DataFrame]:
         return self.receipt, self.rows
+
+    def rows_at(self, contract: str, problem: str) -> pd.DataFrame:
+        """The run's rows of one (contract, problem); the rows are grouped once, on the first call (a site
+        asks every run for every series)."""
+        if self._by_cell is None:
+            keys = [self.rows["contract"].astype(str), self.rows["problem"].astype(str)] if len(self.rows) else None
+            self._by_cell = {key: part for key, part in self.rows.groupby(keys, sort=False)} if keys else {}
+        return self._by_cell.get((contract, problem), self.rows.iloc[0:0])
 
     @property
     def label(self) -> str:

@@ -13,7 +13,7 @@ import pandas as pd
 from ..report.data import THROTTLED_MOSTLY
 from ..report.stats import median_ci, rate_ci
 from .runs import Run
-from .steps import rows_at, series_steps
+from .steps import series_steps
 
 METRICS = {"tflops": "TFLOP/s (logical)", "pct_of_peak": "% of the GPU's peak"}
 
@@ -43,7 +43,7 @@ def series_points(runs: list[Run], contract: str, problem: str, metric: str = "t
     median_ms with its CI (ms_lo, ms_hi); the run's SM clock and whether the row was THROTTLED."""
     records = []
     for x, run in enumerate(runs):
-        for _, r in rows_at(run, contract, problem).iterrows():
+        for _, r in run.rows_at(contract, problem).iterrows():
             ci = rate_ci(r["flops"], r["samples_ms"])
             tf = r["tflops"] if r["status"] == "PASS" else math.nan
             value, lo, hi = tf, *(ci if ci else (math.nan, math.nan))
@@ -64,7 +64,7 @@ def series_points(runs: list[Run], contract: str, problem: str, metric: str = "t
 def build_series(runs: list[Run], gpu: str, contract: str, problem: str, metric: str = "tflops",
                  threshold: float | None = None) -> Series:
     """The series of (gpu, contract, problem) over `runs` (all of one GPU, oldest first)."""
-    here = [r for r in runs if len(rows_at(r, contract, problem))]
+    here = [r for r in runs if len(r.rows_at(contract, problem))]
     points = series_points(here, contract, problem, metric)
     steps = series_steps(here, contract, problem, threshold)
     position = {r.run_id: i for i, r in enumerate(here)}

@@ -23,19 +23,13 @@ STEP_COLUMNS = ["implementation", "base_run", "cand_run", "verdict", "detail", "
                 "throttled", "is_baseline"]
 
 
-def rows_at(run: Run, contract: str, problem: str) -> pd.DataFrame:
-    """The run's rows of one (contract, problem)."""
-    rows = run.rows
-    return rows[(rows["contract"].astype(str) == contract) & (rows["problem"].astype(str) == problem)]
-
-
 def series_steps(runs: list[Run], contract: str, problem: str, threshold: float | None = None) -> pd.DataFrame:
     """Every consecutive pair of an implementation's rows at (contract, problem) over `runs` (oldest first),
     one row each with compare's verdict (STEP_COLUMNS). Each distinct pair of runs is compared once, on the
     rows of this (contract, problem) only, so that the baseline checks see the baseline measured beside it.
     threshold: the smallest change that counts (default: the later run's spec's, else compare's default)."""
     by_id = {r.run_id: r for r in runs}
-    rows = {r.run_id: rows_at(r, contract, problem) for r in runs}
+    rows = {r.run_id: r.rows_at(contract, problem) for r in runs}
     pairs: dict[tuple[str, str], list[str]] = {}
     last: dict[str, str] = {}
     for run in runs:
