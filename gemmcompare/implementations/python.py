@@ -6,6 +6,7 @@
 
 - `library.triton_matmul`: gemmcompare's Triton GEMM (triton_kernels.py), autotuned in prepare.
 - `library.torch_compile`: torch.compile(mode="max-autotune-no-cudagraphs") of the contract's GEMM.
+- FP8 contracts: `library.triton_fp8` and `library.torch_compile_fp8`, in python_fp8.py.
 
 The calling convention of a `python` callable. For each launch the harness calls
 
@@ -635,6 +636,8 @@ class TritonMatmul(Implementation):
     def supports(self, problem, contract):
         if not _has_module("triton"):
             return Skip("triton is not installed")
+        if contract.is_fp8:
+            return Skip("FP8 inputs need their scales: library.triton_fp8 runs FP8 contracts")
         s = _tensor_core_support(contract, "the Triton GEMM", "tl.dot rounds FP32 operands to TF32 by default, "
                                  "which a strict contract forbids; this row is the FP16/BF16 tensor-core GEMM")
         if not s:
@@ -714,11 +717,15 @@ def gemm_function(widen: bool, alpha: float, beta: float) -> tuple[Callable, str
         def gemm(a, b, c0):
             return torch.addmm(c0, a, b, beta=beta, alpha=alpha)
         text = f"torch.addmm(c0, a, b, beta={beta!r}, alpha={alpha!r})"
+    return fresh_function(gemm), text
+
+
+def fresh_function(gemm: Callable) -> Callable:
+    """`gemm` with a code object of its own (see _COMPILED above)."""
     name = f"gemmcompare_gemm_{len(_COMPILED)}"
     code = gemm.__code__.replace(co_name=name, co_qualname=name) if sys.version_info >= (3, 11) else \
         gemm.__code__.replace(co_name=name)
-    fresh = types.FunctionType(code, gemm.__globals__, name, gemm.__defaults__, gemm.__closure__)
-    return fresh, text
+    return types.FunctionType(code, gemm.__globals__, name, gemm.__defaults__, gemm.__closure__)
 
 
 def summarize_inductor_code(codes: list[str]) -> str:
@@ -750,6 +757,8 @@ class TorchCompile(Implementation):
     def supports(self, problem, contract):
         if not _has_module("triton"):
             return Skip("triton is not installed (inductor generates Triton code for CUDA)")
+        if contract.is_fp8:
+            return Skip("FP8 inputs need their scales: library.torch_compile_fp8 runs FP8 contracts (torch._scaled_mm)")
         s = _tensor_core_support(contract, "torch.compile of torch.mm", "not offered: this row compiles the "
                                  "FP16/BF16 tensor-core GEMM")
         if not s:
@@ -776,18 +785,18 @@ class _CompiledPrepared(PythonLaunch):
     first_call_label = "compile"
     first_call_what = f"dynamo + inductor, {COMPILE_MODE}, caches off"
 
+    variant: Any = None  # a further part of the compile key (library.torch_compile_fp8: use_fast_accum)
+
     def __init__(self, label, problem, contract, operands):
         import torch
 
         super().__init__(label, problem, contract, operands)
-        widen = contract.c is not contract.a
-        alpha, beta = float(contract.alpha), float(contract.beta)
-        self.key = (label, problem, contract.name, tuple(self.a.stride()), tuple(self.b.stride()))
+        self.key = (label, problem, contract.name, tuple(self.a.stride()), tuple(self.b.stride()), self.variant)
         if self.key not in _COMPILED:
-            fn, text = gemm_function(widen, alpha, beta)
+            fn, text = self.function(contract)
             _COMPILED[self.key] = (torch.compile(fn, mode=COMPILE_MODE, dynamic=False, fullgraph=True), text)
         self.fn, self.text = _COMPILED[self.key]
-        self.args = (self.a, self.b) if alpha == 1.0 and beta == 0.0 else (self.a, self.b, operands.c0)
+        self.args = self.arguments(contract, operands)
         self.out = None
         # no reduced-precision reductions in the ATen (cuBLAS) choice, as library.torch_matmul
         torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
@@ -799,6 +808,15 @@ class _CompiledPrepared(PythonLaunch):
         self.storage_info["c"] = "the compiled function's own output tensor"
         self.timing_fields.update({"compiled": self.text, "inductor_kernels": choice})
         self.notes += f"; compiled {self.text}; inductor's code runs {choice}"
+
+    def function(self, contract) -> tuple[Callable, str]:
+        """The contract's GEMM as torch code, and its text (compiled once per key)."""
+        return gemm_function(contract.c is not contract.a, float(contract.alpha), float(contract.beta))
+
+    def arguments(self, contract, operands) -> tuple:
+        if contract.alpha == 1.0 and contract.beta == 0.0:
+            return self.a, self.b
+        return self.a, self.b, operands.c0
 
     def call(self):
         self.out = self.fn(*self.args)
