@@ -5,6 +5,7 @@ with Triton's launch and torch.compile replaced by stand-ins: neither is called 
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -99,7 +100,7 @@ def test_a_spec_plans_them_under_fp8_contracts_only(tmp_path):
 def test_fp8_spec_names_them():
     from gemmcompare.spec import load_spec
 
-    names = [impl.name for impl in load_spec("experiments/fp8.yaml").implementations]
+    names = [impl.name for impl in load_spec(Path(__file__).resolve().parents[1] / "experiments" / "fp8.yaml").implementations]
     assert TRITON in names and COMPILE in names
 
 
