@@ -50,7 +50,8 @@ class TritonFp8(Implementation):
         if not contract.is_fp8:
             return _not_fp8("library.triton_matmul")
         if (contract.a, contract.b) != (DType.E4M3, DType.E4M3):
-            return Skip(f"inputs {contract.a.value}/{contract.b.value}: the Triton FP8 GEMM takes e4m3 only (e5m2 untried)")
+            return Skip(f"inputs {contract.a.value}/{contract.b.value}: the Triton FP8 GEMM takes e4m3 only "
+                        f"(e5m2 untried)")
         if (contract.order_a, contract.order_b) != (Order.ROW, Order.COL):
             return Skip(f"Hopper's FP8 tensor cores take K-major operands only (tn: A row-major, B column-major); "
                         f"this contract is {contract.layout}, and this row offers no timed transpose")
