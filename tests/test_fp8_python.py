@@ -160,18 +160,18 @@ def test_triton_prepared_hands_the_kernel_the_scale_tensors_and_the_contracts_ac
 
 @pytest.mark.parametrize("contract", ["e4m3_f32out_f32acc_tn_tensor", "e4m3_bf16out_f32acc_tn_rowcol_fastacc"])
 def test_compiled_prepared_calls_scaled_mm_with_the_contracts_scales_dtype_and_fast_accum(contract):
-    """torch.compile replaced by the function itself (torch._scaled_mm runs eagerly on the CPU): what is
-    compiled, with which arguments, and a canary compiled apart from the honest row."""
+    """torch.compile replaced by the function itself and torch._scaled_mm by its definition in FP32 (the CPU's
+    own _scaled_mm takes per-tensor scales only before torch 2.14): what is compiled, with which arguments, and
+    a canary compiled apart from the honest row."""
     from gemmcompare.implementations import python_fp8
 
     c = BUILTIN_CONTRACTS[contract]
     draw = _draw(contract)
     calls = []
-    real = torch._scaled_mm
 
-    def scaled_mm(*args, **kw):
-        calls.append(kw)
-        return real(*args, **kw)
+    def scaled_mm(a, b, *, scale_a, scale_b, out_dtype, use_fast_accum, **kw):
+        calls.append(dict(kw, scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype, use_fast_accum=use_fast_accum))
+        return ((a.float() * scale_a) @ (b.float() * scale_b)).to(out_dtype)
 
     class Canary(python_fp8.TorchCompileFp8):
         def use_fast_accum(self, contract):
