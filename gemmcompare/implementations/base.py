@@ -431,6 +431,38 @@ class AbiKernel(Implementation):
         return AbiPrepared(self, problem, contract, operands, extension)
 
 
+def dispatch_entry(comment: str, symbol: str, targets: list[tuple[str, str]], refusal: str) -> str:
+    """The C source of an extension entry `symbol` (and `symbol`_occupancy) that calls the first of `targets`,
+    (C condition on `args`, symbol of a compiled instance), whose condition holds, else fails with `refusal`
+    (a C string literal's text). `comment`: the file's first lines, each starting with //."""
+    def each(line):
+        return "".join(line(cond, sym) for cond, sym in targets)
+
+    decls = each(lambda _, sym: f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len);\n')
+    decls += each(lambda _, sym: f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, '
+                                 f'char* err, size_t err_len);\n')
+    fail = f'  return gc_fail(err, err_len, "{refusal}");\n'
+    return (
+        f"{comment}"
+        f'#include "gemmcompare/gemm_abi.h"\n'
+        f"\n"
+        f"{decls}"
+        f"\n"
+        f'extern "C" int {symbol}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
+        f'  if (!args) return gc_fail(err, err_len, "null arguments");\n'
+        f"{each(lambda cond, sym: f'  if ({cond}) return {sym}(args, err, err_len);' + chr(10))}"
+        f"{fail}"
+        f"}}\n"
+        f"\n"
+        f'extern "C" int {symbol}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, '
+        f'size_t err_len) {{\n'
+        f'  if (!args) return gc_fail(err, err_len, "null arguments");\n'
+        f"{each(lambda cond, sym: f'  if ({cond}) return {sym}_occupancy(args, out, err, err_len);' + chr(10))}"
+        f"{fail}"
+        f"}}\n"
+    )
+
+
 def abi_codes(contract: PrecisionContract) -> tuple[int, ...]:
     """The contract as the kernels' C ABI (gemm_abi.h) reads it: storage orders, dtypes, math, epilogue, and the
     shape of an FP8 contract's scales."""
