@@ -278,7 +278,7 @@ def test_the_profilers_cycle_warning_is_kept_out_of_the_runs_output(monkeypatch,
     warnings still come through."""
     import warnings
 
-    import torch.profiler
+    import torch.autograd.profiler
 
     class WarningProfile:
         def __init__(self, **_):
@@ -290,6 +290,22 @@ def test_the_profilers_cycle_warning_is_kept_out_of_the_runs_output(monkeypatch,
             warnings.warn("something else", UserWarning)
             return self
 
-    monkeypatch.setattr(torch.profiler, "profile", WarningProfile)
+    monkeypatch.setattr(torch.autograd.profiler, "profile", WarningProfile)
     assert KernelClock().start()
     assert [str(w.message) for w in recwarn] == ["something else"]
+
+
+def test_the_clock_starts_without_importing_torchs_compiler():
+    """torch.profiler's start imports torch._inductor (3.7 s of a first start on the H200); the clock starts
+    through autograd's profile instead, and only uses torch.profiler once inductor is imported anyway."""
+    import subprocess
+    import sys
+
+    code = ("import sys, warnings; warnings.simplefilter('ignore')\n"
+            "from gemmcompare.contracts import timing_methods as tm\n"
+            "p = tm._cupti_profiler(); print(type(p).__name__, 'torch._inductor' in sys.modules)\n"
+            "import torch._inductor\n"
+            "print(type(tm._cupti_profiler()).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["profile", "False", "_TorchProfilerEvents"]

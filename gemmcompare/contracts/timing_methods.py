@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+import sys
 import threading
 import time
 import warnings
@@ -168,7 +169,7 @@ def _warm_up_cupti(steps: dict) -> None:
     t0 = time.monotonic()
     try:
         import torch
-        from torch.profiler import profile  # noqa: F401  (timed apart: the import is part of the cost)
+        from torch.autograd.profiler import profile  # noqa: F401  (timed apart: the import is part of the cost)
 
         t1 = time.monotonic()
         steps["cupti_warmup_import_s"] = t1 - t0
@@ -176,7 +177,8 @@ def _warm_up_cupti(steps: dict) -> None:
         if clock.start():
             t2 = time.monotonic()
             steps["cupti_warmup_start_s"] = t2 - t1
-            stats = getattr(getattr(clock._prof, "profiler", None), "_stats", None)
+            prof = clock._prof
+            stats = getattr(getattr(prof, "profiler", prof), "_stats", None)
             try:
                 torch.ones(256, device="cuda").add_(1).sum().item()
             finally:
@@ -193,8 +195,49 @@ def _warm_up_cupti(steps: dict) -> None:
     steps["cupti_warmup_s"] = time.monotonic() - t0
 
 
+def _cupti_profiler():
+    """The profiler a KernelClock starts: torch.autograd.profiler.profile through Kineto (CUPTI), which is what
+    torch.profiler.profile wraps. torch.profiler's own start first asks whether torch has `_inductor`, and that
+    question imports torch's whole compiler package: 3.7 s of a first start on the H200
+    (experiments/results/h200/first-contact/first-answer-643cc42/cupti_diag.log), pure Python that competes with
+    the worker for the GIL. Once a Python row has imported inductor, that answer is free and it matters (under
+    inductor's CUDA graphs torch.profiler keeps CUPTI from being torn down), so torch.profiler is used then."""
+    if "torch._inductor" in sys.modules:
+        from torch.profiler import ProfilerActivity, profile
+
+        return _TorchProfilerEvents(profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                                            record_shapes=False, with_stack=False, profile_memory=False))
+    from torch.autograd.profiler import profile
+
+    return profile(use_device="cuda", use_kineto=True, use_cpu=True, record_shapes=False, with_stack=False,
+                   profile_memory=False)
+
+
+class _TorchProfilerEvents:
+    """torch.profiler.profile with autograd's profile's `function_events` (what KernelClock reads)."""
+
+    def __init__(self, prof):
+        self.prof = prof
+
+    def __enter__(self):
+        self.prof.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.prof.__exit__(*exc)
+
+    @property
+    def function_events(self):
+        return self.prof.events()
+
+    @property
+    def profiler(self):  # the wrapped autograd profile (the warm-up reads its _stats)
+        return self.prof.profiler
+
+
 class KernelClock:
-    """CUPTI activity records of the launches enqueued between start() and stop(), through torch.profiler."""
+    """CUPTI activity records of the launches enqueued between start() and stop(), through torch's profiler
+    (_cupti_profiler)."""
 
     def __init__(self):
         self._prof = None
@@ -203,14 +246,11 @@ class KernelClock:
     def start(self) -> bool:
         finish_warm_up()  # one profiler at a time
         try:
-            from torch.profiler import ProfilerActivity, profile
-
             with warnings.catch_warnings():
                 # torch (2.11 on the H200) warns that a profiler cycle drops the previous cycle's events: each
                 # clock here is one cycle, read once, so the warning only added a line to every run's output
                 warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
-                self._prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=False,
-                                     with_stack=False, profile_memory=False)
+                self._prof = _cupti_profiler()
                 self._prof.__enter__()
             return True
         except Exception as exc:  # noqa: BLE001 - no CUPTI here: the timer keeps its events
@@ -220,7 +260,7 @@ class KernelClock:
     def annotate(self, tag: str):
         if self._prof is None:
             return contextlib.nullcontext()
-        from torch.profiler import record_function
+        from torch.autograd.profiler import record_function
 
         return record_function(tag)
 
@@ -235,7 +275,7 @@ class KernelClock:
         prof, self._prof = self._prof, None
         try:
             prof.__exit__(None, None, None)
-            details = sample_details(prof.events())
+            details = sample_details(prof.function_events)
         except Exception as exc:  # noqa: BLE001
             self.error = f"CUPTI records could not be read: {exc}"
             return {}
