@@ -6,7 +6,7 @@
 #   0. `python3 -m compileall gemmcompare`: the bytecode a pip install writes (the device image runs with
 #      PYTHONDONTWRITEBYTECODE=1, so without it every import compiles its module, every time);
 #   1. `build experiments/quickstart.yaml`, cold, timed;
-#   2. `run experiments/quickstart.yaml` twice on that warm cache, each timed (wall), each printing its
+#   2. `run experiments/quickstart.yaml` three times on that warm cache, each timed (wall), each printing its
 #      one-line phases (also in its receipt, `phases_s`);
 #   3. the GPU tests of this change (tests/test_first_answer.py, tests/test_counter_random.py);
 #   4. `build experiments/lab_ladder.yaml` cold, then three times fully cached, each timed;
@@ -58,8 +58,10 @@ run_args=(--store "$work/gemmcompare.db" --runs-dir "$work/runs" --no-progress)
 timed quickstart_build_cold $gc build experiments/quickstart.yaml --no-progress
 timed quickstart_run_1 $gc run experiments/quickstart.yaml "${run_args[@]}"
 timed quickstart_run_2 $gc run experiments/quickstart.yaml "${run_args[@]}"
-for i in 1 2; do grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 >>"$out/steps.txt"; done
-timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py tests/test_counter_random.py
+timed quickstart_run_3 $gc run experiments/quickstart.yaml "${run_args[@]}"
+for i in 1 2 3; do grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 >>"$out/steps.txt"; done
+timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py tests/test_counter_random.py \
+  tests/test_timing_methods.py
 tail -n 3 "$logs/gpu_tests.log" >>"$out/steps.txt"
 timed lab_build_cold $gc build experiments/lab_ladder.yaml --no-progress
 for i in 1 2 3; do
@@ -70,7 +72,7 @@ timed torch_import python3 -c "import torch"
 python3 -X importtime -m gemmcompare build experiments/lab_ladder.yaml --no-progress 2>&1 >/dev/null \
   | grep "import time" | sort -t'|' -k2 -n | tail -15 >"$logs/importtime_cached_build.txt"
 
-for i in 1 2; do
+for i in 1 2 3; do
   echo "--- quickstart run $i"
   grep -E "^run |PASS|FAIL|CRASH|TIMEOUT|phases:|measured|report" "$logs/quickstart_run_$i.log" | tail -n 20
 done
@@ -101,11 +103,12 @@ cat "$logs/phases.txt"
   echo "| quickstart build, cold | ${wall[quickstart_build_cold]} | |"
   echo "| quickstart run 1, warm cache | ${wall[quickstart_run_1]} | <= 12 |"
   echo "| quickstart run 2, warm cache | ${wall[quickstart_run_2]} | <= 12 |"
+  echo "| quickstart run 3, warm cache | ${wall[quickstart_run_3]} | <= 12 |"
   echo "| lab_ladder build, cold | ${wall[lab_build_cold]} | |"
   echo "| lab_ladder build, cached (3 tries) | ${wall[lab_build_cached_1]} ${wall[lab_build_cached_2]} ${wall[lab_build_cached_3]} | <= 1 |"
   echo "| python3 -c 'import torch' | ${wall[torch_import]} | (reference) |"
   echo "| pytest -m gpu (first answer, counter RNG) | ${wall[gpu_tests]} | $(tail -n 1 "$logs/gpu_tests.log") |"
-  for i in 1 2; do
+  for i in 1 2 3; do
     line=$(grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 | sed 's/^ *//')
     echo "run $i: ${line:-phases: n/a (no phase line at this commit)}"
   done

@@ -1,6 +1,6 @@
 """Compile tests (nvcc, no GPU) of the hand-written Hopper GEMM ladder, extensions/hopper/*.cuh.
 
-Every step (wgmma_tma, pipelined, warp_specialized, persistent, cluster, best) is instantiated the way
+Every step (wgmma_tma, pipelined, warp_specialized, persistent, cluster, best, split_k) is instantiated the way
 an instantiation TU does it -- one extern "C" entry per configuration, dispatching on the input/output
 types -- for its default configuration and for variants (other tiles, BK = 128, one consumer, clusters of
 4, BN = 192), compiled for sm_90a exactly as a JIT build compiles kernels
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.compile
 ARCH = "sm_90a"
 HOPPER_DIR = paths.EXTENSIONS_DIR / "hopper"
 
-# (step, variant) -> Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP>
+# (step, variant) -> Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP[, SPLITS]>
 VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     ("wgmma_tma", "default"): (128, 128, 64, 1, 1, 1, 8),
     ("wgmma_tma", "64x128x128"): (64, 128, 128, 1, 1, 1, 4),
@@ -49,6 +49,9 @@ VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     ("best", "default"): (128, 256, 64, 4, 2, 2, 8),
     ("best", "256x128_c1"): (256, 128, 64, 4, 2, 1, 8),
     ("best", "128x192"): (128, 192, 64, 4, 2, 2, 8),
+    # split_k: the eighth parameter is SPLITS (0: chosen per problem)
+    ("split_k", "default"): (64, 128, 64, 6, 1, 1, 8, 0),
+    ("split_k", "128x256_c2_k4"): (128, 256, 64, 4, 2, 1, 8, 4),
 }
 DEFAULTS = {step: cfg for (step, variant), cfg in VARIANTS.items() if variant == "default"}
 STEPS = list(DEFAULTS)
@@ -131,12 +134,13 @@ def test_hopper_step_compiles_clean(compiled, step, variant):
     mine = summarize_for(c.kernels, re.escape(tag(step, variant)))
     assert mine and len(mine["kernels"]) == len(c.kernels), [k["demangled"] for k in c.kernels]
     assert mine["stack_bytes"] == 0 and mine["registers"] <= 255
-    # One GEMM kernel per (input, output) type -- two for best (TMA-store and direct epilogues) -- and
-    # one K == 0 kernel per output type.
-    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
-    per_types = 2 if step == "best" else 1
+    # One GEMM kernel per (input, output) type -- two for best (TMA-store and direct epilogues) and split_k
+    # (partials and direct) -- one K == 0 kernel per output type, and split_k's reduction per output type.
+    helpers = ("scale_c_kernel", "reduce_kernel")
+    gemm = [k for k in c.kernels if not any(h in k["demangled"] for h in helpers)]
+    per_types = 2 if step in ("best", "split_k") else 1
     assert len(gemm) == IN_TYPES * OUT_TYPES * per_types, [k["demangled"] for k in gemm]
-    assert len(c.kernels) - len(gemm) == OUT_TYPES
+    assert len(c.kernels) - len(gemm) == OUT_TYPES * (2 if step == "split_k" else 1)
 
 
 @pytest.mark.parametrize("step", [s for s in STEPS if DEFAULTS[s][4] == 2])
@@ -146,7 +150,8 @@ def test_two_consumer_steps_get_the_launch_bound_registers(compiled, step):
     c = compiled[(step, "default")]
     for k in c.kernels:
         if "scale_c_kernel" not in k["demangled"]:
-            assert k["registers"] == 168, (k["demangled"][:120], k["registers"])
+            if "reduce_kernel" not in k["demangled"]:
+                assert k["registers"] == 168, (k["demangled"][:120], k["registers"])
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
 
 

@@ -139,10 +139,12 @@ __device__ __forceinline__ uint32_t pack2(__nv_bfloat16, float a, float b) {
 //   CLUSTER_M   CTAs per cluster along M (steps 5, 6): they share the B tile, which is multicast.
 //   GROUP       raster: GROUP tile rows (cluster-tile rows for clusters) are walked column by column,
 //               so the tiles resident at one time share A and B panels in L2.
-template <int BM_, int BN_, int BK_, int STAGES_, int CONSUMERS_, int CLUSTER_M_, int GROUP_>
+//   SPLITS      K slices per output tile (step 7, split_k; 0 = chosen per problem); 1 everywhere else.
+template <int BM_, int BN_, int BK_, int STAGES_, int CONSUMERS_, int CLUSTER_M_, int GROUP_, int SPLITS_ = 1>
 struct Config {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
   static constexpr int CLUSTER_M = CLUSTER_M_, GROUP = GROUP_;
+  static constexpr int SPLITS = SPLITS_;      // split_k only: K slices per tile (0: chosen per problem)
   static constexpr int WM = BM / CONSUMERS;  // rows per consumer warpgroup
   static constexpr int MI = WM / 64;         // m64 wgmma blocks per consumer warpgroup
   static constexpr int KB = BK / 64;         // 64-element (128-byte) k blocks per stage
@@ -439,6 +441,8 @@ struct Params {
   float alpha, beta;
   int read_c;         // beta != 0: the epilogue reads C
   int c_vec2;         // C pairs may be stored as one 2-element vector (ldc even, C aligned to 2 elements)
+  float* partials;    // split_k: splits x M x N f32 partial sums (the entry's workspace); unused elsewhere
+  int splits;         // split_k: K slices per tile (1: the tile's sums go straight to C)
 };
 
 // Grouped raster: linear index t over a tiles_m x tiles_n grid -> (tm, tn). Indices walk `group` tile

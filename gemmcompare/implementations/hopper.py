@@ -8,9 +8,11 @@ The kernels are headers under extensions/hopper/ (see its README): each step add
   hopper.persistent        one CTA per SM walking tiles in a grouped (L2-friendly) order
   hopper.cluster           clusters along M sharing B through TMA multicast
   hopper.best              epilogue through shared memory with TMA stores, no accumulator zeroing
+  hopper.split_k           skinny M, long K: K split over CTAs into f32 planes and a reduction pass (apart
+                           from the ladder's line: it starts again from the persistent step)
 
 A spec's parameters map one to one onto `gc::hopper::Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M,
-GROUP>`; `HopperConfig` is that mapping, checked here with the kernels' own rules (so an impossible
+GROUP, SPLITS>`; `HopperConfig` is that mapping, checked here with the kernels' own rules (so an impossible
 combination is a SKIP row with the reason before anything compiles) and rendered into one tiny
 instantiation TU per configuration.
 
@@ -20,6 +22,7 @@ Parameters (spec spelling -> template parameter):
   consumers  1 | 2         math warpgroups (wgmma_tma and pipelined: 1)
   cluster_m  1 | 2 | 4     CTAs per cluster along M sharing B (cluster and best only)
   group      int >= 1      grouped raster: tile rows walked together
+  splits     0..16         K slices per tile (split_k only; 0: floor(SMs / tiles) per problem, 1: no split)
 
 TMA needs 16-byte-aligned rows: lda and ldb multiples of 8 elements (the entry refuses anything else before
 launching). K itself may be anything: TMA fills the part of a box past K with zeros. So the steps declare
@@ -55,6 +58,8 @@ class StepRules:
     cluster_m: tuple[int, ...]
     default: tuple[tuple[int, int, int], int, int, int, int]  # block, stages, consumers, cluster_m, group
     epilogue_bytes_per_consumer: int = 0  # shared-memory epilogue buffers (best: two 64 x 128-byte slabs)
+    splits: tuple[int, int] = (1, 1)  # inclusive range of K slices per tile; default 1 (only split_k splits)
+    default_splits: int = 1
 
 
 STEPS: dict[str, StepRules] = {
@@ -67,6 +72,8 @@ STEPS: dict[str, StepRules] = {
                          ((128, 256, 64), 4, 2, 2, 8)),
     "best": StepRules("shared-memory + TMA-store epilogue, no zeroing", (2, 8), (1, 2), (1, 2, 4),
                       ((128, 256, 64), 4, 2, 2, 8), epilogue_bytes_per_consumer=2 * 8192),
+    "split_k": StepRules("K split over CTAs, f32 planes reduced", (2, 8), (1, 2), (1,), ((64, 128, 64), 6, 1, 1, 8),
+                         splits=(0, 16), default_splits=0),
 }
 
 
@@ -78,6 +85,7 @@ class HopperConfig:
     consumers: int
     cluster_m: int
     group: int
+    splits: int = 1
 
     @property
     def rules(self) -> StepRules:
@@ -118,6 +126,10 @@ class HopperConfig:
                                 f"it would spill); use 2 consumers or a smaller tile")
         if self.group < 1:
             raise InvalidConfig(f"group={self.group} must be at least 1")
+        lo, hi = r.splits
+        if not lo <= self.splits <= hi:
+            raise InvalidConfig(f"splits={self.splits}: hopper.{self.step} takes " +
+                                (f"{lo}..{hi} (0: chosen per problem)" if hi != lo else f"only {lo}"))
         if self.smem_bytes() > SMEM_LIMIT:
             raise InvalidConfig(f"{self.stages} stages of {bm}x{bn}x{bk} need {self.smem_bytes():,} bytes of shared "
                                 f"memory; sm_90 allows {SMEM_LIMIT:,} per block")
@@ -125,7 +137,12 @@ class HopperConfig:
     @property
     def ident(self) -> str:
         bm, bn, bk = self.block
-        return f"{self.step}_{bm}x{bn}x{bk}_s{self.stages}_c{self.consumers}_cm{self.cluster_m}_g{self.group}"
+        splits = f"_k{self.splits}" if self.rules.splits != (1, 1) else ""
+        return f"{self.step}_{bm}x{bn}x{bk}_s{self.stages}_c{self.consumers}_cm{self.cluster_m}_g{self.group}{splits}"
+
+    @property
+    def has_workspace(self) -> bool:
+        return self.rules.splits != (1, 1)
 
     def symbol(self) -> str:
         return f"gc_hopper_{self.ident}"
@@ -135,24 +152,33 @@ class HopperConfig:
         its occupancy query (gemm_abi.h NAME_occupancy)."""
         bm, bn, bk = self.block
         sym = self.symbol()
+        splits = f", {self.splits}" if self.has_workspace else ""
+        workspace = (
+            f'\nextern "C" size_t {sym}_workspace_bytes(const gc_gemm_args* args) {{\n'
+            f"  return gc::hopper::{self.step}::workspace_bytes<{sym}_config, {sym}_tag>(args);\n"
+            f"}}\n") if self.has_workspace else ""
         return (
             f"// hopper.{self.step} ({self.rules.title}): {bm}x{bn}x{bk} tile, {self.stages} stages, "
-            f"{self.consumers} consumer warpgroup(s), cluster {self.cluster_m}x1, raster group {self.group}.\n"
+            f"{self.consumers} consumer warpgroup(s), cluster {self.cluster_m}x1, raster group {self.group}"
+            + (f", splits {self.splits or 'auto'}" if self.has_workspace else "") + ".\n"
             f'#include "hopper/{self.step}.cuh"\n\n'
             f"struct {sym}_tag;  // names this configuration's kernels in the ptxas report\n"
             f"using {sym}_config = gc::hopper::Config<{bm}, {bn}, {bk}, {self.stages}, {self.consumers}, "
-            f"{self.cluster_m}, {self.group}>;\n\n"
+            f"{self.cluster_m}, {self.group}{splits}>;\n\n"
             f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
             f"  return gc::hopper::{self.step}::run<{sym}_config, {sym}_tag>(args, err, err_len);\n"
             f"}}\n\n"
             f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
             f"  return gc::hopper::{self.step}::occupancy<{sym}_config, {sym}_tag>(args, out, err, err_len);\n"
-            f"}}\n"
+            f"}}\n" + workspace
         )
 
     def params(self) -> dict[str, Any]:
-        return {"block": self.block, "stages": self.stages, "consumers": self.consumers, "cluster_m": self.cluster_m,
-                "group": self.group}
+        params = {"block": self.block, "stages": self.stages, "consumers": self.consumers, "cluster_m": self.cluster_m,
+                  "group": self.group}
+        if self.has_workspace:
+            params["splits"] = self.splits
+        return params
 
 
 class HopperKernel(AbiKernel):
@@ -176,10 +202,12 @@ class HopperKernel(AbiKernel):
         super().__init__(cfg.step, cfg.params())
         self.config = cfg
         self.entry_symbol = cfg.symbol()
+        self.has_workspace = cfg.has_workspace
         self.kernel_filter = f"{cfg.symbol()}_tag"
         bm, bn, bk = cfg.block
         self.description = (f"hand-written Hopper GEMM, step {cfg.step} ({cfg.rules.title}): {bm}x{bn}x{bk} tile, "
-                            f"{cfg.stages} stages, {cfg.consumers} consumer warpgroup(s), cluster {cfg.cluster_m}x1")
+                            f"{cfg.stages} stages, {cfg.consumers} consumer warpgroup(s), cluster {cfg.cluster_m}x1"
+                            + (f", K split {cfg.splits or 'per problem'}" if cfg.has_workspace else ""))
 
     def sources(self) -> tuple[KernelSource, ...]:
         return (KernelSource(f"{self.config.symbol()}.cu", text=self.config.render()),)
@@ -191,10 +219,12 @@ class HopperKernel(AbiKernel):
 def _factory(step: str):
     def make(params: dict[str, Any]) -> HopperKernel:
         block, stages, consumers, cluster_m, group = STEPS[step].default
+        splits = STEPS[step].default_splits
         cfg = HopperConfig(
             step, tuple(params.get("block") or block),
             *(int(params[k]) if params.get(k) is not None else d
-              for k, d in (("stages", stages), ("consumers", consumers), ("cluster_m", cluster_m), ("group", group))))
+              for k, d in (("stages", stages), ("consumers", consumers), ("cluster_m", cluster_m), ("group", group),
+                           ("splits", splits))))
         cfg.validate()
         return HopperKernel(cfg)
 
@@ -209,7 +239,9 @@ def _params(step: str) -> list[Param]:
         Param("consumers", "int", default=consumers, help="math warpgroups (1 or 2)"),
         Param("cluster_m", "int", default=cluster_m, help="CTAs per cluster along M sharing B (multicast)"),
         Param("group", "int", default=group, help="grouped raster: tile rows walked together"),
-    ]
+    ] + ([Param("splits", "int", default=STEPS[step].default_splits,
+                help="K slices per tile (0: floor(SMs / tiles), chosen per problem)")]
+         if STEPS[step].splits != (1, 1) else [])
 
 
 for _step, _rules in STEPS.items():

@@ -19,6 +19,9 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # two consumer warpgroups split the tile's M: 64-row tiles take one
     **{f"hopper.{step}": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]}
        for step in ("warp_specialized", "persistent", "cluster", "best")},
+    # skinny M, long K: the tile sets how many units there are to split; the split itself is chosen per problem
+    # (splits 0: one wave of tiles x slices), and stages keep B streaming (2 of the 16 points do not fit)
+    "hopper.split_k": {"block": _HOPPER_BLOCKS, "consumers": [1, 2], "stages": [4, 6]},
 }
 
 MAX_CANDIDATES = 64  # built and checked before the model narrows them: each is a compile
