@@ -1,35 +1,58 @@
 #!/usr/bin/env bash
-# Issue 25's study on an H200 (not yet run: it needs about 20 minutes of device time, see docs/tuning.md):
+# Issue 25's study on an H200, in one device call of about 9 minutes:
 #   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/llm_shapes_on_device.sh
 # 1. `gemmcompare build experiments/llm_shapes.yaml`, cold: every candidate of every tuned row (timed).
 # 2. `gemmcompare run experiments/llm_shapes.yaml`: each tuned row races its candidates per problem and is then
 #    measured afresh; its receipt's phases_s has the tuning seconds (`tuning_s`).
 # 3. The same run again on the warm pick cache: no tuning seconds; the rows should land within 3 points.
-# Prints last, per implementation: % of cuBLAS at every problem (prefill and decode apart), the geometric mean,
-# and the decode rows' HBM bandwidth. Everything comes back as OUT/llm_shapes.tgz.
+# Each step has a time limit, so that a slow step still leaves the call time to pack what it did.
+# Comes back: OUT/llm_shapes.tgz (both runs' folders with receipts and reports, the store, logs) and
+# OUT/summary.txt (printed last): per implementation and run, % of cuBLAS (geometric mean, prefill and decode
+# minimum), and each decode row's HBM bandwidth.
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/llm-shapes; rm -rf "$W"; mkdir -p "$W" "$OUT"
 PIP_LOG="$W/pip.log" source experiments/device_env.sh
 export GEMMCOMPARE_CACHE_DIR=$W/cache
 run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress)
-t0=$(date +%s); timeout 900 python3 -m gemmcompare build experiments/llm_shapes.yaml --no-progress >"$W/build.log" 2>&1
+pack() { tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt 2>/dev/null; }
+trap 'pack; exit 143' TERM INT
+python3 -m compileall -q gemmcompare
+t0=$(date +%s); timeout --kill-after=10 ${BUILD_LIMIT_S:-270} python3 -m gemmcompare build experiments/llm_shapes.yaml \
+  --no-progress >"$W/build.log" 2>&1
 echo "build exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
 for i in 1 2; do
-  t0=$(date +%s); timeout 1200 python3 -m gemmcompare run experiments/llm_shapes.yaml "${run_args[@]}" >"$W/run_$i.log" 2>&1
+  limit=$([ "$i" = 1 ] && echo "${RUN1_LIMIT_S:-200}" || echo "${RUN2_LIMIT_S:-110}")
+  t0=$(date +%s); timeout --kill-after=10 "$limit" python3 -m gemmcompare run experiments/llm_shapes.yaml \
+    "${run_args[@]}" >"$W/run_$i.log" 2>&1
   echo "run $i exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
 done
-tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt
+pack
 python3 - "$W/runs" <<'PY' | tee "$OUT/summary.txt"
-import glob, math, sys
+import glob, json, math, sys
 import pandas as pd
-for csv in sorted(glob.glob(f"{sys.argv[1]}/*/results.csv")):
-    df = pd.read_csv(csv)
+for folder in sorted(glob.glob(f"{sys.argv[1]}/*/")):
+    df = pd.read_csv(folder + "results.csv")
+    receipt = json.load(open(folder + "receipt.json"))
+    phases = receipt.get("phases_s") or {}
     ok = df[df.status == "PASS"]
-    print(f"== {csv.split('/')[-2]}: {len(df)} rows, {len(ok)} PASS")
+    print(f"== {folder.split('/')[-2]}: {len(df)} rows, {len(ok)} PASS, "
+          f"{(df.status == 'FAIL').sum()} FAIL; tuning {phases.get('tuning_s', 0):.1f} s, total {phases.get('total_s', 0):.1f} s")
     for impl, g in ok.groupby("implementation"):
-        pct = g.set_index(["m", "n", "k"]).pct_of_baseline
+        pct = g.set_index(["m", "n", "k"]).pct_of_baseline.dropna()
+        if pct.empty:
+            continue
         pre, dec = pct[pct.index.get_level_values(0) >= 2048], pct[pct.index.get_level_values(0) < 2048]
-        geo = math.exp(sum(math.log(v) for v in pct if v > 0) / max(len(pct), 1))
-        print(f"{impl[:70]:<70} geomean {geo:6.1f}%  prefill min {pre.min():6.1f}%  decode min {dec.min():6.1f}%")
+        geo = math.exp(sum(math.log(v) for v in pct if v > 0) / len(pct))
+        print(f"  {impl[:60]:<60} geomean {geo:6.1f}%  prefill min {pre.min() if len(pre) else float('nan'):6.1f}%"
+              f"  decode min {dec.min() if len(dec) else float('nan'):6.1f}%  ({len(pct)} problems)")
+    dec = ok[ok.m < 2048].copy()
+    dec["gb_s"] = dec.unique_bytes / (dec.median_ms * 1e-3) / 1e9
+    best = dec.sort_values("median_ms").groupby(["m", "n", "k"]).head(1)
+    print("  fastest row per decode problem (HBM GB/s = unique bytes / median):")
+    for _, r in best.sort_values(["m", "n", "k"]).iterrows():
+        base = dec[(dec.m == r.m) & (dec.n == r.n) & (dec.k == r.k) & (dec.implementation == "library.cublas")]
+        cb = base.gb_s.iloc[0] if len(base) else float("nan")
+        print(f"    {r.m:>4}x{r.n}x{r.k:<6} {r.implementation[:44]:<44} {r.median_ms * 1e3:8.2f} us "
+              f"{r.pct_of_baseline:6.1f}%  {r.gb_s:6.0f} GB/s (cuBLAS {cb:6.0f})")
 PY

@@ -228,7 +228,7 @@ def test_the_tune_grid_is_valid_and_distinct():
 def test_llm_shapes_runs_decode_at_m_up_to_16_and_skips_the_rest():
     exp = load_spec(EXPERIMENTS / "llm_shapes.yaml")
     names = [i.name for i in exp.implementations]
-    assert "decode[cols=32,splits=auto,unroll=2,warps=8]" in names and "decode.tuned[tune=auto]" in names
+    assert "decode.tuned[tune=auto]" in names
     cells = [c for c in make_plan(exp).cells if c.implementation.family == "decode"]
     runs = {(c.entry.problem.m, bool(c.support)) for c in cells}
     assert runs == {(1, True), (16, True), (64, False), (128, False), (2048, False), (8192, False)}
