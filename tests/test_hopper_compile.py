@@ -1,6 +1,6 @@
 """Compile tests (nvcc, no GPU) of the hand-written Hopper GEMM ladder, extensions/hopper/*.cuh.
 
-Every step (wgmma_tma, pipelined, warp_specialized, persistent, cluster, best, split_k) is instantiated the way
+Every step (wgmma_tma, pipelined, warp_specialized, persistent, cluster, best, split_k, fp8) is instantiated the way
 an instantiation TU does it -- one extern "C" entry per configuration, dispatching on the input/output
 types -- for its default configuration and for variants (other tiles, BK = 128, one consumer, clusters of
 4, BN = 192), compiled for sm_90a exactly as a JIT build compiles kernels
@@ -52,6 +52,9 @@ VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     # split_k: the eighth parameter is SPLITS (0: chosen per problem)
     ("split_k", "default"): (64, 128, 64, 6, 1, 1, 8, 0),
     ("split_k", "128x256_c2_k4"): (128, 256, 64, 4, 2, 1, 8, 4),
+    # fp8: e4m3/e5m2 in (the same two input types' count), BK = 128 (one line of FP8)
+    ("fp8", "default"): (128, 128, 128, 6, 2, 1, 8),
+    ("fp8", "128x192"): (128, 192, 128, 5, 2, 1, 8),
 }
 DEFAULTS = {step: cfg for (step, variant), cfg in VARIANTS.items() if variant == "default"}
 STEPS = list(DEFAULTS)

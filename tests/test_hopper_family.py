@@ -52,7 +52,7 @@ def test_impossible_configurations_are_skip_rows_with_the_reason(step, params, r
 
 
 @pytest.mark.parametrize("k", [1, 33, 617, 1025])
-@pytest.mark.parametrize("step", sorted(STEPS))
+@pytest.mark.parametrize("step", sorted(s for s, rules in STEPS.items() if not rules.fp8))
 def test_any_k_runs_under_both_policies_in_place_or_through_timed_copies(step, k):
     """TMA needs 16-byte rows of A and B, not K % 8 == 0: aligned buffers serve in place, tight ones are copied."""
     impl = instantiate(PARAMETRIZED[f"hopper.{step}"], {})
@@ -65,6 +65,35 @@ def test_any_k_runs_under_both_policies_in_place_or_through_timed_copies(step, k
     assert [tight[w].copy for w in "abc"] == [k % 8 != 0, k % 8 != 0, False]
     assert not any(aligned[w].copy for w in "abc")
     assert tight["a"].kernel.ld % 8 == 0 and tight["b"].kernel.ld % 8 == 0
+
+
+@pytest.mark.parametrize("k", [1, 33, 617, 1025])
+def test_fp8_runs_any_k_with_16_byte_rows_of_one_byte_elements(k):
+    """hopper.fp8's TMA rows are 16 bytes = 16 FP8 elements: tight storage copies A and B when K % 16 != 0,
+    aligned storage serves in place; the 16-bit contracts and row/column or block scales are SKIPs."""
+    impl = instantiate(PARAMETRIZED["hopper.fp8"], {})
+    c = BUILTIN_CONTRACTS
+    for name in ("e4m3_bf16out_f32acc_tn_tensor", "e4m3_bf16out_f32acc_tn_tensor_aligned",
+                 "e4m3_bf16out_f32acc_tn_tensor_fastacc", "e5m2_f32out_f32acc_tn_tensor"):
+        assert impl.supports(GemmProblem(611, 613, k), c[name]), (name, impl.supports(GemmProblem(611, 613, k), c[name]))
+    for name, why in (("f16_f32acc_tn", "takes e4m3/e5m2"), ("e4m3_bf16out_f32acc_tn_rowcol", "scaling rowcol"),
+                      ("e4m3_bf16out_f32acc_tn_block", "scaling block")):
+        support = impl.supports(GemmProblem(611, 613, k), c[name])
+        assert not support and why in support.reason, (name, support)
+    orders, sizes = (Order.ROW, Order.COL, Order.ROW), (1, 1, 2)
+    tight = plan_operands(611, 613, k, (611, 613, k), orders, sizes, Storage.TIGHT, impl.constraints.ld_multiples)
+    aligned = plan_operands(611, 613, k, (611, 613, k), orders, sizes, Storage.ALIGNED, impl.constraints.ld_multiples)
+    assert [tight[w].copy for w in "abc"] == [k % 16 != 0, k % 16 != 0, False]
+    assert not any(aligned[w].copy for w in "abc")
+
+
+@pytest.mark.parametrize("params, reason", [
+    ({"block": [128, 128, 64]}, "BK is 128"),
+    ({"block": [128, 256, 128], "stages": 4}, "promotion registers"),
+])
+def test_fp8_configurations_it_cannot_build_are_skip_rows_with_the_reason(params, reason):
+    impl = instantiate(PARAMETRIZED["hopper.fp8"], params)
+    assert isinstance(impl, UnbuildableImplementation) and reason in impl.reason
 
 
 def test_the_contracts_it_runs():

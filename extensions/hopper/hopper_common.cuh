@@ -54,6 +54,7 @@
 #include <cuda.h>  // CUtensorMap and its enums only: the driver function is fetched at run time
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +87,19 @@ struct TypeInfo<__nv_bfloat16> {
   static constexpr gc_dtype abi = GC_BF16;
   static constexpr CUtensorMapDataType tma = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   static constexpr const char* name = "bf16";
+};
+// FP8 inputs (hopper.fp8 only): TMA moves them as bytes.
+template <>
+struct TypeInfo<__nv_fp8_e4m3> {
+  static constexpr gc_dtype abi = GC_E4M3;
+  static constexpr CUtensorMapDataType tma = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  static constexpr const char* name = "e4m3";
+};
+template <>
+struct TypeInfo<__nv_fp8_e5m2> {
+  static constexpr gc_dtype abi = GC_E5M2;
+  static constexpr CUtensorMapDataType tma = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  static constexpr const char* name = "e5m2";
 };
 template <>
 struct TypeInfo<float> {
@@ -443,6 +457,8 @@ struct Params {
   int c_vec2;         // C pairs may be stored as one 2-element vector (ldc even, C aligned to 2 elements)
   float* partials;    // split_k: splits x M x N f32 partial sums (the entry's workspace); unused elsewhere
   int splits;         // split_k: K slices per tile (1: the tile's sums go straight to C)
+  const float* scale_a;  // fp8: the per-tensor dequantization scales (device pointers, read in the epilogue)
+  const float* scale_b;
 };
 
 // Grouped raster: linear index t over a tiles_m x tiles_n grid -> (tm, tn). Indices walk `group` tile

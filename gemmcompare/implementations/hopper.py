@@ -10,6 +10,8 @@ The kernels are headers under extensions/hopper/ (see its README): each step add
   hopper.best              epilogue through shared memory with TMA stores, no accumulator zeroing
   hopper.split_k           skinny M, long K: K split over CTAs into f32 planes and a reduction pass (apart
                            from the ladder's line: it starts again from the persistent step)
+  hopper.fp8               FP8 (e4m3/e5m2) in, the tensor core's sums promoted to FP32 every 128 of K,
+                           per-tensor scales (from the persistent step too)
 
 A spec's parameters map one to one onto `gc::hopper::Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M,
 GROUP, SPLITS>`; `HopperConfig` is that mapping, checked here with the kernels' own rules (so an impossible
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..build.request import KernelSource
-from ..contracts.precision import Math
+from ..contracts.precision import Math, Scaling
 from ..dtypes import DType
 from ..paths import EXTENSIONS_DIR
 from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
@@ -45,6 +47,7 @@ from .registry import InvalidConfig, Parametrized, register_parametrized
 
 SMEM_LIMIT = 232448  # bytes of dynamic shared memory a block may opt into on sm_90
 MAX_ACCUMULATORS = 128  # f32 accumulators per consumer thread before the kernel would spill
+MAX_FP8_REGISTERS = 192  # fp8: the sums and the promotion registers together (extensions/hopper/fp8.cuh)
 WGMMA_N = (64, 128, 192, 256)
 
 
@@ -60,6 +63,7 @@ class StepRules:
     epilogue_bytes_per_consumer: int = 0  # shared-memory epilogue buffers (best: two 64 x 128-byte slabs)
     splits: tuple[int, int] = (1, 1)  # inclusive range of K slices per tile; default 1 (only split_k splits)
     default_splits: int = 1
+    fp8: bool = False  # FP8 inputs (1-byte elements, BK = 128, promotion registers beside the sums)
 
 
 STEPS: dict[str, StepRules] = {
@@ -74,6 +78,8 @@ STEPS: dict[str, StepRules] = {
                       ((128, 256, 64), 4, 2, 2, 8), epilogue_bytes_per_consumer=2 * 8192),
     "split_k": StepRules("K split over CTAs, f32 planes reduced", (2, 8), (1, 2), (1,), ((64, 128, 64), 6, 1, 1, 8),
                          splits=(0, 16), default_splits=0),
+    "fp8": StepRules("FP8 in, sums promoted to FP32 every 128 of K, per-tensor scales", (2, 8), (1, 2), (1,),
+                     ((128, 128, 128), 6, 2, 1, 8), fp8=True),
 }
 
 
@@ -96,7 +102,8 @@ class HopperConfig:
         1 KB of slack to round the base up to the 1024-byte alignment of the 128B swizzle."""
         bm, bn, bk = self.block
         epilogue = self.consumers * self.rules.epilogue_bytes_per_consumer
-        return self.stages * (bm + bn) * bk * 2 + epilogue + 16 * self.stages + 1024
+        element = 1 if self.rules.fp8 else 2
+        return self.stages * (bm + bn) * bk * element + epilogue + 16 * self.stages + 1024
 
     @property
     def threads(self) -> int:
@@ -114,6 +121,8 @@ class HopperConfig:
             raise InvalidConfig(f"cluster_m={self.cluster_m}: hopper.{self.step} takes {list(r.cluster_m)}")
         if bn not in WGMMA_N:
             raise InvalidConfig(f"BN={bn} must be a wgmma N: one of {list(WGMMA_N)}")
+        if r.fp8 and bk != 128:
+            raise InvalidConfig(f"BK={bk}: hopper.fp8 promotes every stage of 128 of K (one 128-byte line of FP8): BK is 128")
         if bk % 64 or not 64 <= bk <= 256:
             raise InvalidConfig(f"BK={bk} must be 64, 128, 192 or 256 (whole 128-byte swizzle lines)")
         if bm % (64 * self.consumers) or bm > 256:
@@ -121,6 +130,9 @@ class HopperConfig:
         if (bn // self.cluster_m) % 8:
             raise InvalidConfig(f"BN={bn} does not split into {self.cluster_m} multicast slices of whole 8-row groups")
         accumulators = (bm // self.consumers // 64) * bn // 2
+        if r.fp8 and 2 * accumulators > MAX_FP8_REGISTERS:
+            raise InvalidConfig(f"{accumulators} f32 sums and as many promotion registers per consumer thread (more "
+                                f"than {MAX_FP8_REGISTERS} together: it would spill); BN <= 192 with 64 rows per consumer")
         if accumulators > MAX_ACCUMULATORS:
             raise InvalidConfig(f"{accumulators} f32 accumulators per consumer thread (more than {MAX_ACCUMULATORS}: "
                                 f"it would spill); use 2 consumers or a smaller tile")
@@ -203,6 +215,9 @@ class HopperKernel(AbiKernel):
         self.config = cfg
         self.entry_symbol = cfg.symbol()
         self.has_workspace = cfg.has_workspace
+        if cfg.rules.fp8:  # FP8 in, per-tensor scales; TMA's 16-byte rows are 16 elements of one byte
+            self.contract_support = FP8_SUPPORT
+            self.constraints = Constraints(ld_multiples=(16, 16, 1), index_bits=64)
         self.kernel_filter = f"{cfg.symbol()}_tag"
         bm, bn, bk = cfg.block
         self.description = (f"hand-written Hopper GEMM, step {cfg.step} ({cfg.rules.title}): {bm}x{bn}x{bk} tile, "
@@ -214,6 +229,17 @@ class HopperKernel(AbiKernel):
 
     def dynamic_smem_bytes(self) -> int:
         return self.config.smem_bytes()
+
+
+FP8_SUPPORT = ContractSupport(
+    inputs=frozenset({DType.E4M3, DType.E5M2}),
+    outputs=frozenset({DType.F32, DType.F16, DType.BF16}),
+    maths=frozenset({Math.STRICT}),
+    layouts=layouts("tn"),
+    alpha_beta=True,
+    scalings=frozenset({Scaling.TENSOR}),
+    scaling_note="row/column and block scales would be applied per promotion interval; not built",
+)
 
 
 def _factory(step: str):
@@ -247,5 +273,7 @@ def _params(step: str) -> list[Param]:
 for _step, _rules in STEPS.items():
     register_parametrized(Parametrized(
         f"hopper.{_step}", _params(_step), _factory(_step),
-        description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; f16/bf16 in, f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)",
+        description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; "
+                    + ("e4m3/e5m2 in with per-tensor scales" if _rules.fp8 else "f16/bf16 in")
+                    + ", f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)",
     ))

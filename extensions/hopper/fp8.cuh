@@ -1,0 +1,235 @@
+// Step 8 -- hopper.fp8: FP8 (e4m3 / e5m2) inputs with promotion to FP32 every 128 of K, per-tensor scales.
+//
+// Hopper's FP8 wgmma (m64nNk32) accumulates its products in what behaves like ~14 significand bits
+// (DeepSeek-V3 measured a maximum relative error near 2% at K = 4096 without promotion). A kernel that
+// keeps FP32 accuracy must therefore take the tensor core's partial sums out into FP32 registers often:
+// here every stage (BK = 128 of K, one 128-byte swizzle line of FP8) is computed into a fresh set of
+// partial accumulators (`part`, scale-d = false on its first k32 step), waited for, and added to the
+// FP32 sums (`acc`) by ordinary FADDs. The per-tensor scales (device pointers, as cuBLASLt reads its own)
+// are applied once in the epilogue: C = alpha * scale_a * scale_b * sum + beta * C.
+//
+// Everything else is the persistent warp-specialized step's: TMA loads into a stage ring (FP8 moved as
+// bytes, 128 elements per swizzled line), a producer warpgroup and one or two consumer warpgroups with
+// setmaxnreg, a grouped raster over the tiles, the direct epilogue. The price of promotion: both register
+// sets (acc and part) live in the consumers, so BN <= 192 with one m64 block per consumer, and each
+// consumer waits for its own wgmmas every stage (the other consumer's keep the tensor core busy then).
+#pragma once
+
+#include "hopper_common.cuh"
+
+namespace gc {
+namespace hopper {
+namespace fp8 {
+
+constexpr int LINE_ELEMENTS = 128;  // FP8 elements in one 128-byte swizzle line: one k32 wgmma per 32 bytes
+
+// The configuration seen with 1-byte elements: KB counts 128-element lines (the 16-bit steps' 64).
+template <class Cfg>
+struct View : Cfg {
+  static constexpr int KB = Cfg::BK / LINE_ELEMENTS;
+};
+
+template <class Cfg>
+struct Traits {
+  static_assert(Cfg::STAGES >= 2, "fp8 needs at least two stages");
+  static_assert(Cfg::CLUSTER_M == 1, "fp8 does not use clusters");
+  static_assert(Cfg::BK == LINE_ELEMENTS, "fp8 promotes every stage: BK is 128 (one swizzle line of FP8)");
+  static_assert(2 * Cfg::ACC <= 192, "acc and part (2 x MI x BN/2 f32 per consumer thread) must leave registers");
+  using V = View<Cfg>;
+  using S = Smem<V>;
+  static constexpr int THREADS = 128 * (1 + Cfg::CONSUMERS);
+  static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+};
+
+// One stage's wgmmas for one consumer warpgroup into `part`: 4 k32 steps of 32 bytes per line, one m64nBNk32
+// per m64 block; the first step of the stage overwrites `part` (scale-d = false).
+template <class Cfg, class TIn, uint32_t A_KBLOCK, uint32_t B_KBLOCK>
+__device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2], uint32_t a_rows, uint32_t b_tile) {
+  const uint64_t da0 = make_desc_sw128(a_rows);
+  const uint64_t db0 = make_desc_sw128(b_tile);
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    const uint64_t db = db0 + ((ks * 32) >> 4);
+#pragma unroll
+    for (int mi = 0; mi < Cfg::MI; ++mi) {
+      const uint64_t da = da0 + ((mi * 64 * 128 + ks * 32) >> 4);
+      Wgmma<Cfg::BN, TIn>::mma(part[mi], da, db, ks == 0 ? 0u : 1u);
+    }
+  }
+}
+
+template <class Cfg, class TIn, class TOut, class Tag>
+__global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
+  using T = Traits<Cfg>;
+  using S = typename T::S;
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const uint32_t base = align1024(smem_u32(smem));
+  const int wg = warpgroup_index();
+  const int tiles = p.tiles_m * p.tiles_n;
+
+  if (threadIdx.x == 0) {
+    prefetch_tmap(&p.tma_a);
+    prefetch_tmap(&p.tma_b);
+    for (int s = 0; s < Cfg::STAGES; ++s) {
+      mbar_init(S::full(base, s), 1);
+      mbar_init(S::empty(base, s), 4 * Cfg::CONSUMERS);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer ------------------------------------------------------------------------------
+    if constexpr (Cfg::CONSUMERS == 2) setmaxnreg_dec<T::PRODUCER_REGS>();
+    if (threadIdx.x == 0) {
+      PipeState<Cfg::STAGES> wr;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int tm, tn;
+        grouped_raster(tile, p.tiles_m, p.tiles_n, Cfg::GROUP, tm, tn);
+        const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
+        for (int t = 0; t < p.k_tiles; ++t) {
+          mbar_wait(S::empty(base, wr.stage), wr.phase ^ 1u);
+          const uint32_t full = S::full(base, wr.stage);
+          mbar_arrive_expect_tx(full, S::TX_BYTES);
+          tma_load_2d(S::a(base, wr.stage), &p.tma_a, full, t * Cfg::BK, m0);
+          tma_load_2d(S::b(base, wr.stage), &p.tma_b, full, t * Cfg::BK, n0);
+          wr.advance();
+        }
+      }
+    }
+  } else {
+    // ---- consumers -----------------------------------------------------------------------------
+    if constexpr (Cfg::CONSUMERS == 2) setmaxnreg_inc<T::CONSUMER_REGS>();
+    const int c = wg - 1;
+    const int wt = threadIdx.x % 128, warp = wt / 32, lane = wt % 32;
+    const uint32_t a_rows = c * Cfg::WM * S::LINE;
+
+    float acc[Cfg::MI][Cfg::BN / 2];   // FP32 sums, promoted into every stage
+    float part[Cfg::MI][Cfg::BN / 2];  // the tensor core's sums over one stage (128 of K)
+#pragma unroll
+    for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+      for (int r = 0; r < Cfg::BN / 2; ++r) part[mi][r] = 0.f;  // defined once: the first wgmma ignores it
+
+    PipeState<Cfg::STAGES> rd;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      grouped_raster(tile, p.tiles_m, p.tiles_n, Cfg::GROUP, tm, tn);
+      const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
+
+      for (int t = 0; t < p.k_tiles; ++t) {
+        mbar_wait(S::full(base, rd.stage), rd.phase);
+        wgmma_fence();
+        mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(part, S::a(base, rd.stage) + a_rows, S::b(base, rd.stage));
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_regs(part);
+        if (lane == 0) mbar_arrive(S::empty(base, rd.stage));  // the stage's bytes are no longer read
+        rd.advance();
+        // promotion: the interval's sum joins the FP32 sums (the first interval of a tile starts them)
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = t == 0 ? part[mi][r] : acc[mi][r] + part[mi][r];
+      }
+
+      const float scale = __ldg(p.scale_a) * __ldg(p.scale_b);
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] *= scale;
+      const bool fast = direct_fast<Cfg::BM, Cfg::BN>(p, m0, n0);
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+        store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
+                                          n0 + 2 * (lane % 4), fast);
+    }
+  }
+}
+
+template <class Cfg, class Tag = void>
+struct Step {
+  static constexpr const char* name = "hopper.fp8";
+
+  template <class TIn, class TOut>
+  static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
+    return query_occupancy(kernel<Cfg, TIn, TOut, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err, err_len);
+  }
+
+  template <class TIn, class TOut>
+  static int run(const gc_gemm_args* args, char* err, size_t err_len) {
+    using T = Traits<Cfg>;
+    using S = typename T::S;
+    char msg[256];
+    if (args->scaling != GC_SCALING_TENSOR || !args->scale_a || !args->scale_b) {
+      snprintf(msg, sizeof msg, "%s: per-tensor scales only (scaling %d given)", name, static_cast<int>(args->scaling));
+      return gc_fail(err, err_len, msg);
+    }
+    Params p;
+    if (int rc = prepare<TIn, TOut, Tag>(args, name, p, err, err_len)) return rc < 0 ? 0 : rc;
+    // TMA rows of 1-byte elements: 16-byte strides are lda and ldb multiples of 16 (prepare checked 8)
+    if (args->lda % 16 || args->ldb % 16) {
+      snprintf(msg, sizeof msg, "%s: TMA needs lda and ldb multiples of 16 FP8 elements; got lda=%lld, ldb=%lld", name,
+               static_cast<long long>(args->lda), static_cast<long long>(args->ldb));
+      return gc_fail(err, err_len, msg);
+    }
+    p.scale_a = args->scale_a;
+    p.scale_b = args->scale_b;
+    set_tiles<Cfg>(args, p);
+    if (int rc = make_tma_2d(&p.tma_a, TypeInfo<TIn>::tma, args->a, args->k, args->m, args->lda, LINE_ELEMENTS, Cfg::BM,
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "A", err, err_len))
+      return rc;
+    if (int rc = make_tma_2d(&p.tma_b, TypeInfo<TIn>::tma, args->b, args->k, args->n, args->ldb, LINE_ELEMENTS, Cfg::BN,
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "B", err, err_len))
+      return rc;
+    const int64_t tiles = static_cast<int64_t>(p.tiles_m) * p.tiles_n;
+    if (tiles > INT32_MAX) return gc_fail(err, err_len, "hopper.fp8: too many tiles");
+    const int sms = device_sm_count();
+    const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
+    auto k = kernel<Cfg, TIn, TOut, Tag>;
+    GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
+    GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
+    return gc_check_launch(err, err_len, name);
+  }
+};
+
+// FP8 in (e4m3 or e5m2, A and B alike), f32 / f16 / bf16 out.
+template <class StepT>
+int dispatch_fp8(const gc_gemm_args* a, char* err, size_t err_len, gc_occupancy* query = nullptr) {
+  const char* name = StepT::name;
+  if (!a) return gc_fail(err, err_len, "null arguments");
+  if (a->dtype_a != a->dtype_b) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: A and B must have the same type", name);
+    return gc_fail(err, err_len, msg);
+  }
+#define GC_FP8_CASE(TIN, TOUT)                                                                             \
+  return query ? StepT::template occupancy<TIN, TOUT>(a, query, err, err_len) : StepT::template run<TIN, TOUT>(a, err, err_len)
+  if (a->dtype_a == GC_E4M3) {
+    if (a->dtype_c == GC_F32) GC_FP8_CASE(__nv_fp8_e4m3, float);
+    if (a->dtype_c == GC_F16) GC_FP8_CASE(__nv_fp8_e4m3, __half);
+    if (a->dtype_c == GC_BF16) GC_FP8_CASE(__nv_fp8_e4m3, __nv_bfloat16);
+  } else if (a->dtype_a == GC_E5M2) {
+    if (a->dtype_c == GC_F32) GC_FP8_CASE(__nv_fp8_e5m2, float);
+    if (a->dtype_c == GC_F16) GC_FP8_CASE(__nv_fp8_e5m2, __half);
+    if (a->dtype_c == GC_BF16) GC_FP8_CASE(__nv_fp8_e5m2, __nv_bfloat16);
+  }
+#undef GC_FP8_CASE
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: needs e4m3 or e5m2 A and B and f32, f16 or bf16 C", name);
+  return gc_fail(err, err_len, msg);
+}
+
+template <class Cfg, class Tag = void>
+int run(const gc_gemm_args* args, char* err, size_t err_len) {
+  return dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len);
+}
+
+template <class Cfg, class Tag = void>
+int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len, out);
+}
+
+}  // namespace fp8
+}  // namespace hopper
+}  // namespace gc
