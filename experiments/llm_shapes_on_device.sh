@@ -5,7 +5,12 @@
 # 2. `gemmcompare run experiments/llm_shapes.yaml`: each tuned row races its candidates per problem and is then
 #    measured afresh; its receipt's phases_s has the tuning seconds (`tuning_s`).
 # 3. The same run again on the warm pick cache: no tuning seconds; the rows should land within 3 points.
-# Each step has a time limit, so that a slow step still leaves the call time to pack what it did.
+# Each step has a time limit, so that a slow step still leaves the call time to pack what it did. The three share
+# TOTAL_S (560 s): the build gets BUILD_LIMIT_S (200), run 1 what is left but RUN2_MIN_S (100), run 2 the rest, so
+# time a step does not use goes to the next. Estimated from the partial receipt and compile times measured on
+# CPU (experiments/results/h200/llm-shapes/partial-4e01d11/picks.md, "Build cost"): cold build about 180 s, run 1
+# (every race fresh) about 290 s, run 2 (every pick reused) about 145 s: about 55 s more than the call holds, so
+# run 2 is expected to rerun about two thirds of the problems. Each limit can be set as before (RUN1_LIMIT_S...).
 # Comes back: OUT/llm_shapes.tgz (both runs' folders with receipts and reports, the store, logs) and
 # OUT/summary.txt (printed last): per implementation and run, % of cuBLAS (geometric mean, prefill and decode
 # minimum), and each decode row's HBM bandwidth.
@@ -18,14 +23,17 @@ run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress)
 pack() { tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt 2>/dev/null; }
 trap 'pack; exit 143' TERM INT
 python3 -m compileall -q gemmcompare
-t0=$(date +%s); timeout --kill-after=10 ${BUILD_LIMIT_S:-270} python3 -m gemmcompare build experiments/llm_shapes.yaml \
+TOTAL_S=${TOTAL_S:-560}; started=$(date +%s)
+left_but() { echo $(( TOTAL_S - ($(date +%s) - started) - $1 )); }  # seconds of TOTAL_S left, less a reserve
+t0=$(date +%s); timeout --kill-after=10 ${BUILD_LIMIT_S:-200} python3 -m gemmcompare build experiments/llm_shapes.yaml \
   --no-progress >"$W/build.log" 2>&1
 echo "build exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
 for i in 1 2; do
-  limit=$([ "$i" = 1 ] && echo "${RUN1_LIMIT_S:-200}" || echo "${RUN2_LIMIT_S:-110}")
+  limit=$([ "$i" = 1 ] && echo "${RUN1_LIMIT_S:-$(left_but "${RUN2_MIN_S:-100}")}" || echo "${RUN2_LIMIT_S:-$(left_but 0)}")
+  [ "$limit" -ge 10 ] || limit=10
   t0=$(date +%s); timeout --kill-after=10 "$limit" python3 -m gemmcompare run experiments/llm_shapes.yaml \
     "${run_args[@]}" >"$W/run_$i.log" 2>&1
-  echo "run $i exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
+  echo "run $i exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)" | tee -a "$W/steps.txt"
 done
 pack
 python3 - "$W/runs" <<'PY' | tee "$OUT/summary.txt"

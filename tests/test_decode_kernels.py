@@ -227,8 +227,11 @@ def test_the_tune_grid_is_valid_and_distinct():
 
 def test_llm_shapes_runs_decode_at_m_up_to_16_and_skips_the_rest():
     exp = load_spec(EXPERIMENTS / "llm_shapes.yaml")
-    names = [i.name for i in exp.implementations]
-    assert "decode.tuned[tune=auto]" in names
+    decode = [i for i in exp.implementations if i.family == "decode"]
+    assert [i.name for i in decode] == ["decode.tuned[tune=cols+splits@3d1ada,unroll=1]"]
+    # the grid the partial run's picks call for (partial-4e01d11/picks.md): unroll 1, cols 16-64, splits 1-2
+    assert {(c.config.cols, c.config.unroll, c.config.splits) for c in decode[0].candidates} == {
+        (cols, 1, splits) for cols in (16, 32, 64) for splits in (1, 2)}
     cells = [c for c in make_plan(exp).cells if c.implementation.family == "decode"]
     runs = {(c.entry.problem.m, bool(c.support)) for c in cells}
     assert runs == {(1, True), (16, True), (64, False), (128, False), (2048, False), (8192, False)}

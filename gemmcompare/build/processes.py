@@ -35,8 +35,11 @@ def _child(conn, fn: Callable, args: tuple) -> None:
         result = fn(*args)
     except BaseException:  # noqa: BLE001 - reported to the parent, which decides
         result = ChildFailed(traceback.format_exc(limit=5))
-    conn.send(result)
-    conn.close()
+    try:
+        conn.send(result)
+        conn.close()
+    except (BrokenPipeError, ConnectionResetError):  # the parent is gone (killed): nobody left to tell
+        pass
 
 
 def run_children(calls: Sequence[tuple[Callable, tuple]], workers: int,
