@@ -332,3 +332,15 @@ def test_the_race_is_brief_and_never_rotates():
     assert (race_settings.min_samples, race_settings.max_samples) == (BRIEF_MIN, BRIEF_MAX)
     assert race_settings.l2 == "flush" and race_settings.method == "cupti" and race_settings.target_noise == 0.0
     assert brief_settings(TimingSettings(l2="warm")).l2 == "warm"
+
+
+def test_narrow_races_every_candidate_tied_with_the_last_one_kept():
+    """The partial llm-shapes receipt: at 8192x6144x4096 the model gave every unsplit CUTLASS tile the same time
+    and split-K ones less; a cut at `keep` by name left the 128x256 tiles (the prefill winners) out of the race,
+    and the row read 79% of cuBLAS. Ties at the cut are all raced."""
+    predicted = {"splitk2": 0.40, "splitk4": 0.41, "streamk": 0.42, **{f"tile{i:02d}": 0.5422 for i in range(11)},
+                 "slow": 0.9}
+    raced, left = narrow(predicted, keep=8)
+    assert set(raced) == set(predicted) - {"slow"} and list(left) == ["slow"]
+    raced, left = narrow({"a": 0.1, "b": 0.2, "c": 0.3}, keep=8)  # fewer than keep: all of them
+    assert raced == ["a", "b", "c"] and not left
