@@ -72,7 +72,10 @@ def quantize(x: torch.Tensor, dtype: DType, scaling: Scaling, which: str) -> tup
     dequantization scales (x ~= q * scale)."""
     fmax = DTYPE_INFO[dtype].max_finite
     amax = group_amax(x, scaling, which)
-    scale = torch.where(amax > 0, amax / fmax, torch.ones_like(amax)).float()
+    # divided by a tensor, not the Python float: torch's CUDA kernel multiplies by the reciprocal of a scalar
+    # divisor (amax * fl(1/448), one unit in the last place off at times), the CPU divides; a tensor divisor
+    # is an IEEE division on both, so a draw's scales are the same bits everywhere (counter_random.py)
+    scale = torch.where(amax > 0, amax / torch.full_like(amax, fmax), torch.ones_like(amax)).float()
     scaled = x.float() / expand_scale(scale, scaling, which, tuple(x.shape))
     return saturate_cast(scaled, dtype), scale
 
