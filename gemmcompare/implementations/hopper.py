@@ -35,6 +35,7 @@ and B into 16-byte rows of its own, inside the timed region (docs/storage.md).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,15 +232,10 @@ class HopperKernel(AbiKernel):
         return self.config.smem_bytes()
 
 
-FP8_SUPPORT = ContractSupport(
-    inputs=frozenset({DType.E4M3, DType.E5M2}),
-    outputs=frozenset({DType.F32, DType.F16, DType.BF16}),
-    maths=frozenset({Math.STRICT}),
-    layouts=layouts("tn"),
-    alpha_beta=True,
-    scalings=frozenset({Scaling.TENSOR}),
-    scaling_note="row/column and block scales would be applied per promotion interval; not built",
-)
+# hopper.fp8: the family's contracts with FP8 inputs and their per-tensor scales
+FP8_SUPPORT = dataclasses.replace(
+    HopperKernel.contract_support, inputs=frozenset({DType.E4M3, DType.E5M2}), scalings=frozenset({Scaling.TENSOR}),
+    scaling_note="row/column and block scales would be applied per promotion interval; not built")
 
 
 def _factory(step: str):
