@@ -55,6 +55,7 @@ VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     # fp8: e4m3/e5m2 in (the same two input types' count), BK = 128 (one line of FP8)
     ("fp8", "default"): (128, 128, 128, 6, 2, 1, 8),
     ("fp8", "128x192"): (128, 192, 128, 5, 2, 1, 8),
+    ("fp8", "overlap"): (128, 128, 128, 6, 2, 1, 8),  # run<..., true>: two partial sets taking turns
 }
 DEFAULTS = {step: cfg for (step, variant), cfg in VARIANTS.items() if variant == "default"}
 STEPS = list(DEFAULTS)
@@ -70,6 +71,7 @@ def render(step: str, variant: str, cfg: tuple[int, ...]) -> str:
     """The instantiation TU the Python family is expected to render (see extensions/hopper/README.md)."""
     args = ", ".join(map(str, cfg))
     t = tag(step, variant)
+    overlap = ", true" if variant == "overlap" else ""
     return (
         f'#include "hopper/{step}.cuh"\n'
         f"\n"
@@ -77,7 +79,7 @@ def render(step: str, variant: str, cfg: tuple[int, ...]) -> str:
         f"using {t}_config = gc::hopper::Config<{args}>;\n"
         f"\n"
         f'extern "C" int gc_hopper_test_{step}_{variant}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
-        f"  return gc::hopper::{step}::run<{t}_config, {t}>(args, err, err_len);\n"
+        f"  return gc::hopper::{step}::run<{t}_config, {t}{overlap}>(args, err, err_len);\n"
         f"}}\n"
     )
 

@@ -13,6 +13,10 @@
 // setmaxnreg, a grouped raster over the tiles, the direct epilogue. The price of promotion: both register
 // sets (acc and part) live in the consumers, so BN <= 192 with one m64 block per consumer, and each
 // consumer waits for its own wgmmas every stage (the other consumer's keep the tensor core busy then).
+//
+// OVERLAP (the `overlap: 1` parameter) keeps two sets of partials: stage t+1's wgmmas are issued into one
+// while stage t's, in the other, are waited for (wait_group 1) and promoted, so a consumer's FADDs and its
+// barrier waits no longer leave the tensor core idle. Three register sets: BN <= 128 with 64 rows per consumer.
 #pragma once
 
 #include "hopper_common.cuh"
@@ -35,6 +39,7 @@ struct Traits {
   static_assert(Cfg::CLUSTER_M == 1, "fp8 does not use clusters");
   static_assert(Cfg::BK == LINE_ELEMENTS, "fp8 promotes every stage: BK is 128 (one swizzle line of FP8)");
   static_assert(2 * Cfg::ACC <= 192, "acc and part (2 x MI x BN/2 f32 per consumer thread) must leave registers");
+  static constexpr int SETS_MAX = 192;  // f32 registers a consumer thread may give to sums and partials
   using V = View<Cfg>;
   using S = Smem<V>;
   static constexpr int THREADS = 128 * (1 + Cfg::CONSUMERS);
@@ -58,8 +63,9 @@ __device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2
   }
 }
 
-template <class Cfg, class TIn, class TOut, class Tag>
+template <class Cfg, class TIn, class TOut, bool OVERLAP, class Tag>
 __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
+  static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg>::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
   using T = Traits<Cfg>;
   using S = typename T::S;
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -104,33 +110,69 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
     const int wt = threadIdx.x % 128, warp = wt / 32, lane = wt % 32;
     const uint32_t a_rows = c * Cfg::WM * S::LINE;
 
-    float acc[Cfg::MI][Cfg::BN / 2];   // FP32 sums, promoted into every stage
-    float part[Cfg::MI][Cfg::BN / 2];  // the tensor core's sums over one stage (128 of K)
+    float acc[Cfg::MI][Cfg::BN / 2];    // FP32 sums, promoted into every stage
+    float part[Cfg::MI][Cfg::BN / 2];   // the tensor core's sums over one stage (128 of K)
+    float part2[OVERLAP ? Cfg::MI : 1][OVERLAP ? Cfg::BN / 2 : 1];  // OVERLAP: the next stage's, meanwhile
 #pragma unroll
     for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
       for (int r = 0; r < Cfg::BN / 2; ++r) part[mi][r] = 0.f;  // defined once: the first wgmma ignores it
+    if constexpr (OVERLAP) {
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) part2[mi][r] = 0.f;
+    }
 
     PipeState<Cfg::STAGES> rd;
+    // Issue one stage's wgmmas into `into` (it waits for the stage's bytes first); returns the stage.
+    auto issue = [&](float (&into)[Cfg::MI][Cfg::BN / 2]) {
+      const uint32_t stage = rd.stage;
+      mbar_wait(S::full(base, stage), rd.phase);
+      wgmma_fence();
+      mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(into, S::a(base, stage) + a_rows, S::b(base, stage));
+      wgmma_commit();
+      rd.advance();
+      return stage;
+    };
+    // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones (the first
+    // interval of a tile starts them).
+    auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, bool first) {
+      fence_regs(from);
+      if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = first ? from[mi][r] : acc[mi][r] + from[mi][r];
+    };
+
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int tm, tn;
       grouped_raster(tile, p.tiles_m, p.tiles_n, Cfg::GROUP, tm, tn);
       const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
 
-      for (int t = 0; t < p.k_tiles; ++t) {
-        mbar_wait(S::full(base, rd.stage), rd.phase);
-        wgmma_fence();
-        mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(part, S::a(base, rd.stage) + a_rows, S::b(base, rd.stage));
-        wgmma_commit();
-        wgmma_wait<0>();
-        fence_regs(part);
-        if (lane == 0) mbar_arrive(S::empty(base, rd.stage));  // the stage's bytes are no longer read
-        rd.advance();
-        // promotion: the interval's sum joins the FP32 sums (the first interval of a tile starts them)
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-#pragma unroll
-          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = t == 0 ? part[mi][r] : acc[mi][r] + part[mi][r];
+      if constexpr (!OVERLAP) {
+        for (int t = 0; t < p.k_tiles; ++t) {
+          const uint32_t stage = issue(part);
+          wgmma_wait<0>();
+          promote(part, stage, t == 0);
+        }
+      } else {
+        // Two partial sets taking turns: issue t+1 into one, wait for t (wait_group 1) and promote the other.
+        uint32_t pending = issue(part);  // stage t = 0, in `part`
+        bool first = true;
+        for (int t = 1;; ) {
+          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, first); break; }
+          const uint32_t next = issue(part2);
+          wgmma_wait<1>();
+          promote(part, pending, first);
+          first = false, pending = next, ++t;
+          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, false); break; }
+          const uint32_t after = issue(part);
+          wgmma_wait<1>();
+          promote(part2, pending, false);
+          pending = after, ++t;
+        }
       }
 
       const float scale = __ldg(p.scale_a) * __ldg(p.scale_b);
@@ -147,13 +189,13 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
   }
 }
 
-template <class Cfg, class Tag = void>
+template <class Cfg, class Tag = void, bool OVERLAP = false>
 struct Step {
   static constexpr const char* name = "hopper.fp8";
 
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
-    return query_occupancy(kernel<Cfg, TIn, TOut, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err, err_len);
+    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err, err_len);
   }
 
   template <class TIn, class TOut>
@@ -186,7 +228,7 @@ struct Step {
     if (tiles > INT32_MAX) return gc_fail(err, err_len, "hopper.fp8: too many tiles");
     const int sms = device_sm_count();
     const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
-    auto k = kernel<Cfg, TIn, TOut, Tag>;
+    auto k = kernel<Cfg, TIn, TOut, OVERLAP, Tag>;
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
     return gc_check_launch(err, err_len, name);
@@ -220,14 +262,14 @@ int dispatch_fp8(const gc_gemm_args* a, char* err, size_t err_len, gc_occupancy*
   return gc_fail(err, err_len, msg);
 }
 
-template <class Cfg, class Tag = void>
+template <class Cfg, class Tag = void, bool OVERLAP = false>
 int run(const gc_gemm_args* args, char* err, size_t err_len) {
-  return dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len);
+  return dispatch_fp8<Step<Cfg, Tag, OVERLAP>>(args, err, err_len);
 }
 
-template <class Cfg, class Tag = void>
+template <class Cfg, class Tag = void, bool OVERLAP = false>
 int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
-  return dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len, out);
+  return dispatch_fp8<Step<Cfg, Tag, OVERLAP>>(args, err, err_len, out);
 }
 
 }  // namespace fp8

@@ -25,6 +25,8 @@ Parameters (spec spelling -> template parameter):
   cluster_m  1 | 2 | 4     CTAs per cluster along M sharing B (cluster and best only)
   group      int >= 1      grouped raster: tile rows walked together
   splits     0..16         K slices per tile (split_k only; 0: floor(SMs / tiles) per problem, 1: no split)
+  overlap    0 | 1         fp8 only: 1 keeps two sets of partial sums, so one stage's wgmmas run while the
+                           previous stage's are promoted (BN <= 128)
 
 TMA needs 16-byte-aligned rows: lda and ldb multiples of 8 elements (the entry refuses anything else before
 launching). K itself may be anything: TMA fills the part of a box past K with zeros. So the steps declare
@@ -93,6 +95,7 @@ class HopperConfig:
     cluster_m: int
     group: int
     splits: int = 1
+    overlap: int = 0
 
     @property
     def rules(self) -> StepRules:
@@ -139,6 +142,11 @@ class HopperConfig:
                                 f"it would spill); use 2 consumers or a smaller tile")
         if self.group < 1:
             raise InvalidConfig(f"group={self.group} must be at least 1")
+        if self.overlap not in ((0, 1) if r.fp8 else (0,)):
+            raise InvalidConfig(f"overlap={self.overlap}: hopper.{self.step} takes " + ("0 or 1" if r.fp8 else "only 0"))
+        if self.overlap and 3 * accumulators > MAX_FP8_REGISTERS:
+            raise InvalidConfig(f"overlap=1 keeps the sums and two sets of partials: 3 x {accumulators} f32 per consumer "
+                                f"thread is more than {MAX_FP8_REGISTERS}; BN <= 128 with 64 rows per consumer")
         lo, hi = r.splits
         if not lo <= self.splits <= hi:
             raise InvalidConfig(f"splits={self.splits}: hopper.{self.step} takes " +
@@ -151,7 +159,9 @@ class HopperConfig:
     def ident(self) -> str:
         bm, bn, bk = self.block
         splits = f"_k{self.splits}" if self.rules.splits != (1, 1) else ""
-        return f"{self.step}_{bm}x{bn}x{bk}_s{self.stages}_c{self.consumers}_cm{self.cluster_m}_g{self.group}{splits}"
+        overlap = "_o1" if self.overlap else ""
+        return (f"{self.step}_{bm}x{bn}x{bk}_s{self.stages}_c{self.consumers}_cm{self.cluster_m}_g{self.group}"
+                f"{splits}{overlap}")
 
     @property
     def has_workspace(self) -> bool:
@@ -166,6 +176,7 @@ class HopperConfig:
         bm, bn, bk = self.block
         sym = self.symbol()
         splits = f", {self.splits}" if self.has_workspace else ""
+        overlap = ", true" if self.overlap else ""
         workspace = (
             f'\nextern "C" size_t {sym}_workspace_bytes(const gc_gemm_args* args) {{\n'
             f"  return gc::hopper::{self.step}::workspace_bytes<{sym}_config, {sym}_tag>(args);\n"
@@ -173,16 +184,17 @@ class HopperConfig:
         return (
             f"// hopper.{self.step} ({self.rules.title}): {bm}x{bn}x{bk} tile, {self.stages} stages, "
             f"{self.consumers} consumer warpgroup(s), cluster {self.cluster_m}x1, raster group {self.group}"
-            + (f", splits {self.splits or 'auto'}" if self.has_workspace else "") + ".\n"
+            + (f", splits {self.splits or 'auto'}" if self.has_workspace else "")
+            + (", promotion overlapped with the next stage's wgmmas" if self.overlap else "") + ".\n"
             f'#include "hopper/{self.step}.cuh"\n\n'
             f"struct {sym}_tag;  // names this configuration's kernels in the ptxas report\n"
             f"using {sym}_config = gc::hopper::Config<{bm}, {bn}, {bk}, {self.stages}, {self.consumers}, "
             f"{self.cluster_m}, {self.group}{splits}>;\n\n"
             f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
-            f"  return gc::hopper::{self.step}::run<{sym}_config, {sym}_tag>(args, err, err_len);\n"
+            f"  return gc::hopper::{self.step}::run<{sym}_config, {sym}_tag{overlap}>(args, err, err_len);\n"
             f"}}\n\n"
             f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
-            f"  return gc::hopper::{self.step}::occupancy<{sym}_config, {sym}_tag>(args, out, err, err_len);\n"
+            f"  return gc::hopper::{self.step}::occupancy<{sym}_config, {sym}_tag{overlap}>(args, out, err, err_len);\n"
             f"}}\n" + workspace
         )
 
@@ -191,6 +203,8 @@ class HopperConfig:
                   "group": self.group}
         if self.has_workspace:
             params["splits"] = self.splits
+        if self.rules.fp8:
+            params["overlap"] = self.overlap
         return params
 
 
@@ -246,7 +260,7 @@ def _factory(step: str):
             step, tuple(params.get("block") or block),
             *(int(params[k]) if params.get(k) is not None else d
               for k, d in (("stages", stages), ("consumers", consumers), ("cluster_m", cluster_m), ("group", group),
-                           ("splits", splits))))
+                           ("splits", splits), ("overlap", 0))))
         cfg.validate()
         return HopperKernel(cfg)
 
@@ -263,7 +277,10 @@ def _params(step: str) -> list[Param]:
         Param("group", "int", default=group, help="grouped raster: tile rows walked together"),
     ] + ([Param("splits", "int", default=STEPS[step].default_splits,
                 help="K slices per tile (0: floor(SMs / tiles), chosen per problem)")]
-         if STEPS[step].splits != (1, 1) else [])
+         if STEPS[step].splits != (1, 1) else []) + ([
+        Param("overlap", "int", default=0,
+              help="1: two sets of partial sums, one stage's wgmmas run while the last one's are promoted (BN <= 128)")]
+         if STEPS[step].fp8 else [])
 
 
 for _step, _rules in STEPS.items():
