@@ -60,7 +60,7 @@ timed quickstart_run_1 $gc run experiments/quickstart.yaml "${run_args[@]}"
 timed quickstart_run_2 $gc run experiments/quickstart.yaml "${run_args[@]}"
 timed quickstart_run_3 $gc run experiments/quickstart.yaml "${run_args[@]}"
 for i in 1 2 3; do grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 >>"$out/steps.txt"; done
-timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py tests/test_counter_random.py \
+timed gpu_tests python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_first_answer.py tests/test_counter_random.py tests/test_gpu_cuda_driver.py \
   tests/test_timing_methods.py
 tail -n 3 "$logs/gpu_tests.log" >>"$out/steps.txt"
 timed lab_build_cold $gc build experiments/lab_ladder.yaml --no-progress

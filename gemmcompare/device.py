@@ -26,7 +26,28 @@ class DeviceInfo:
 
 
 def probe_device(index: int = 0) -> DeviceInfo | None:
-    """The CUDA device at `index`, or None when torch sees no CUDA device."""
+    """The CUDA device at `index`, or None when there is none (or torch is built without CUDA). Asked of the
+    CUDA driver (cuda_driver.py: milliseconds, no torch import); where the driver cannot answer, of torch."""
+    from . import cuda_driver
+    from .build.toolchain import torch_versions
+
+    if torch_versions().get("cuda") is None:  # a CPU-only torch measures nothing, whatever the driver sees
+        return None
+    try:
+        found = cuda_driver.devices()
+    except cuda_driver.DriverUnavailable:
+        return probe_device_with_torch(index)
+    if not found:
+        return None
+    if not 0 <= index < len(found):
+        return probe_device_with_torch(index)  # torch's own error for a bad index, as before
+    d = found[index]
+    return DeviceInfo(name=d.name, cc=d.cc, sm_count=d.sm_count, l2_bytes=d.l2_bytes,
+                      total_memory_bytes=d.total_memory_bytes, index=index)
+
+
+def probe_device_with_torch(index: int = 0) -> DeviceInfo | None:
+    """probe_device through torch (imports it: seconds)."""
     import torch
 
     if not torch.cuda.is_available():
@@ -44,7 +65,7 @@ def probe_device(index: int = 0) -> DeviceInfo | None:
 
 def probe_build_target(environ=os.environ) -> DeviceInfo | None:
     """The device a build compiles for (its name and compute capability), from NVML: no torch import and
-    no CUDA context, so that `build` on a warm cache takes well under a second where probe_device takes
+    no CUDA context, so that `build` on a warm cache takes well under a second where probe_device may take
     seconds. Its sm_count and l2_bytes are 0 (NVML does not say; a build needs neither).
 
     Exact where it answers: no NVIDIA driver means no CUDA device (None), and every GPU this process may see
