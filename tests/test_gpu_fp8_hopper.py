@@ -1,10 +1,11 @@
 """hopper.fp8, the hand-written FP8 step of the Hopper ladder, on the GPU (issue 26). Runs on the device machine.
 
-1. Through the harness: e4m3 and e5m2, per-tensor scales, bf16 and f32 out, strict and _fastacc contracts, at
-   1024^3, 4096^3 and an awkward 1000x1000x1000 (K % 16 != 0: TMA's 16-byte rows come from timed copies under
-   tight storage; ragged tiles), beside library.cublaslt_fp8. Every hopper.fp8 row must PASS (it promotes, so
-   it is a strict kernel); row/column scales are a SKIP that says why. Prints each row's TFLOP/s and % of
-   cuBLASLt.
+1. Through the harness: e4m3 and e5m2, tensor, row/column and block scales, bf16 and f32 out, strict and
+   _fastacc contracts, at 1024^3, 4096^3 and an awkward 1000x1000x1000 (K % 16 != 0: TMA's 16-byte rows come
+   from timed copies under tight storage; ragged tiles, a partial last scale block), beside
+   library.cublaslt_fp8; the default tile, the 128x192 tile and the overlapped promotion (these two take no
+   block scales: SKIPs that say why). Every other hopper.fp8 row must PASS (it promotes, so it is a strict kernel). Prints
+   each row's TFLOP/s and % of cuBLASLt.
 2. Judged directly on the fp8_accumulation fixture (f32 out, 256x256x16384, built to expose a ~14-bit
    accumulator): the promoting kernel PASSes the strict contract well inside its bound.
 """
@@ -27,10 +28,11 @@ SPEC = """\
 name: fp8_hopper_gpu
 problems: [{m: 1024, n: 1024, k: 1024}, {m: 4096, n: 4096, k: 4096}, {m: 1000, n: 1000, k: 1000}]
 contracts: [e4m3_bf16out_f32acc_tn_tensor, e4m3_bf16out_f32acc_tn_tensor_fastacc, e5m2_f32out_f32acc_tn_tensor,
-            e4m3_bf16out_f32acc_tn_rowcol]
+            e4m3_bf16out_f32acc_tn_rowcol, e4m3_f32out_f32acc_tn_block]
 implementations:
   - library.cublaslt_fp8
   - hopper.fp8
+  - hopper.fp8: {overlap: 1}
   - hopper.fp8: {block: [128, 192, 128], stages: 5}
 baseline: library.cublaslt_fp8
 correctness: {fixtures: [uniform]}
@@ -47,11 +49,12 @@ def test_hopper_fp8_rows_pass_through_the_harness(tmp_path):
               f"{(r.tflops or 0):7.1f} TFLOP/s {(r.pct_of_baseline or 0):6.1f}% {r.reason or ''}")
     assert out.status == "complete"
     rows = [r for r in out.rows if r.implementation.startswith("hopper.fp8")]
-    ran = [r for r in rows if not r.contract.endswith("_rowcol")]
-    assert len(ran) == 2 * 3 * 3 and all(r.status.value == "PASS" for r in ran), \
+    skipped = [r for r in rows if ("128x192" in r.implementation or "overlap=1" in r.implementation)
+               and r.contract.endswith("_block")]
+    ran = [r for r in rows if r not in skipped]
+    assert len(ran) == 3 * 3 * 5 - 6 and all(r.status.value == "PASS" for r in ran), \
         [(r.implementation, r.problem, r.contract, r.status.value, r.reason) for r in ran if r.status.value != "PASS"]
-    skipped = [r for r in rows if r.contract.endswith("_rowcol")]
-    assert skipped and all(r.status.value == "SKIP" and "scaling rowcol" in r.reason for r in skipped)
+    assert len(skipped) == 6 and all(r.status.value == "SKIP" for r in skipped)
 
 
 def _built(impl):

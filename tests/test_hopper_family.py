@@ -70,16 +70,24 @@ def test_any_k_runs_under_both_policies_in_place_or_through_timed_copies(step, k
 @pytest.mark.parametrize("k", [1, 33, 617, 1025])
 def test_fp8_runs_any_k_with_16_byte_rows_of_one_byte_elements(k):
     """hopper.fp8's TMA rows are 16 bytes = 16 FP8 elements: tight storage copies A and B when K % 16 != 0,
-    aligned storage serves in place; the 16-bit contracts and row/column or block scales are SKIPs."""
+    aligned storage serves in place. It takes every scale shape; block scales only with BN <= 128 (a tile in
+    one column block of scales); the 16-bit contracts are SKIPs."""
     impl = instantiate(PARAMETRIZED["hopper.fp8"], {})
     c = BUILTIN_CONTRACTS
     for name in ("e4m3_bf16out_f32acc_tn_tensor", "e4m3_bf16out_f32acc_tn_tensor_aligned",
-                 "e4m3_bf16out_f32acc_tn_tensor_fastacc", "e5m2_f32out_f32acc_tn_tensor"):
+                 "e4m3_bf16out_f32acc_tn_tensor_fastacc", "e5m2_f32out_f32acc_tn_tensor",
+                 "e4m3_bf16out_f32acc_tn_rowcol", "e4m3_bf16out_f32acc_tn_block", "e4m3_f32out_f32acc_tn_block"):
         assert impl.supports(GemmProblem(611, 613, k), c[name]), (name, impl.supports(GemmProblem(611, 613, k), c[name]))
-    for name, why in (("f16_f32acc_tn", "takes e4m3/e5m2"), ("e4m3_bf16out_f32acc_tn_rowcol", "scaling rowcol"),
-                      ("e4m3_bf16out_f32acc_tn_block", "scaling block")):
-        support = impl.supports(GemmProblem(611, 613, k), c[name])
-        assert not support and why in support.reason, (name, support)
+    support = impl.supports(GemmProblem(611, 613, k), c["f16_f32acc_tn"])
+    assert not support and "takes e4m3/e5m2" in support.reason
+    wide = instantiate(PARAMETRIZED["hopper.fp8"], {"block": [128, 192, 128], "stages": 5})
+    assert wide.supports(GemmProblem(611, 613, k), c["e4m3_bf16out_f32acc_tn_rowcol"])
+    support = wide.supports(GemmProblem(611, 613, k), c["e4m3_bf16out_f32acc_tn_block"])
+    assert not support and "BN <= 128" in support.reason
+    overlapped = instantiate(PARAMETRIZED["hopper.fp8"], {"overlap": 1})
+    assert overlapped.supports(GemmProblem(611, 613, k), c["e4m3_bf16out_f32acc_tn_rowcol"])
+    support = overlapped.supports(GemmProblem(611, 613, k), c["e4m3_bf16out_f32acc_tn_block"])
+    assert not support and "would spill" in support.reason
     orders, sizes = (Order.ROW, Order.COL, Order.ROW), (1, 1, 2)
     tight = plan_operands(611, 613, k, (611, 613, k), orders, sizes, Storage.TIGHT, impl.constraints.ld_multiples)
     aligned = plan_operands(611, 613, k, (611, 613, k), orders, sizes, Storage.ALIGNED, impl.constraints.ld_multiples)

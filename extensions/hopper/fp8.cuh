@@ -1,12 +1,17 @@
-// Step 8 -- hopper.fp8: FP8 (e4m3 / e5m2) inputs with promotion to FP32 every 128 of K, per-tensor scales.
+// Step 8 -- hopper.fp8: FP8 (e4m3 / e5m2) inputs with promotion to FP32 every 128 of K, and the scales.
 //
 // Hopper's FP8 wgmma (m64nNk32) accumulates its products in what behaves like ~14 significand bits
 // (DeepSeek-V3 measured a maximum relative error near 2% at K = 4096 without promotion). A kernel that
 // keeps FP32 accuracy must therefore take the tensor core's partial sums out into FP32 registers often:
 // here every stage (BK = 128 of K, one 128-byte swizzle line of FP8) is computed into a fresh set of
 // partial accumulators (`part`, scale-d = false on its first k32 step), waited for, and added to the
-// FP32 sums (`acc`) by ordinary FADDs. The per-tensor scales (device pointers, as cuBLASLt reads its own)
-// are applied once in the epilogue: C = alpha * scale_a * scale_b * sum + beta * C.
+// FP32 sums (`acc`) by ordinary FADDs. The scales (device pointers, as cuBLASLt reads its own) are applied
+// where their shape allows (docs/fp8.md, "Scales"):
+//   tensor  one scale each: the sums are multiplied once, in the epilogue;
+//   rowcol  scale_a per row of A, scale_b per column of B: each sum by its row's and column's, in the epilogue;
+//   block   scale_a per 1x128 block of A, scale_b per 128x128 block of B (DeepSeek-V3): they change with K, so
+//           each stage's partial sums are multiplied by their rows' and their column block's scales as they
+//           are promoted (one k block of 128 is one stage). A tile must lie in one column block: BN <= 128.
 //
 // Everything else is the persistent warp-specialized step's: TMA loads into a stage ring (FP8 moved as
 // bytes, 128 elements per swizzled line), a producer warpgroup and one or two consumer warpgroups with
@@ -16,7 +21,8 @@
 //
 // OVERLAP (the `overlap: 1` parameter) keeps two sets of partials: stage t+1's wgmmas are issued into one
 // while stage t's, in the other, are waited for (wait_group 1) and promoted, so a consumer's FADDs and its
-// barrier waits no longer leave the tensor core idle. Three register sets: BN <= 128 with 64 rows per consumer.
+// barrier waits no longer leave the tensor core idle. Three register sets: BN <= 128 with 64 rows per consumer,
+// and no block scales (their per-stage loads and factors would spill).
 #pragma once
 
 #include "hopper_common.cuh"
@@ -135,15 +141,32 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
       rd.advance();
       return stage;
     };
-    // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones (the first
-    // interval of a tile starts them).
-    auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, bool first) {
+    // (OVERLAP has no registers left for block scales: its run() refuses them, and the compiler drops the path)
+    const bool block = !OVERLAP && p.scaling == GC_SCALING_BLOCK;
+    const int k_blocks = p.k_tiles;  // one 128-wide k block of scale_a / scale_b per stage (BK = 128)
+    const int row_base = c * Cfg::WM + 16 * warp + lane / 4;  // + m0 + 64 mi + 8 i: this thread's rows
+    // A stage's sums (k block `kb` of the tile at m0, n0), once waited for: the stage is released and the sums
+    // join the FP32 ones (the first interval of a tile starts them), times their block scales under `block`.
+    auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, bool first, int kb, int m0, int n0) {
       fence_regs(from);
       if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
 #pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
+      for (int mi = 0; mi < Cfg::MI; ++mi) {
+        float f[2] = {1.f, 1.f};  // the scale of this thread's two rows of the m64 block (i = 0, 1)
+        if (block) {
+          const float sb = __ldg(p.scale_b + static_cast<int64_t>(kb) * ((p.n + 127) / 128) + n0 / 128);
 #pragma unroll
-        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = first ? from[mi][r] : acc[mi][r] + from[mi][r];
+          for (int i = 0; i < 2; ++i) {
+            const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // rows past M: any valid scale
+            f[i] = __ldg(p.scale_a + static_cast<int64_t>(row) * k_blocks + kb) * sb;
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) {
+          const float v = block ? from[mi][r] * f[(r >> 1) & 1] : from[mi][r];
+          acc[mi][r] = first ? v : acc[mi][r] + v;
+        }
+      }
     };
 
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -155,31 +178,43 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
         for (int t = 0; t < p.k_tiles; ++t) {
           const uint32_t stage = issue(part);
           wgmma_wait<0>();
-          promote(part, stage, t == 0);
+          promote(part, stage, t == 0, t, m0, n0);
         }
       } else {
-        // Two partial sets taking turns: issue t+1 into one, wait for t (wait_group 1) and promote the other.
-        uint32_t pending = issue(part);  // stage t = 0, in `part`
-        bool first = true;
+        // Two partial sets taking turns: issue t into one, wait for t-1 (wait_group 1) and promote the other.
+        uint32_t pending = issue(part);  // k block 0, in `part`
         for (int t = 1;; ) {
-          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, first); break; }
+          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, t == 1, t - 1, m0, n0); break; }
           const uint32_t next = issue(part2);
           wgmma_wait<1>();
-          promote(part, pending, first);
-          first = false, pending = next, ++t;
-          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, false); break; }
+          promote(part, pending, t == 1, t - 1, m0, n0);
+          pending = next, ++t;
+          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, false, t - 1, m0, n0); break; }
           const uint32_t after = issue(part);
           wgmma_wait<1>();
-          promote(part2, pending, false);
+          promote(part2, pending, false, t - 1, m0, n0);
           pending = after, ++t;
         }
       }
 
-      const float scale = __ldg(p.scale_a) * __ldg(p.scale_b);
+      if (p.scaling == GC_SCALING_TENSOR) {
+        const float scale = __ldg(p.scale_a) * __ldg(p.scale_b);
 #pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
+        for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
-        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] *= scale;
+          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] *= scale;
+      } else if (p.scaling == GC_SCALING_ROWCOL) {  // element (row, col) by scale_a[row] * scale_b[col]
+        const int col0 = n0 + 2 * (lane % 4);
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+          for (int r = 0; r < Cfg::BN / 2; ++r) {
+            // fragment element r: row + 8 * ((r >> 1) & 1), column 8 * (r >> 2) + (r & 1) (store_block_direct's order)
+            const int row = min(m0 + row_base + mi * 64 + 8 * ((r >> 1) & 1), p.m - 1);
+            const int col = min(col0 + 8 * (r >> 2) + (r & 1), p.n - 1);  // past M or N: not stored, any scale
+            acc[mi][r] *= __ldg(p.scale_a + row) * __ldg(p.scale_b + col);
+          }
+      }
       const bool fast = direct_fast<Cfg::BM, Cfg::BN>(p, m0, n0);
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi)
@@ -203,8 +238,20 @@ struct Step {
     using T = Traits<Cfg>;
     using S = typename T::S;
     char msg[256];
-    if (args->scaling != GC_SCALING_TENSOR || !args->scale_a || !args->scale_b) {
-      snprintf(msg, sizeof msg, "%s: per-tensor scales only (scaling %d given)", name, static_cast<int>(args->scaling));
+    const bool known = args->scaling == GC_SCALING_TENSOR || args->scaling == GC_SCALING_ROWCOL ||
+                       args->scaling == GC_SCALING_BLOCK;
+    if (!known || !args->scale_a || !args->scale_b) {
+      snprintf(msg, sizeof msg, "%s: needs tensor, rowcol or block scales (scaling %d given, scale pointers %s)", name,
+               static_cast<int>(args->scaling), args->scale_a && args->scale_b ? "set" : "missing");
+      return gc_fail(err, err_len, msg);
+    }
+    if (args->scaling == GC_SCALING_BLOCK && OVERLAP) {
+      snprintf(msg, sizeof msg, "%s: block scales with overlap 1 would spill (three register sets and the scales)", name);
+      return gc_fail(err, err_len, msg);
+    }
+    if (args->scaling == GC_SCALING_BLOCK && Cfg::BN > 128) {
+      snprintf(msg, sizeof msg, "%s: block scales need the tile's columns in one 128-wide scale block (BN = %d > 128)",
+               name, Cfg::BN);
       return gc_fail(err, err_len, msg);
     }
     Params p;
@@ -217,6 +264,7 @@ struct Step {
     }
     p.scale_a = args->scale_a;
     p.scale_b = args->scale_b;
+    p.scaling = static_cast<int>(args->scaling);
     set_tiles<Cfg>(args, p);
     if (int rc = make_tma_2d(&p.tma_a, TypeInfo<TIn>::tma, args->a, args->k, args->m, args->lda, LINE_ELEMENTS, Cfg::BM,
                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "A", err, err_len))

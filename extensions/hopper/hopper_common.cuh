@@ -457,8 +457,9 @@ struct Params {
   int c_vec2;         // C pairs may be stored as one 2-element vector (ldc even, C aligned to 2 elements)
   float* partials;    // split_k: splits x M x N f32 partial sums (the entry's workspace); unused elsewhere
   int splits;         // split_k: K slices per tile (1: the tile's sums go straight to C)
-  const float* scale_a;  // fp8: the per-tensor dequantization scales (device pointers, read in the epilogue)
+  const float* scale_a;  // fp8: the dequantization scales (device pointers; their shape: `scaling`)
   const float* scale_b;
+  int scaling;           // fp8: gc_scaling (tensor: one each; rowcol: m and n; block: 1x128 of A, 128x128 of B)
 };
 
 // Grouped raster: linear index t over a tiles_m x tiles_n grid -> (tm, tn). Indices walk `group` tile

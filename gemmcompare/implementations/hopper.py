@@ -11,7 +11,7 @@ The kernels are headers under extensions/hopper/ (see its README): each step add
   hopper.split_k           skinny M, long K: K split over CTAs into f32 planes and a reduction pass (apart
                            from the ladder's line: it starts again from the persistent step)
   hopper.fp8               FP8 (e4m3/e5m2) in, the tensor core's sums promoted to FP32 every 128 of K,
-                           per-tensor scales (from the persistent step too)
+                           per-tensor, row/column or block scales (from the persistent step too)
 
 A spec's parameters map one to one onto `gc::hopper::Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M,
 GROUP, SPLITS>`; `HopperConfig` is that mapping, checked here with the kernels' own rules (so an impossible
@@ -81,7 +81,7 @@ STEPS: dict[str, StepRules] = {
                       ((128, 256, 64), 4, 2, 2, 8), epilogue_bytes_per_consumer=2 * 8192),
     "split_k": StepRules("K split over CTAs, f32 planes reduced", (2, 8), (1, 2), (1,), ((64, 128, 64), 6, 1, 1, 8),
                          splits=(0, 16), default_splits=0),
-    "fp8": StepRules("FP8 in, sums promoted to FP32 every 128 of K, per-tensor scales", (2, 8), (1, 2), (1,),
+    "fp8": StepRules("FP8 in, sums promoted to FP32 every 128 of K, tensor/rowcol/block scales", (2, 8), (1, 2), (1,),
                      ((128, 128, 128), 6, 2, 1, 8), fp8=True),
 }
 
@@ -230,8 +230,9 @@ class HopperKernel(AbiKernel):
         self.config = cfg
         self.entry_symbol = cfg.symbol()
         self.has_workspace = cfg.has_workspace
-        if cfg.rules.fp8:  # FP8 in, per-tensor scales; TMA's 16-byte rows are 16 elements of one byte
-            self.contract_support = FP8_SUPPORT
+        if cfg.rules.fp8:  # FP8 in, with their scales; TMA's 16-byte rows are 16 elements of one byte
+            self.contract_support = (FP8_OVERLAP_SUPPORT if cfg.overlap else
+                                     FP8_SUPPORT if cfg.block[1] <= 128 else FP8_WIDE_SUPPORT)
             self.constraints = Constraints(ld_multiples=(16, 16, 1), index_bits=64)
         self.kernel_filter = f"{cfg.symbol()}_tag"
         bm, bn, bk = cfg.block
@@ -246,10 +247,17 @@ class HopperKernel(AbiKernel):
         return self.config.smem_bytes()
 
 
-# hopper.fp8: the family's contracts with FP8 inputs and their per-tensor scales
+# hopper.fp8: the family's contracts with FP8 inputs and every scale shape (fp8.cuh: tensor and row/column
+# scales in the epilogue, block scales as each 128 of K is promoted). Block scales need each tile's columns in
+# one 128-wide scale block: wider tiles take the other two.
 FP8_SUPPORT = dataclasses.replace(
-    HopperKernel.contract_support, inputs=frozenset({DType.E4M3, DType.E5M2}), scalings=frozenset({Scaling.TENSOR}),
-    scaling_note="row/column and block scales would be applied per promotion interval; not built")
+    HopperKernel.contract_support, inputs=frozenset({DType.E4M3, DType.E5M2}),
+    scalings=frozenset({Scaling.TENSOR, Scaling.ROWCOL, Scaling.BLOCK}))
+FP8_WIDE_SUPPORT = dataclasses.replace(
+    FP8_SUPPORT, scalings=frozenset({Scaling.TENSOR, Scaling.ROWCOL}),
+    scaling_note="block scales need the tile's columns in one 128-wide scale block: BN <= 128")
+FP8_OVERLAP_SUPPORT = dataclasses.replace(
+    FP8_WIDE_SUPPORT, scaling_note="block scales with overlap 1 would spill (three register sets and the scales)")
 
 
 def _factory(step: str):
@@ -287,6 +295,6 @@ for _step, _rules in STEPS.items():
     register_parametrized(Parametrized(
         f"hopper.{_step}", _params(_step), _factory(_step),
         description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; "
-                    + ("e4m3/e5m2 in with per-tensor scales" if _rules.fp8 else "f16/bf16 in")
+                    + ("e4m3/e5m2 in with tensor, row/column or block scales" if _rules.fp8 else "f16/bf16 in")
                     + ", f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)",
     ))
