@@ -81,6 +81,17 @@ def tolerance_formula() -> str:
     return "|C - R| <= atol + rtol*|R| + c * u_acc * L(K) * (|alpha|*(|A|.|B|) + |beta|*|C0|)"
 
 
+# The k a strict FP8 kernel sums on the tensor core before promoting to FP32: CUTLASS's mma_promotion_interval
+# (4 wgmma k-steps of 32), DeepSeek-V3's and DeepGEMM's interval; Triton's strict rows promote every BLOCK_K <= 128.
+PROMOTION_K = 128
+
+
+def promotion_unit_roundoff(k: int) -> float:
+    """What a strict FP8 contract's u_acc adds to FP32's at this K: the tensor core's ~14 bits, over the share of
+    |A|.|B| one promotion interval holds (accumulation_unit_roundoff says why)."""
+    return FAST_ACCUM_UNIT_ROUNDOFF * min(k, PROMOTION_K) / max(k, 1)
+
+
 def accumulation_unit_roundoff(contract: PrecisionContract, k: int) -> float:
     """u_acc of the bound: the contract's product_unit_roundoff, and under a strict FP8 contract what the
     tensor core's accumulation inside each promotion interval adds to it.
@@ -99,13 +110,8 @@ def accumulation_unit_roundoff(contract: PrecisionContract, k: int) -> float:
     both against an emulation of the tensor core (tests/fp8_emulation.py)."""
     u = contract.product_unit_roundoff
     if contract.is_fp8 and not contract.fast_accum:
-        u += FAST_ACCUM_UNIT_ROUNDOFF * min(k, PROMOTION_K) / max(k, 1)
+        u += promotion_unit_roundoff(k)
     return u
-
-
-# The k a strict FP8 kernel sums on the tensor core before promoting to FP32: CUTLASS's mma_promotion_interval
-# (4 wgmma k-steps of 32), DeepSeek-V3's and DeepGEMM's interval; Triton's strict rows promote every BLOCK_K <= 128.
-PROMOTION_K = 128
 
 
 def describe_tolerance(settings: CorrectnessSettings, contract: PrecisionContract, k: int) -> dict[str, Any]:
@@ -226,7 +232,7 @@ def fp8_accumulation_product(k: int, out: DType) -> float:
     tol = TOLERANCES[out]
     lk = math.sqrt(k)
     # the default bounds (c = 4, sqrt(K)) relative to |R| ~ |A|.|B| ~ 1, strict (accumulation_unit_roundoff)
-    strict = tol.rtol + 4 * (2.0**-24 + FAST_ACCUM_UNIT_ROUNDOFF * min(k, PROMOTION_K) / max(k, 1)) * lk
+    strict = tol.rtol + 4 * (2.0**-24 + promotion_unit_roundoff(k)) * lk
     fast = tol.rtol + 4 * FAST_ACCUM_UNIT_ROUNDOFF * lk
     target = math.sqrt(strict * fast)  # the total loss sits between the two bounds, far from both
     j = -math.floor(math.log2(target / max(k - BLOCK_K, 1)))
