@@ -25,17 +25,26 @@ class DeviceInfo:
         return f"sm_{self.cc_int}"
 
 
-def probe_device(index: int = 0) -> DeviceInfo | None:
-    """The CUDA device at `index`, or None when there is none (or torch is built without CUDA). Asked of the
-    CUDA driver (cuda_driver.py: milliseconds, no torch import); where the driver cannot answer, of torch."""
+def driver_devices():
+    """The devices the CUDA driver lists (cuda_driver.py: milliseconds, no torch import); [] where torch is built
+    without CUDA (it measures nothing, whatever the driver sees); None where the driver cannot answer, so that
+    the caller asks torch."""
     from . import cuda_driver
     from .build.toolchain import torch_versions
 
-    if torch_versions().get("cuda") is None:  # a CPU-only torch measures nothing, whatever the driver sees
-        return None
+    if torch_versions().get("cuda") is None:
+        return []
     try:
-        found = cuda_driver.devices()
+        return cuda_driver.devices()
     except cuda_driver.DriverUnavailable:
+        return None
+
+
+def probe_device(index: int = 0) -> DeviceInfo | None:
+    """The CUDA device at `index`, or None when there is none (or torch is built without CUDA). Asked of the
+    CUDA driver (driver_devices); where the driver cannot answer, of torch."""
+    found = driver_devices()
+    if found is None:
         return probe_device_with_torch(index)
     if not found:
         return None

@@ -49,16 +49,12 @@ def visible_entry(index: int, environ=os.environ) -> str:
 
 def local_gpus() -> list[GpuChoice]:
     """Every GPU this process can use (none without CUDA): the CUDA driver's list (no torch import), or
-    torch's where the driver cannot be asked (gemmcompare/cuda_driver.py)."""
-    from .. import cuda_driver
-    from ..build.toolchain import torch_versions
+    torch's where the driver cannot be asked (gemmcompare.device.driver_devices)."""
+    from ..device import driver_devices
 
-    if torch_versions().get("cuda") is None:  # a CPU-only torch measures nothing
-        return []
-    try:
-        return [GpuChoice(d.index, visible_entry(d.index), d.name, d.cc) for d in cuda_driver.devices()]
-    except cuda_driver.DriverUnavailable:
-        pass
+    found = driver_devices()
+    if found is not None:
+        return [GpuChoice(d.index, visible_entry(d.index), d.name, d.cc) for d in found]
     import torch
 
     if not torch.cuda.is_available():
