@@ -146,8 +146,9 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
     const int k_blocks = p.k_tiles;  // one 128-wide k block of scale_a / scale_b per stage (BK = 128)
     const int row_base = c * Cfg::WM + 16 * warp + lane / 4;  // + m0 + 64 mi + 8 i: this thread's rows
     // A stage's sums (k block `kb` of the tile at m0, n0), once waited for: the stage is released and the sums
-    // join the FP32 ones (the first interval of a tile starts them), times their block scales under `block`.
-    auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, bool first, int kb, int m0, int n0) {
+    // join the FP32 ones (zeroed at the tile's start: one FADD each, not an add and a select on the first
+    // interval), times their block scales under `block`.
+    auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, int kb, int m0, int n0) {
       fence_regs(from);
       if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
 #pragma unroll
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) {
           const float v = block ? from[mi][r] * f[(r >> 1) & 1] : from[mi][r];
-          acc[mi][r] = first ? v : acc[mi][r] + v;
+          acc[mi][r] += v;
         }
       }
     };
@@ -173,26 +174,30 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
       int tm, tn;
       grouped_raster(tile, p.tiles_m, p.tiles_n, Cfg::GROUP, tm, tn);
       const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
 
       if constexpr (!OVERLAP) {
         for (int t = 0; t < p.k_tiles; ++t) {
           const uint32_t stage = issue(part);
           wgmma_wait<0>();
-          promote(part, stage, t == 0, t, m0, n0);
+          promote(part, stage, t, m0, n0);
         }
       } else {
         // Two partial sets taking turns: issue t into one, wait for t-1 (wait_group 1) and promote the other.
         uint32_t pending = issue(part);  // k block 0, in `part`
         for (int t = 1;; ) {
-          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, t == 1, t - 1, m0, n0); break; }
+          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, t - 1, m0, n0); break; }
           const uint32_t next = issue(part2);
           wgmma_wait<1>();
-          promote(part, pending, t == 1, t - 1, m0, n0);
+          promote(part, pending, t - 1, m0, n0);
           pending = next, ++t;
-          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, false, t - 1, m0, n0); break; }
+          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, t - 1, m0, n0); break; }
           const uint32_t after = issue(part);
           wgmma_wait<1>();
-          promote(part2, pending, false, t - 1, m0, n0);
+          promote(part2, pending, t - 1, m0, n0);
           pending = after, ++t;
         }
       }

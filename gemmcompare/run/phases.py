@@ -18,9 +18,9 @@ import time
 PARENT = (("start_s", "start"), ("spec_s", "spec"), ("plan_s", "plan"), ("gpu_probe_s", "GPU probe"),
           ("build_s", "build"), ("run_setup_s", "run set-up"), ("worker_wait_s", "worker wait"),
           ("measure_s", "measure"), ("report_s", "report"))
-WORKER = (("worker_start_s", "start"), ("worker_import_s", "imports"), ("worker_cuda_context_s", "CUDA context"),
+WORKER = (("worker_start_s", "start"), ("worker_spawn_s", "spawn"), ("worker_import_s", "imports"), ("worker_cuda_context_s", "CUDA context"),
           ("worker_cublas_s", "cuBLAS"), ("worker_first_kernels_s", "first kernels"),
-          ("worker_session_s", "builds+GPU receipt"), ("cupti_warmup_s", "CUPTI's first start (on a thread)"))
+          ("worker_session_s", "builds+GPU receipt"), ("worker_executor_s", "executor"), ("cupti_warmup_s", "CUPTI's first start (on a thread)"))
 # A group's phases (the executor's, and the parent's store_s): drawing inputs and computing both FP64 references,
 # checking each implementation, timing them (preparing and sampling), and of the timing apart its warm-up,
 # CUPTI's start and read-out, the wait for CUPTI's first start (worker.py) and the NVML telemetry read in each

@@ -135,8 +135,10 @@ def worker_main(conn, setup: WorkerSetup, startup: dict | None = None) -> None:
         startup = {**(startup or {}), "session_s": time.monotonic() - t0}
         impls = {impl.name: impl for impl in exp.implementations}
         contracts = {c.name: c for c in exp.contracts}
+        t0 = time.monotonic()
         executor = session.executor(setup, emit=lambda row: conn.send(RowDone(row)),
                                     stage=lambda impl, what: conn.send(StageChanged(impl, what)))
+        startup["executor_s"] = time.monotonic() - t0  # the executor and its telemetry (NVML's handle)
         phases = getattr(executor, "take_phases", dict)
         conn.send(WorkerReady(session.gpu, startup))
         with session.stream():
@@ -186,15 +188,21 @@ def _prewarm(backend: str, device_index: int, cupti: bool) -> dict:
         return {}
 
 
-def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bool) -> None:
+def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bool,
+           spawned_at: float | None = None) -> None:
     """The child's first code: show it its one GPU before anything can initialize CUDA, warm up what needs
-    no setup, then wait for the setup (pickled bytes through the pipe) and serve."""
+    no setup, then wait for the setup (pickled bytes through the pipe) and serve. `spawned_at`: the parent's
+    time.monotonic() at the spawn (one clock for every process of the host), so that the interpreter's own
+    start and the unpickling before this line are counted (`spawn_s`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, from the first moment
+    spawn_s = time.monotonic() - spawned_at if spawned_at is not None else None
     if visible is not None:
         os.environ[VISIBLE] = visible
         device_index = 0  # its one GPU is device 0 to it
     thread_lock_for_progress_bars()
     startup = _prewarm(backend, device_index, cupti)
+    if spawn_s is not None:
+        startup["spawn_s"] = spawn_s
     t0 = time.monotonic()
     try:
         payload = conn.recv_bytes()
@@ -227,7 +235,8 @@ class WorkerHandle:
         cupti = wants_cupti(setup.experiment) if cupti is None else cupti
         index = setup.device_index if setup is not None else 0
         self.spawned_at = time.monotonic()
-        self.proc = ctx.Process(target=_entry, args=(child, visible, backend, index, cupti), daemon=True)
+        self.proc = ctx.Process(target=_entry, args=(child, visible, backend, index, cupti, self.spawned_at),
+                                daemon=True)
         self.proc.start()
         child.close()
         self.begun = payload is not None

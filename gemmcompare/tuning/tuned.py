@@ -22,6 +22,10 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # skinny M, long K: the tile sets how many units there are to split; the split itself is chosen per problem
     # (splits 0: one wave of tiles x slices), and stages keep B streaming (2 of the 16 points do not fit)
     "hopper.split_k": {"block": _HOPPER_BLOCKS, "consumers": [1, 2], "stages": [4, 6]},
+    # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion (which takes no
+    # block scales); 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
+    # hopper-fp8-1c2b5a0), so the tile is fixed and stages (latency hiding against shared memory) and overlap vary
+    "hopper.fp8": {"block": [(128, 128, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1]},
 }
 
 MAX_CANDIDATES = 64  # built and checked before the model narrows them: each is a compile
