@@ -92,8 +92,12 @@ for folder in sorted(runs.iterdir()) if runs.is_dir() else ():  # none where no 
     receipt = json.loads((folder / "receipt.json").read_text())
     print(folder.name, json.dumps({k: round(v, 3) for k, v in (receipt.get("phases_s") or {}).items()}))
     for gpu in receipt.get("gpus", []):
-        print("  worker start-up", json.dumps({k: round(v, 3) for k, v in (gpu.get("worker_startup_s") or {}).items()}),
+        startup = dict(gpu.get("worker_startup_s") or {})
+        timeline = startup.pop("timeline_s", None) or {}
+        print("  worker start-up", json.dumps({k: round(v, 3) for k, v in startup.items()}),
               "waited", gpu.get("worker_waited_s"))
+        print("  worker timeline (s from its spawn)",
+              json.dumps({k: round(v, 3) for k, v in sorted(timeline.items(), key=lambda kv: kv[1])}))
 PY
 cat "$logs/phases.txt"
 
@@ -106,9 +110,11 @@ cat "$logs/phases.txt"
   echo "| quickstart run 1, warm cache | ${wall[quickstart_run_1]} | <= 12 |"
   echo "| quickstart run 2, warm cache | ${wall[quickstart_run_2]} | <= 12 |"
   echo "| quickstart run 3, warm cache | ${wall[quickstart_run_3]} | <= 12 |"
+  if [ "${QUICK:-0}" != 1 ]; then
   echo "| lab_ladder build, cold | ${wall[lab_build_cold]} | |"
   echo "| lab_ladder build, cached (3 tries) | ${wall[lab_build_cached_1]} ${wall[lab_build_cached_2]} ${wall[lab_build_cached_3]} | <= 1 |"
   echo "| python3 -c 'import torch' | ${wall[torch_import]} | (reference) |"
+  fi
   echo "| pytest -m gpu (first answer, counter RNG) | ${wall[gpu_tests]} | $(tail -n 1 "$logs/gpu_tests.log") |"
   for i in 1 2 3; do
     line=$(grep -h "phases:" "$logs/quickstart_run_$i.log" | head -1 | sed 's/^ *//')

@@ -186,7 +186,14 @@ def test_a_run_keeps_its_phases_in_the_receipt_and_prints_them_in_one_line(tmp_p
     # the parent's phases follow one another inside the process's life: they cannot add up to more
     assert sum(phases[key] for key in parent_keys) <= phases["total_s"] + 0.05
     receipt = json.loads((run_dir / "receipt.json").read_text())
-    assert receipt["gpus"][0]["worker_startup_s"]["session_s"] >= 0
+    startup = receipt["gpus"][0]["worker_startup_s"]
+    assert startup["session_s"] >= 0 and startup["spawn_s"] >= 0
+    # the worker's steps placed in time from its spawn, in order, and the parent's two ends of it
+    timeline = startup["timeline_s"]
+    steps = ["entry", "progress_lock", "prewarm", "setup_received", "setup_unpickled", "main_imports", "ready"]
+    assert [timeline[s] for s in steps] == sorted(timeline[s] for s in steps), timeline
+    assert timeline["ready"] <= timeline["ready_received"] and "setup_sent" in timeline
+    assert not any(key.startswith("worker_timeline") for key in phases)  # not a phase: the receipt keeps it
 
 
 def test_the_measuring_worker_starts_before_the_builds_are_looked_up(tmp_path, monkeypatch, capsys):

@@ -70,7 +70,9 @@ class GpuSession:
         if self.stopped.is_set():
             w.kill()
             raise GemmCompareError(f"{self.label}: stopped")
+        t_sent = w.spawned_at  # sent with the spawn, unless it is sent now
         if not w.begun:
+            t_sent = time.monotonic()
             try:
                 w.begin(self.setup)
             except OSError:
@@ -94,6 +96,8 @@ class GpuSession:
             self.gpu = dict(msg.gpu)
             self.started_s, self.waited_s = time.monotonic() - w.spawned_at, time.monotonic() - t0
             self.startup = dict(getattr(msg, "startup", None) or {})
+            if isinstance(self.startup.get("timeline_s"), dict):  # the parent's side of the worker's timeline
+                self.startup["timeline_s"].update(setup_sent=t_sent - w.spawned_at, ready_received=self.started_s)
         return w
 
     def start(self) -> None:

@@ -339,7 +339,8 @@ class Runner:
             slowest = max(started, key=lambda s: s.start_s)
             self.phases_s.add("worker_start_s", slowest.start_s)
             for step, seconds in (getattr(slowest, "startup", None) or {}).items():
-                self.phases_s.add(f"worker_{step}", seconds)
+                if isinstance(seconds, (int, float)):  # (the timeline stays in the GPU's receipt)
+                    self.phases_s.add(f"worker_{step}", seconds)
         for stats in gpus:
             for phase, seconds in (getattr(stats, "phases", None) or {}).items():
                 self.phases_s.add(phase, seconds)

@@ -30,6 +30,17 @@ import time
 import traceback
 
 from .gpus import VISIBLE
+
+# When each start-up step ended, in seconds from the parent's spawn (time.monotonic() is one clock for every
+# process of the host): the steps' own durations leave out what lies between them (the setup's unpickling,
+# imports); this places them. Sent with WorkerReady as startup["timeline_s"].
+_timeline: dict[str, float] = {}
+_spawned_at: float | None = None
+
+
+def _mark(step: str) -> None:
+    if _spawned_at is not None:
+        _timeline[step] = time.monotonic() - _spawned_at
 from .messages import (BuiltExtensionRef, ContextLostReport, JobDone, MeasureJob, RowDone, StageChanged,
                        StopWorker, WorkerFailed, WorkerReady, WorkerSetup)
 
@@ -55,6 +66,7 @@ class CudaSession:
         out, t0 = {}, time.monotonic()
         import torch
 
+        _mark("torch")
         out["import_s"], t0 = time.monotonic() - t0, time.monotonic()
         torch.cuda.set_device(device_index)
         torch.empty(1, device="cuda")
@@ -68,6 +80,7 @@ class CudaSession:
         from . import executor  # noqa: F401  (the package's modules, as unpickling the setup would import them)
 
         out["import_s"] += time.monotonic() - t0
+        _mark("cuda_and_imports")
         t0 = time.monotonic()
         torch.cuda.current_blas_handle()
         x = torch.ones(64, 64, device="cuda")
@@ -130,6 +143,7 @@ def worker_main(conn, setup: WorkerSetup, startup: dict | None = None) -> None:
         from .executor import ContextLost
 
         exp = setup.experiment
+        _mark("main_imports")
         t0 = time.monotonic()
         session = _session_class(setup.backend)(setup)
         startup = {**(startup or {}), "session_s": time.monotonic() - t0}
@@ -139,6 +153,9 @@ def worker_main(conn, setup: WorkerSetup, startup: dict | None = None) -> None:
         executor = session.executor(setup, emit=lambda row: conn.send(RowDone(row)),
                                     stage=lambda impl, what: conn.send(StageChanged(impl, what)))
         startup["executor_s"] = time.monotonic() - t0  # the executor and its telemetry (NVML's handle)
+        _mark("ready")
+        if _timeline:
+            startup["timeline_s"] = dict(_timeline)
         phases = getattr(executor, "take_phases", dict)
         conn.send(WorkerReady(session.gpu, startup))
         with session.stream():
@@ -195,12 +212,17 @@ def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bo
     time.monotonic() at the spawn (one clock for every process of the host), so that the interpreter's own
     start and the unpickling before this line are counted (`spawn_s`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, from the first moment
+    global _spawned_at
+    _spawned_at = spawned_at
     spawn_s = time.monotonic() - spawned_at if spawned_at is not None else None
+    _mark("entry")
     if visible is not None:
         os.environ[VISIBLE] = visible
         device_index = 0  # its one GPU is device 0 to it
     thread_lock_for_progress_bars()
+    _mark("progress_lock")
     startup = _prewarm(backend, device_index, cupti)
+    _mark("prewarm")
     if spawn_s is not None:
         startup["spawn_s"] = spawn_s
     t0 = time.monotonic()
@@ -209,7 +231,9 @@ def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bo
     except (EOFError, OSError):  # the run ended (or failed) before it needed this worker
         os._exit(0)
     startup["setup_wait_s"] = time.monotonic() - t0
+    _mark("setup_received")
     setup = pickle.loads(payload)
+    _mark("setup_unpickled")
     if visible is not None:
         setup = dataclasses.replace(setup, device_index=0)
     worker_main(conn, setup, startup)
