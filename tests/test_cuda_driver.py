@@ -107,3 +107,28 @@ def test_local_gpus_from_the_driver_name_each_gpu_for_its_worker(monkeypatch, cu
     got = gpus.local_gpus()
     assert [(g.index, g.visible, g.name, g.cc) for g in got] == [(0, "3", "NVIDIA H200", (9, 0)),
                                                                   (1, "5", "NVIDIA H200", (9, 0))]
+
+
+def test_the_workers_gpu_receipt_unpickles_without_torch(monkeypatch):
+    """The worker sends its GPU's receipt to the parent (WorkerReady). The parent no longer imports torch
+    (the driver answers its probe), so anything in the receipt that pickles as a torch class would make its
+    unpickling import torch there: torch.__version__ is a TorchVersion, and it cost a warm quickstart 3-4 s
+    of `worker wait` on the H200 (the worker ready at 4.1 s from its spawn, the parent reading it at 6.9 s)."""
+    import pickle
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    import torch
+
+    props = SimpleNamespace(uuid="GPU-00000000-0000-0000-0000-000000000000", name="NVIDIA H200", major=9, minor=0,
+                            multi_processor_count=132, L2_cache_size=50 * 2**20, total_memory=140 * 2**30)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: props)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(gpus, "_nvml", lambda: None)
+    receipt = gpus.gpu_receipt(0)
+    assert receipt["torch"] == torch.__version__
+    code = ("import pickle, sys; r = pickle.loads(sys.stdin.buffer.read()); "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(receipt), capture_output=True, check=True)
+    assert out.stdout.decode().strip() == "[]", f"unpickling the receipt imported {out.stdout.decode().strip()}"

@@ -155,7 +155,7 @@ def gpu_receipt(device_index: int = 0) -> dict[str, Any]:
         "sm_count": props.multi_processor_count, "l2_bytes": int(getattr(props, "L2_cache_size", 0)),
         "memory_bytes": int(props.total_memory), "host": platform.node(),
         "cuda_visible_devices": os.environ.get(VISIBLE), "devices_visible": torch.cuda.device_count(),
-        "torch": torch.__version__,
+        "torch": str(torch.__version__),  # a plain str: TorchVersion would make the parent import torch to unpickle it
     }
     n = _nvml()
     if n is not None:
