@@ -1,10 +1,10 @@
 """Summarizes an ncu source page (`ncu --import R.ncu-rep --page source --csv --print-source sass`):
 samples and stall reasons inside the main loop (the instructions executed at least half as often as the
-hottest one) and outside it, and the loop's instruction mix. `python3 source_summary.py FILE.csv [x]`
-(x also lists the loop, one instruction per line)."""
-import csv, sys, collections
+hottest one) and outside it, and the loop's instruction mix. `python3 source_summary.py FILE.csv[.gz] [x]`
+(x also lists the loop, one instruction per line). The committed pages are gzipped (FILE.csv.gz)."""
+import csv, gzip, sys, collections
 def load(path):
-    rows = list(csv.reader(open(path)))
+    rows = list(csv.reader((gzip.open if path.endswith('.gz') else open)(path, 'rt')))
     hdr = rows[1]; data = [dict(zip(hdr, r)) for r in rows[2:] if len(r) == len(hdr)]
     return hdr, data
 hdr, data = load(sys.argv[1])
