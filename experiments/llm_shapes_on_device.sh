@@ -14,12 +14,16 @@
 # Comes back: OUT/llm_shapes.tgz (both runs' folders with receipts and reports, the store, logs) and
 # OUT/summary.txt (printed last): per implementation and run, % of cuBLAS (geometric mean, prefill and decode
 # minimum), and each decode row's HBM bandwidth.
+# The whole study does not fit one call (experiments/results/h200/llm-shapes/study-1c2b5a0: run 1 reached 45 of
+# the 48 problems in 301 s, run 2 39 in 100 s). SHARD=0/2, then SHARD=1/2 in a second call, runs half the plan
+# (whole problems, balanced by `gemmcompare run --shard`) in each: both runs of a half then fit one call, and
+# `gemmcompare merge` joins the halves' runs into one.
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/llm-shapes; rm -rf "$W"; mkdir -p "$W" "$OUT"
 PIP_LOG="$W/pip.log" source experiments/device_env.sh
 export GEMMCOMPARE_CACHE_DIR=$W/cache
-run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress)
+run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress ${SHARD:+--shard "$SHARD"})
 pack() { tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt 2>/dev/null; }
 trap 'pack; exit 143' TERM INT
 python3 -m compileall -q gemmcompare

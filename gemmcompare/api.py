@@ -33,7 +33,7 @@ Source = Union[str, Path, Any]  # a run folder, results.json/csv, a run id/prefi
 
 
 def load(source: Source, *, store: str | Path | None = None, run: str = "latest") -> tuple["pd.DataFrame", dict]:
-    """(rows, receipt) of one run. `source`: a run folder or its results.json / results.csv (committed runs under
+    """(rows, receipt) of one run. `source`: a run folder or its results.json / results.csv, either maybe gzipped (committed runs under
     experiments/results/<gpu>/), a run id, unique id prefix or 'latest' in `store` (default ./gemmcompare.db), or
     a store itself (a .db file or a Store), in which case `run` picks the run (default 'latest').
     Raises SourceError (a GemmCompareError, exit code 2 on the command line) naming what cannot be found."""
@@ -42,7 +42,7 @@ def load(source: Source, *, store: str | Path | None = None, run: str = "latest"
     if hasattr(source, "find_run"):  # an open Store
         return _frame(*_from_store_object(source, run))
     path = Path(source)
-    if path.is_file() and path.suffix not in (".json", ".csv"):  # a store file
+    if path.is_file() and not path.name.endswith((".json", ".csv", ".json.gz", ".csv.gz")):  # a store file
         src = load_source(run, path)
     elif isinstance(source, (str, Path)):
         src = load_source(str(source), store or DEFAULT_STORE)

@@ -49,6 +49,32 @@ def test_load_a_committed_run_folder_and_its_csv():
     assert list(csv_df["median_ms"]) == list(df["median_ms"])
 
 
+def test_a_gzipped_receipt_loads_as_its_plain_files_do(tmp_path):
+    """Large committed receipts keep results.json.gz / results.csv.gz (the repository travels to the GPU machine
+    under a size limit): a folder holding only those, or either file named, loads the same rows."""
+    import gzip
+    import shutil
+
+    plain, receipt = gemmcompare.load(H200 / "quickstart")
+    for name in ("results.json", "results.csv"):
+        folder = tmp_path / name.replace(".", "_")
+        folder.mkdir()
+        shutil.copy(H200 / "quickstart" / "receipt.json", folder / "receipt.json")
+        (folder / f"{name}.gz").write_bytes(gzip.compress((H200 / "quickstart" / name).read_bytes()))
+        for source in (folder, folder / f"{name}.gz", str(folder / f"{name}.gz")):
+            df, got = gemmcompare.load(source)
+            assert list(df["median_ms"]) == list(plain["median_ms"]) and got["gpu"] == receipt["gpu"], source
+    # a gzipped file that is not results, or not gzip at all: an error naming the file (exit 2), no traceback
+    from gemmcompare.errors import GemmCompareError
+
+    bad = tmp_path / "results.json.gz"
+    for content in (gzip.compress(b"[1, 2]"), b"not gzip"):
+        bad.write_bytes(content)
+        with pytest.raises(GemmCompareError, match="results.json.gz") as err:
+            gemmcompare.load(bad)
+        assert err.value.exit_code == 2
+
+
 def test_load_from_a_store_by_file_object_and_id(tmp_path):
     db = tmp_path / "g.db"
     store = Store(db)

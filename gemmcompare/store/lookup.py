@@ -37,7 +37,7 @@ class RunSource:
 
 
 def _looks_like_path(text: str) -> bool:
-    return "/" in text or "\\" in text or text.endswith((".json", ".csv")) or text.startswith(".")
+    return "/" in text or "\\" in text or text.endswith((".json", ".csv", ".gz")) or text.startswith(".")
 
 
 def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
@@ -52,12 +52,13 @@ def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
         except (OSError, ValueError, KeyError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             raise SourceError(f"{text}: cannot read results ({str(exc)[:300]})") from None
         receipt = dict(receipt or {})
-        named = path if path.is_dir() or path.stem != "results" else path.parent  # results.csv: its folder's name
+        stem = path.name.split(".")[0]  # results.json, results.csv.gz: "results"
+        named = path if path.is_dir() or stem != "results" else path.parent  # results.csv: its folder's name
         label = str(receipt.get("run_id") or named.name)
         if path.is_dir():
             home = path / "report"
         else:
-            home = path.parent / ("report" if path.stem == "results" else f"{path.stem}_report")
+            home = path.parent / ("report" if stem == "results" else f"{stem}_report")
         return RunSource(receipt, rows, label, home)
     if _looks_like_path(text):
         raise SourceError(f"{text}: no such run folder or results file")

@@ -3,6 +3,7 @@ rows arrive; and the reader of such folders and files (committed baselines are f
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -74,29 +75,35 @@ def exact_floats() -> dict:
     return {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 
 
+RESULT_FILES = ("results.json", "results.json.gz", "results.csv", "results.csv.gz")  # a folder's, first found
+
+
 def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFrame]:
     """(receipt, rows) from a run folder, a results.json or a results.csv (committed baselines), checked
-    (store/validation.py): a file that is not gemmcompare results raises InputError naming it."""
+    (store/validation.py): a file that is not gemmcompare results raises InputError naming it. Either file
+    may be gzipped (results.json.gz, results.csv.gz: how large committed receipts are kept)."""
     p = Path(path)
     if p.is_dir():
-        p = p / "results.json" if (p / "results.json").exists() else p / "results.csv"
-    if p.suffix == ".json":
-        data = json.loads(p.read_text())
+        p = next((p / name for name in RESULT_FILES if (p / name).exists()), p / "results.csv")
+    gz = p.suffix == ".gz"
+    kind = Path(p.stem).suffix if gz else p.suffix
+    if kind == ".json":
+        data = json.loads(gzip.decompress(p.read_bytes()) if gz else p.read_text())
         if not isinstance(data, dict):
             raise InputError(f"{p}: not gemmcompare results: a {type(data).__name__}, not a mapping with "
                              f"'receipt' and 'results'")
         receipt = check_receipt(data.get("receipt"), str(p))
         records = check_records(data.get("results", []), str(p))
         return receipt, check_rows(pd.DataFrame(records), str(p)) if records else pd.DataFrame(records)
-    if p.suffix == ".csv":
-        df = pd.read_csv(p, **exact_floats())
+    if kind == ".csv":
+        df = pd.read_csv(p, **exact_floats())  # (pandas reads .csv.gz as it is)
         for col in JSON_COLUMNS:
             if col in df:
                 df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
         receipt_path = p.parent / "receipt.json"
         receipt = json.loads(receipt_path.read_text()) if receipt_path.exists() else {}
         return check_receipt(receipt, str(receipt_path)), check_rows(df, str(p))
-    raise FileNotFoundError(f"{path}: not a run folder, results.json or results.csv")
+    raise FileNotFoundError(f"{path}: not a run folder, results.json or results.csv (either may be gzipped)")
 
 
 def rows_from(iterable: Iterable[Result]) -> pd.DataFrame:
