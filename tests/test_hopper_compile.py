@@ -52,6 +52,7 @@ VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     # split_k: the eighth parameter is SPLITS (0: chosen per problem)
     ("split_k", "default"): (64, 128, 64, 6, 1, 1, 8, 0),
     ("split_k", "128x256_c2_k4"): (128, 256, 64, 4, 2, 1, 8, 4),
+    ("split_k", "64x64"): (64, 64, 64, 6, 1, 1, 8, 0),  # in the tuning grid: twice the tiles of 64x128 at small N
     # fp8: e4m3/e5m2 in (the same two input types' count), BK = 128 (one line of FP8)
     ("fp8", "default"): (128, 128, 128, 6, 2, 1, 8),
     ("fp8", "128x192"): (128, 192, 128, 5, 2, 1, 8),

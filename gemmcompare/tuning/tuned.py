@@ -21,7 +21,10 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
        for step in ("warp_specialized", "persistent", "cluster", "best")},
     # skinny M, long K: the tile sets how many units there are to split; the split itself is chosen per problem
     # (splits 0: one wave of tiles x slices), and stages keep B streaming (2 of the 16 points do not fit)
-    "hopper.split_k": {"block": _HOPPER_BLOCKS, "consumers": [1, 2], "stages": [4, 6]},
+    # 64x64 (one consumer) for the M = 64-128, N = 4096-6144 decode problems, where 64x128 tiles number 32-48
+    # and each is split 3-4 ways: twice the tiles, half the slices, half the f32 partial planes to write and
+    # reduce (llm-shapes/study-1c2b5a0: split_k read 80-82% there, its weakest)
+    "hopper.split_k": {"block": _HOPPER_BLOCKS + [(64, 64, 64)], "consumers": [1, 2], "stages": [4, 6]},
     # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion (which takes no
     # block scales); 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
     # hopper-fp8-1c2b5a0), so the tile is fixed and stages (latency hiding against shared memory) and overlap vary
