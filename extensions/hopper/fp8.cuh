@@ -69,9 +69,14 @@ __device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2
   }
 }
 
-template <class Cfg, class TIn, class TOut, bool OVERLAP, class Tag>
+// BLOCK: the block scales' loop (a kernel of its own, so that the tensor and row/column scales' promotion
+// carries no run-time branch, loads or factors for them: with them, overlap 0 read 52-59% of cuBLASLt at
+// 4096^3 where it had read 70% before they were added).
+template <class Cfg, class TIn, class TOut, bool OVERLAP, bool BLOCK, class Tag>
 __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
   static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg>::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
+  static_assert(!(OVERLAP && BLOCK), "overlap has no registers left for block scales");
+  static_assert(!BLOCK || Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
   using T = Traits<Cfg>;
   using S = typename T::S;
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -141,20 +146,18 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
       rd.advance();
       return stage;
     };
-    // (OVERLAP has no registers left for block scales: its run() refuses them, and the compiler drops the path)
-    const bool block = !OVERLAP && p.scaling == GC_SCALING_BLOCK;
     const int k_blocks = p.k_tiles;  // one 128-wide k block of scale_a / scale_b per stage (BK = 128)
     const int row_base = c * Cfg::WM + 16 * warp + lane / 4;  // + m0 + 64 mi + 8 i: this thread's rows
     // A stage's sums (k block `kb` of the tile at m0, n0), once waited for: the stage is released and the sums
     // join the FP32 ones (zeroed at the tile's start: one FADD each, not an add and a select on the first
-    // interval), times their block scales under `block`.
+    // interval), times their block scales in the BLOCK kernel.
     auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, int kb, int m0, int n0) {
       fence_regs(from);
       if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi) {
         float f[2] = {1.f, 1.f};  // the scale of this thread's two rows of the m64 block (i = 0, 1)
-        if (block) {
+        if constexpr (BLOCK) {
           const float sb = __ldg(p.scale_b + static_cast<int64_t>(kb) * ((p.n + 127) / 128) + n0 / 128);
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
@@ -164,7 +167,7 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
         }
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) {
-          const float v = block ? from[mi][r] * f[(r >> 1) & 1] : from[mi][r];
+          const float v = BLOCK ? from[mi][r] * f[(r >> 1) & 1] : from[mi][r];
           acc[mi][r] += v;
         }
       }
@@ -232,10 +235,12 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
 template <class Cfg, class Tag = void, bool OVERLAP = false>
 struct Step {
   static constexpr const char* name = "hopper.fp8";
+  static constexpr bool BLOCKABLE = !OVERLAP && Cfg::BN <= 128;  // block scales get their own kernel
 
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
-    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err, err_len);
+    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, false, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err,
+                           err_len);
   }
 
   template <class TIn, class TOut>
@@ -281,7 +286,10 @@ struct Step {
     if (tiles > INT32_MAX) return gc_fail(err, err_len, "hopper.fp8: too many tiles");
     const int sms = device_sm_count();
     const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
-    auto k = kernel<Cfg, TIn, TOut, OVERLAP, Tag>;
+    auto k = kernel<Cfg, TIn, TOut, OVERLAP, false, Tag>;
+    if constexpr (BLOCKABLE) {  // (run() refused block scales above where the configuration cannot take them)
+      if (args->scaling == GC_SCALING_BLOCK) k = kernel<Cfg, TIn, TOut, OVERLAP, true, Tag>;
+    }
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
     return gc_check_launch(err, err_len, name);
