@@ -449,3 +449,27 @@ def test_cupti_is_warmed_up_only_for_a_run_that_will_start_it():
     assert not wants_cupti(narrow(exp, None, True, None))  # --check-only: nothing is timed
     assert not wants_cupti(parse_spec(RUN_SPEC.replace("row_timeout_s: 5", "row_timeout_s: 5, method: events"),
                                       "events.yaml"))
+
+
+@pytest.mark.gpu
+def test_a_warm_runs_parent_never_imports_torch(tmp_path):
+    """The parent of a run on a warm build cache has no use for torch: the CUDA driver answers its GPU probe, the
+    cache answers its builds, and the worker measures. Importing it costs seconds (4-5 s on the H200), and a
+    torch-typed value in any message from the worker makes the parent import it just to unpickle that message
+    (the GPU receipt's TorchVersion did: 2.8-4.2 s of a warm quickstart). Two runs of one spec in subprocesses:
+    the first warms the cache, the second's parent must end without torch in sys.modules."""
+    spec = tmp_path / "phases.yaml"
+    spec.write_text(RUN_SPEC.replace("[{m: 256, n: 256, k: 256}, {m: 512, n: 512, k: 512}]", "[{m: 256, n: 256, k: 256}]"))
+    code = textwrap.dedent(f"""
+        import sys
+        from gemmcompare import cli
+        code = cli.main(["run", {str(spec)!r}, "--store", {str(tmp_path / "g.db")!r}, "--runs-dir",
+                         {str(tmp_path / "runs")!r}, "--no-progress"])
+        print("exit", code, "torch imported:", "torch" in sys.modules)
+        """)
+    env = {**os.environ, "GEMMCOMPARE_CACHE_DIR": str(tmp_path / "cache")}
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+            for _ in range(2)]
+    assert "exit 0" in outs[0].stdout, outs[0].stdout[-2000:] + outs[0].stderr[-3000:]
+    assert outs[1].stdout.strip().splitlines()[-1] == "exit 0 torch imported: False", \
+        outs[1].stdout[-2000:] + outs[1].stderr[-3000:]
