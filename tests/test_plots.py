@@ -15,6 +15,7 @@ import pytest
 from matplotlib.container import BarContainer, ErrorbarContainer
 
 from gemmcompare.report import build_report
+from gemmcompare.report.bandwidth import memory_rates
 from gemmcompare.report.build import combine_runs
 from gemmcompare.report.plots import PLOT_KINDS
 from gemmcompare.report.plots import common
@@ -23,10 +24,11 @@ from gemmcompare.report.plots.common import spaced_ticks
 from gemmcompare.report.stats import median_ci, percent_ci, rate_ci
 from gemmcompare.results import Status
 from gemmcompare.store import load_result_file
-from test_report import MMA, make_rows, receipt_for
+from test_report import BASELINE, MMA, make_rows, receipt_for
 
 H200 = Path(__file__).resolve().parents[1] / "experiments" / "results" / "h200"
-PLOT_MODULES = ("throughput", "baseline", "roofline", "errors", "heatmap", "distribution", "architectures")
+PLOT_MODULES = ("throughput", "baseline", "roofline", "bandwidth", "errors", "heatmap", "distribution",
+                "architectures")
 
 
 @pytest.fixture
@@ -196,6 +198,117 @@ def test_roofline_names_every_problem_and_its_ceilings(tmp_path, figures):
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])  # stacked, not overprinted
     assert any("ceilings: 989 TFLOP/s, 4.80 TB/s" in t.get_text() for t in ax.get_legend().get_texts())
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+
+
+CUTLASS = "cutlass[config=sm90_tma_coop_128x256x64_c2x1]"
+DECODE_SHAPES = [(1, n, k) for n, k in ((4096, 4096), (6144, 4096), (14336, 4096), (4096, 14336), (8192, 8192),
+                                        (10240, 8192), (28672, 8192), (8192, 28672))]  # arithmetic intensity ~1
+
+
+def streaming(rows: pd.DataFrame, gbs: dict[str, float]) -> pd.DataFrame:
+    """rows timed as if each implementation streamed its unique bytes at gbs[implementation] GB/s (a
+    memory-bound problem's time), with 0.5% noise."""
+    rows = rows.copy()
+    rng = np.random.default_rng(3)
+    samples = [list(b / (gbs[i] * 1e9) * 1e3 * (1 + 0.005 * rng.standard_normal(40)))
+               for b, i in zip(rows["unique_bytes"], rows["implementation"])]
+    rows["samples_ms"] = samples
+    rows["median_ms"] = [float(np.median(s)) for s in samples]
+    rows["tflops"] = rows["flops"] / (rows["median_ms"] * 1e-3) / 1e12
+    return rows
+
+
+def bars_by_problem(fig) -> dict[tuple[str, float], str]:
+    """{(problem, bar height rounded to 0.01): the number written on the bar} over every row of panels."""
+    out = {}
+    for ax in fig.axes:
+        ticks = [t.get_text() for t in ax.get_xticklabels()]
+        written = {(round(t.xy[0], 6), round(t.xy[1], 6)): t.get_text() for t in ax.texts}
+        for c in (c for c in ax.containers if isinstance(c, BarContainer)):
+            for b in c:
+                centre = b.get_x() + b.get_width() / 2
+                top = next(v for (x, _), v in written.items() if abs(x - centre) < 1e-6)
+                out[(ticks[round(centre)], round(b.get_height(), 2))] = top
+    return out
+
+
+def test_bandwidth_bars_are_every_pass_row_of_the_memory_bound_problems(tmp_path, figures):
+    gbs = {BASELINE: 3300.0, CUTLASS: 2400.0}
+    rows = streaming(rows_of(problems=[(16, 4096, 4096), (64, 8192, 8192), (4096,) * 3], sweep=False,
+                             impls=[BASELINE, CUTLASS]), gbs)
+    rows.loc[(rows["problem"] == "64x8192x8192") & (rows["implementation"] == CUTLASS), "status"] = "FAIL"
+    (plot,) = draw("bandwidth", rows, tmp_path)
+    fig = figures["bandwidth_f16_f32acc_tn_NVIDIA H200"]
+    rates = rows.join(memory_rates(rows))
+    assert list(rates.loc[rates["memory_bound"], "problem"].unique()) == ["16x4096x4096", "64x8192x8192"]
+    ok = rates[rates["memory_bound"] & (rates["status"] == "PASS")]
+    expected = {(p, round(v, 2)): f"{g:.0f}" for p, v, g in zip(ok["problem"], ok["pct_of_hbm_roofline"],
+                                                                 ok["achieved_gbs"])}
+    assert bars_by_problem(fig) == expected  # one bar per PASS row, the 4096^3 (compute-bound) problem left out
+    for (_p, height), text in expected.items():  # a bar is its GB/s as a share of the H200's 4.8 TB/s
+        assert abs(int(text) - 3300) < 40 or abs(int(text) - 2400) < 40
+        assert math.isclose(height, int(text) / 4800 * 100, abs_tol=0.05)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["16x4096x4096", "64x8192x8192"]
+    assert any(line.get_ydata()[0] == 100 and line.get_linestyle() == "--" for line in ax.get_lines())
+    assert "HBM roofline: 4800 GB/s = 100%" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "FAIL" in [t.get_text() for t in ax.texts]  # the failed row's slot names its status
+    assert "memory-bound problems only" in plot.caption
+
+
+def test_bandwidth_plot_of_many_problems_wraps_into_rows_of_readable_bars(tmp_path, figures):
+    names = [BASELINE] + [MMA.format(smem=s, stages=t) for s in ("padded", "swizzle") for t in (2, 3, 4)] + [CUTLASS]
+    shapes = [(m, n, k) for m in (1, 16, 64, 128) for _, n, k in DECODE_SHAPES]
+    rows = streaming(rows_of(problems=shapes), {n: 3000.0 - 100 * i for i, n in enumerate(names)})
+    draw("bandwidth", rows, tmp_path)
+    fig = figures["bandwidth_f16_f32acc_tn_NVIDIA H200"]
+    assert len(fig.axes) > 1 and fig.get_figwidth() <= 16
+    assert sum(len(a.get_xticklabels()) for a in fig.axes) == len(shapes)
+    renderer = rendered(fig)
+    bar_in = min(b.get_window_extent(renderer).width for a in fig.axes for c in a.containers
+                 if isinstance(c, BarContainer) for b in c) / fig.dpi
+    assert bar_in >= 0.1  # wide enough for its number, written up it
+    for ax in fig.axes:
+        assert not overlapping_tick_labels(fig, ax)
+
+
+def test_bandwidth_plot_says_why_it_is_not_drawn(tmp_path):
+    compute_bound = rows_of(problems=[(2048,) * 3, (4096,) * 3], sweep=False)
+    (plot,) = PLOT_KINDS["bandwidth"](compute_bound, tmp_path)
+    assert plot.skipped and "no memory-bound problem" in plot.skipped and not plot.files
+    failed = rows_of(problems=[(16, 4096, 4096)], sweep=False)
+    failed["status"] = "FAIL"
+    (plot,) = PLOT_KINDS["bandwidth"](failed, tmp_path)
+    assert plot.skipped == "no PASS row with a time on a memory-bound problem"
+    unknown = rows_of(problems=[(16, 4096, 4096)], sweep=False)
+    unknown["gpu"] = "Mystery GPU 9000"
+    (plot,) = PLOT_KINDS["bandwidth"](unknown, tmp_path)
+    assert plot.skipped == "no HBM bandwidth for 'Mystery GPU 9000' in gemmcompare/peaks.py"
+
+
+def bandwidth_texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts if "GB/s" in t.get_text()]
+
+
+def test_roofline_writes_bandwidth_beside_a_few_memory_bound_problems(tmp_path, figures):
+    rows = streaming(rows_of(problems=[(1, 4096, 4096), (16, 4096, 4096), (4096,) * 3], sweep=False),
+                     {BASELINE: 3300.0, CUTLASS: 2400.0})
+    (plot,) = draw("roofline", rows, tmp_path)
+    texts = bandwidth_texts(figures["roofline_f16_f32acc_tn_NVIDIA H200"].axes[0])
+    assert len(texts) == 2  # the fastest row of each memory-bound problem
+    import re
+    assert all(re.fullmatch(r"3\d{3} GB/s, \d{2}% of HBM roofline", t) for t in texts), texts  # integers, no 3.3e+03
+    assert "fastest row carries its achieved bandwidth" in plot.caption
+
+
+def test_roofline_leaves_bandwidth_to_its_plot_when_many_problems_share_an_intensity(tmp_path, figures):
+    rows = streaming(rows_of(problems=DECODE_SHAPES + [(4096,) * 3], sweep=False), {BASELINE: 3300.0, CUTLASS: 2400.0})
+    (plot,) = draw("roofline", rows, tmp_path)
+    ax = figures["roofline_f16_f32acc_tn_NVIDIA H200"].axes[0]
+    assert bandwidth_texts(ax) == []  # 8 labels at one intensity and rate would stack into an unreadable list
+    assert {f"{m}x{n}x{k}" for m, n, k in DECODE_SHAPES} <= {t.get_text() for t in ax.texts}  # still named
+    assert "the bandwidth plot has every row's GB/s" in plot.caption
+    assert "fastest row carries" not in plot.caption
 
 
 def test_error_vs_k_ticks_do_not_overprint(tmp_path, figures):

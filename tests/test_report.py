@@ -220,7 +220,8 @@ def test_report_writes_md_csv_html_and_plots(tmp_path):
     for name in ("report.md", "report.html", "summary.csv"):
         assert (tmp_path / "report" / name).exists()
     drawn = {p.kind for p in report.plots if not p.skipped}
-    assert drawn == {"throughput_vs_size", "percent_of_baseline", "roofline", "error_vs_k", "heatmap", "distribution"}
+    assert drawn == {"throughput_vs_size", "percent_of_baseline", "roofline", "bandwidth", "error_vs_k", "heatmap",
+                     "distribution"}  # 512^3 is memory-bound on an H200
     assert [p.kind for p in report.plots if p.skipped] == ["architectures"]
     _check_pngs(report)
     page = (tmp_path / "report" / "report.html").read_text()
@@ -243,6 +244,7 @@ def test_plots_skip_cleanly_with_too_little_data(tmp_path):
     assert skipped["error_vs_k"] == "one K only"
     assert "no passing non-baseline row" in skipped["percent_of_baseline"]
     assert "no datasheet peaks for 'Mystery GPU 9000'" in skipped["roofline"]
+    assert "no HBM bandwidth for 'Mystery GPU 9000'" in skipped["bandwidth"]
     assert "heatmap" in skipped and "architectures" in skipped
     html = (tmp_path / "r" / "report.html").read_text()
     assert "Not drawn:" in html and "one problem size only" in html

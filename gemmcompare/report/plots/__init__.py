@@ -7,6 +7,7 @@ the device) is skipped with a note saying why, never drawn empty.
   throughput      TFLOP/s by problem (size axis or categories), CI error bars     throughput_vs_size
   baseline        % of baseline bars with values and CI error bars                percent_of_baseline
   roofline        points under the ceilings, each problem named                    roofline
+  bandwidth       % of the HBM roofline bars (with GB/s) of memory-bound problems  bandwidth
   errors          max abs error vs K against both references                      error_vs_k
   heatmap         % of baseline over a two-parameter sweep, sequential from 0     heatmap
   distribution    each row's samples (violins and dots) per problem               distribution
@@ -23,6 +24,7 @@ import pandas as pd
 
 from ..kinds import PLOT_NAMES
 from .architectures import plot_architectures
+from .bandwidth import plot_bandwidth
 from .baseline import plot_percent_of_baseline
 from .common import Plot, save_figure  # noqa: F401  (compare and history save their figures with it)
 from .distribution import plot_distribution
@@ -35,6 +37,7 @@ PLOT_KINDS: dict[str, Callable[[pd.DataFrame, Path], list[Plot]]] = {
     "throughput_vs_size": plot_throughput_vs_size,
     "percent_of_baseline": plot_percent_of_baseline,
     "roofline": plot_roofline,
+    "bandwidth": plot_bandwidth,
     "error_vs_k": plot_error_vs_k,
     "heatmap": plot_sweep_heatmap,
     "distribution": plot_distribution,

@@ -56,12 +56,14 @@ def _with_ci(part: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _bars(ax, xs, vals, lo, hi, width, cut, color, label=None, horizontal=False, value_font=7, rotate=False):
-    """Bars (cut at `cut` where higher, hatched), CI whiskers, and each bar's value."""
+def _bars(ax, xs, vals, lo, hi, width, cut, color, label=None, horizontal=False, value_font=7, rotate=False,
+          texts=None, **bar_style):
+    """Bars (cut at `cut` where higher, hatched), CI whiskers, and each bar's value (or `texts`, one a bar)."""
     shown = [min(v, cut) if cut else v for v in vals]
     bar = ax.barh if horizontal else ax.bar
-    bars = bar(xs, shown, width, color=color, label=label)
-    for b, v, l, h in zip(bars, vals, lo, hi):
+    bars = bar(xs, shown, width, color=color, label=label, **bar_style)
+    texts = [_fmt(v) for v in vals] if texts is None else texts  # a cut bar is hatched; its number is its real value
+    for b, v, l, h, text in zip(bars, vals, lo, hi, texts):
         clipped = cut is not None and v > cut
         if clipped:
             b.set_hatch("///")
@@ -75,7 +77,6 @@ def _bars(ax, xs, vals, lo, hi, width, cut, color, label=None, horizontal=False,
                 ax.errorbar([centre], [v], yerr=[[v - l], [h - v]], fmt="none", ecolor="black", elinewidth=0.8,
                             capsize=1.5)
         end = max(h, v) if np.isfinite(h) and not clipped else min(v, cut) if cut else v
-        text = _fmt(v)  # a cut bar is hatched; its number is its real value
         if horizontal:
             ax.annotate(text, (end, b.get_y() + b.get_height() / 2), xytext=(3, 0), textcoords="offset points",
                         va="center", fontsize=value_font, zorder=5,

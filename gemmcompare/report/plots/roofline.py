@@ -20,31 +20,49 @@ from .common import (CI_NOTE, PASS_ONLY_NOTE, Palette, Plot, contract_groups, er
                      save_figure, TickLabels)
 
 LABEL_GAP_IN = 0.55  # problem labels closer than this (inches, along x) are stacked
+LINE_IN = 0.13  # one line of a bandwidth label (6.5 pt), inches
 BANDWIDTH_NOTE = ("on a memory-bound problem the fastest row carries its achieved bandwidth (unique bytes / median "
-                  "time) and its % of the HBM roofline; every row's is in the tables; ")
+                  "time) and its % of the HBM roofline; every row's is in the tables and the bandwidth plot; ")
+CROWDED_NOTE = ("too many memory-bound problems share an intensity for their bandwidth to be written here: the "
+                "bandwidth plot has every row's GB/s and % of the HBM roofline; ")
 
 
-def label_bandwidth(ax, ok: pd.DataFrame, lo: float, hi: float, ymin: float, top: float) -> bool:
-    """On each memory-bound problem, the fastest row's achieved GB/s and % of the HBM roofline beside its point
-    (every row would pile up in one column), moved down a line while it would overlap one already written.
-    Returns whether any was written."""
+def bandwidth_labels(ok: pd.DataFrame, lo: float, hi: float, ymin: float, top: float, width_in: float,
+                     height_in: float) -> list[tuple[float, float, str, int]] | None:
+    """(x, y, text, lines down) of each memory-bound problem's label: the fastest row's GB/s and % of the HBM
+    roofline beside its point (every row would pile up in one column), moved down a line while it would
+    overlap one already placed. None when they do not fit: a label that has to go down more than one line
+    (three problems or more at one intensity and rate: the lines would stack into a list far from the points
+    they name, over each other and off the axes, as 30 decode shapes at 4 intensities do)."""
     rates = ok.join(memory_rates(ok))
-    width_in, height_in = ax.figure.get_figwidth() * 0.72, ax.figure.get_figheight() * 0.8
-    placed: list[tuple[float, float]] = []  # (x, y) of written labels' left edges, inches
+    placed: list[tuple[float, float]] = []  # (x, y) of placed labels' left edges, inches
+    labels = []
     for _problem, pts in rates[rates["memory_bound"] & rates["pct_of_hbm_roofline"].notna()].groupby("problem"):
         r = pts.loc[pts["median_ms"].idxmin()]
         pct = r["pct_of_hbm_roofline"]
-        text = f"{r['achieved_gbs']:.3g} GB/s, {pct:.2g}% of HBM roofline"
+        text = f"{r['achieved_gbs']:.0f} GB/s, {pct:{'.0f' if pct >= 10 else '.2g'}}% of HBM roofline"  # 0.34%, not 0%
         x_in = math.log10(r["ai"] / lo) / math.log10(hi / lo) * width_in + 0.1
         y_in = math.log10(r["tflops"] / ymin) / math.log10(top / ymin) * height_in
         drop = 0
-        while any(abs(x_in - x) < len(text) * 0.055 and abs(y_in - drop * 0.13 - y) < 0.12 for x, y in placed):
+        while any(abs(x_in - x) < len(text) * 0.055 and abs(y_in - drop * LINE_IN - y) < 0.12 for x, y in placed):
             drop += 1
-        placed.append((x_in, y_in - drop * 0.13))
-        ax.annotate(text, (r["ai"], r["tflops"]), xytext=(7, -9.4 * drop), textcoords="offset points", fontsize=6.5,
-                    va="center", color="#333333", zorder=6,
-                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.75))
-    return bool(placed)
+        if drop > 1 or y_in - drop * LINE_IN < LINE_IN / 2:
+            return None
+        placed.append((x_in, y_in - drop * LINE_IN))
+        labels.append((r["ai"], r["tflops"], text, drop))
+    return labels
+
+
+def label_bandwidth(ax, ok: pd.DataFrame, lo: float, hi: float, ymin: float, top: float) -> str:
+    """Writes bandwidth_labels beside their points where they fit. Returns the caption's note: what was
+    written, where the bandwidth plot has them instead, or '' (no memory-bound problem)."""
+    labels = bandwidth_labels(ok, lo, hi, ymin, top, ax.figure.get_figwidth() * 0.72, ax.figure.get_figheight() * 0.8)
+    if labels is None:
+        return CROWDED_NOTE
+    for x, y, text, drop in labels:
+        ax.annotate(text, (x, y), xytext=(7, -9.4 * drop), textcoords="offset points", fontsize=6.5, va="center",
+                    color="#333333", zorder=6, bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.75))
+    return BANDWIDTH_NOTE if labels else ""
 
 
 def ceilings(rows: pd.DataFrame, gpu: str, contract: str) -> tuple[float | None, float | None, str]:
@@ -121,7 +139,7 @@ def plot_roofline(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
             ax.set_xlim(lo, hi)
             top = label_problems(ax, ok, lo, hi, compute)
             ax.set_ylim(ymin, top)
-            marked = label_bandwidth(ax, ok, lo, hi, ymin, top)
+            bandwidth_note = label_bandwidth(ax, ok, lo, hi, ymin, top)
             few_decades = math.log10(top / ymin) < 2.5  # label 2x and 5x minor ticks too
             ax.yaxis.set_major_formatter(TickLabels())
             ax.yaxis.set_minor_formatter(TickLabels(leading=(2, 5)) if few_decades else NullFormatter())
@@ -132,6 +150,6 @@ def plot_roofline(rows: pd.DataFrame, out_dir: Path) -> list[Plot]:
             legend(fig, ax, handles, labels)
             plots.append(Plot("roofline", title, save_figure(fig, out_dir, f"roofline_{contract}_{gpu}"),
                               caption=f"ceilings: {source}; unique bytes = A and B read once, C written once; each "
-                                      f"problem is named above its points; {BANDWIDTH_NOTE if marked else ''}"
+                                      f"problem is named above its points; {bandwidth_note}"
                                       f"{CI_NOTE}; {PASS_ONLY_NOTE}"))
     return plots
