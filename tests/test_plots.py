@@ -183,6 +183,35 @@ def test_a_row_without_a_bar_names_its_status_in_its_slot(tmp_path, figures):
     assert "FAIL" in [t.get_text() for t in figures["pct_of_baseline_f16_f32acc_tn"].axes[0].texts]
 
 
+def test_percent_bars_of_many_problems_wrap_into_rows_of_readable_bars(tmp_path, figures):
+    """32 problems x 7 implementations (an LLM study's shapes) at one row of 16 in would give bars of 0.04 in:
+    they wrap into rows of groups, on one y scale, as the bandwidth plot does."""
+    shapes = [(m, n, k) for m in (1, 16, 64, 128) for _, n, k in DECODE_SHAPES]
+    (plot,) = draw("percent_of_baseline", rows_of(problems=shapes), tmp_path)
+    fig = figures["pct_of_baseline_f16_f32acc_tn"]
+    assert len(fig.axes) > 1 and fig.get_figwidth() <= 16
+    ticks = [t.get_text() for a in fig.axes for t in a.get_xticklabels()]
+    assert sorted(ticks) == sorted(f"{m}x{n}x{k}" for m, n, k in shapes)  # each problem once, in one of the rows
+    assert len({a.get_ylim() for a in fig.axes}) == 1 and len({a.get_xlim() for a in fig.axes}) == 1
+    renderer = rendered(fig)
+    bars = [b for a in fig.axes for c in a.containers if isinstance(c, BarContainer) for b in c]
+    assert len(bars) == len(shapes) * 7
+    assert min(b.get_window_extent(renderer).width for b in bars) / fig.dpi >= 0.1  # wide enough for its number
+    for ax in fig.axes:
+        assert not overlapping_tick_labels(fig, ax)
+        assert ax.get_ylabel() == ""  # a row is too short for the label: one runs down the figure
+    assert "% of baseline" in fig.get_supylabel()
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert len(legend) == 8 and "(baseline) = 100%" in legend[0]
+
+
+def test_percent_bars_that_fit_in_one_row_keep_their_figure(tmp_path, figures):
+    draw("percent_of_baseline", rows_of(problems=DECODE_SHAPES[:3]), tmp_path)
+    fig = figures["pct_of_baseline_f16_f32acc_tn"]
+    assert len(fig.axes) == 1 and tuple(fig.get_size_inches()) == (0.33 * 21 + 0.6 * 3 + 2, 4.8)
+    assert fig.axes[0].get_ylabel().startswith("% of baseline")
+
+
 # -- roofline, errors ---------------------------------------------------------------------------------------------
 
 def test_roofline_names_every_problem_and_its_ceilings(tmp_path, figures):

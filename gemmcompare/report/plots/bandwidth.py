@@ -8,41 +8,24 @@ enough for its number to be read."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from ... import peaks as _peaks
 from ..bandwidth import memory_rates
 from ..stats import rate_ci
 from .baseline import STATUS_NOTE, _bars, _status_mark
-from .common import PASS_ONLY_NOTE, Palette, Plot, contract_groups, impl_order, legend, passing, problem_axis, \
-    problems_by_size, save_figure
+from .common import AXES_SHARE, GROUP_FILL, PASS_ONLY_NOTE, Palette, Plot, contract_groups, impl_order, legend, \
+    passing, problem_row_axes, problem_rows, problems_by_size, save_figure
 
-SLOT_IN = 0.16  # one bar with its GB/s written up it (6.5 pt, turned): the narrowest that reads
-GROUP_FILL = 0.8  # of a problem's slot, the part its bars take
-AXES_SHARE = 0.775  # of the figure's width, the part the axes take (matplotlib's default margins)
-WIDTH_MAX_IN = 16.0  # as percent_of_baseline: wider figures are wrapped into rows instead
-ROW_IN = 3.3
 ROOF_STYLE = dict(color="#c62828", linestyle="--", linewidth=1.6, zorder=1.5)  # red, not black: black is the baseline;
 # over the bars, under their numbers
 BASELINE_BAR = dict(edgecolor="black", linestyle="--", linewidth=1.1)  # white with a dashed black edge
 CI_NOTE = "error bars: 95% CI of the median time from the raw samples"
 BOUND_NOTE = ("memory-bound problems only: the plain roofline puts them on the memory roof (unique bytes at the HBM "
               "bandwidth take longer than their FLOPs at the datasheet peak)")
-
-
-def layout(problems: int, bars: int) -> tuple[int, float]:
-    """(problems per row, figure width in inches): one row while the groups fit in WIDTH_MAX_IN at SLOT_IN a bar,
-    else as few rows as fit, the problems shared evenly among them."""
-    group_in = bars * SLOT_IN / GROUP_FILL
-    fit = max(1, int(WIDTH_MAX_IN * AXES_SHARE // group_in))
-    rows = math.ceil(problems / fit)
-    per_row = math.ceil(problems / rows)
-    return per_row, min(WIDTH_MAX_IN, max(7.5, per_row * group_in / AXES_SHARE + 1.0))
 
 
 def _with_ci(ok: pd.DataFrame) -> pd.DataFrame:
@@ -66,18 +49,15 @@ def _draw(sub: pd.DataFrame, ok: pd.DataFrame, bandwidth: float, title: str, out
     palette = Palette(sub)
     problems = problems_by_size(ok)
     names = impl_order(ok)
-    per_row, width_in = layout(len(problems), len(names))
-    chunks = [problems[i:i + per_row] for i in range(0, len(problems), per_row)]
-    fig = Figure(figsize=(width_in, ROW_IN * len(chunks) + 0.6))
-    axes = fig.subplots(len(chunks), 1, squeeze=False)[:, 0]
+    fig, axes_rows, per_row = problem_rows(problems, len(names))
     width = GROUP_FILL / len(names)
-    bar_in = width_in * AXES_SHARE / per_row * width
+    bar_in = fig.get_figwidth() * AXES_SHARE / per_row * width
     chars = max(len(f"{v:.0f}") for v in ok["achieved_gbs"])
     rotate = bar_in < 0.062 * chars + 0.03  # as percent_of_baseline: a number written across its bar
     top = max(110.0, 1.12 * float(np.nanmax(np.fmax(ok["ci_hi"], ok["pct_of_hbm_roofline"])))) * (1.12 if rotate else 1)
     status_of = _statuses(sub[sub["problem"].isin(problems)])
     handles: dict[str, object] = {}
-    for ax, chunk in zip(axes, chunks):
+    for ax, chunk in axes_rows:
         for j, name in enumerate(names):
             got = [ok[(ok["problem"] == p) & (ok["implementation"] == name)] for p in chunk]
             xs = np.arange(len(chunk)) + (j - (len(names) - 1) / 2) * width
@@ -93,17 +73,14 @@ def _draw(sub: pd.DataFrame, ok: pd.DataFrame, bandwidth: float, title: str, out
                 if i not in keep and (p, name) in status_of:
                     _status_mark(ax, (xs[i], 0), status_of[(p, name)], horizontal=False)
         roof = ax.axhline(100, **ROOF_STYLE)
-        problem_axis(ax, chunk)
-        ax.set_xlim(-0.6, per_row - 0.4)  # every row on one scale of slots: a short last row is not stretched
         ax.set_ylabel("% of HBM roofline")
         ax.set_ylim(0, top)
         ax.grid(True, axis="y", alpha=0.3)
-        if ax is not axes[-1]:
-            ax.set_xlabel("")
-    axes[0].set_title(title, fontsize=10)
-    legend(fig, axes[0], [roof] + [handles[n] for n in names if n in handles],
+    problem_row_axes(axes_rows, per_row)
+    first = axes_rows[0][0]
+    first.set_title(title, fontsize=10)
+    legend(fig, first, [roof] + [handles[n] for n in names if n in handles],
            [f"HBM roofline: {bandwidth / 1e9:.0f} GB/s = 100%"] + [palette.text(n) for n in names if n in handles])
-    fig.subplots_adjust(hspace=0.45)
     caption = (f"{BOUND_NOTE}; bar: achieved bandwidth (unique bytes / median time) as % of the HBM roofline; number on "
                f"each bar: its GB/s; {CI_NOTE}; {PASS_ONLY_NOTE}; {STATUS_NOTE}")
     return Plot("bandwidth", title, save_figure(fig, out_dir, stem), caption=caption)

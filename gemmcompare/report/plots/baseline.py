@@ -1,6 +1,7 @@
 """% of the same-run baseline, as bars with their values written on them and 95% CI error bars (the row's and
 the baseline's median intervals combined). Up to GROUPED_MAX implementations: bars grouped by problem with a
-legend; more: one panel per problem with the implementations named on the axis, coloured by kind.
+legend, wrapped into rows of groups on one y scale when one row would make a bar too narrow for its number (as
+the bandwidth plot); more: one panel per problem with the implementations named on the axis, coloured by kind.
 
 A few bars far above the rest (an unaligned shape where the baseline leaves its fast path) would flatten
 every other bar: they are cut at the top of the axis, hatched, and carry their value."""
@@ -18,12 +19,14 @@ from matplotlib.patches import Patch
 from ..data import KINDS
 from ..labels import legend_labels, wrap
 from ..stats import percent_ci
-from .common import (BASELINE_STYLE, KIND_COLORS, PASS_ONLY_NOTE, Palette, Plot, contract_groups, device, impl_order,
-                     kind_of, legend, panel_axes, passing, problem_axis, problems_by_size, save_figure)
+from .common import (BASELINE_STYLE, KIND_COLORS, PASS_ONLY_NOTE, WIDTH_MAX_IN, Palette, Plot, contract_groups, device,
+                     impl_order, kind_of, legend, panel_axes, passing, problem_row_axes, problem_rows,
+                     problems_by_size, save_figure)
 
 GROUPED_MAX = 10
 PANEL_COLUMNS = 3
 CI_NOTE = "error bars: 95% CI (row and baseline medians, from the raw samples)"
+Y_LABEL = "% of baseline (baseline time / time × 100)"
 
 
 def _fmt(v: float) -> str:
@@ -104,44 +107,52 @@ def _status_mark(ax, at: tuple[float, float], status: str, horizontal: bool) -> 
 
 
 def _grouped(part: pd.DataFrame, ok: pd.DataFrame, title: str, out_dir: Path, contract: str) -> Plot:
+    """Bars grouped by problem in one row; many problems (an LLM study's 45 shapes) wrap into rows of groups
+    on one y scale, as the bandwidth plot does, so that a bar stays wide enough for its number."""
     palette = Palette(part)
     problems = problems_by_size(ok)
     names = impl_order(ok)
     slots = len(problems) * len(names)
-    fig = Figure(figsize=(min(16, max(7.5, 0.33 * slots + 0.6 * len(problems) + 2)), 4.8))
-    ax = fig.add_subplot()
+    one_row = (min(WIDTH_MAX_IN, max(7.5, 0.33 * slots + 0.6 * len(problems) + 2)), 4.8)
+    fig, axes_rows, per_row = problem_rows(problems, len(names), one_row=one_row)
     width = 0.8 / len(names)
     top, cut = axis_top(ok["pct_of_baseline"])
-    bar_in = fig.get_figwidth() * 0.75 / len(problems) * 0.8 / len(names)
+    bar_in = fig.get_figwidth() * 0.75 / per_row * 0.8 / len(names)
     chars = max(len(_fmt(v)) for v in ok["pct_of_baseline"])
     rotate = bar_in < 0.062 * chars + 0.03  # a value written across its bar: about 0.06 in per character at 7 pt
-    handles, labels = [], []
+    handles: dict[str, object] = {}
     status_of = _statuses(part)
-    for j, name in enumerate(names):
-        rows = [ok[(ok["problem"] == p) & (ok["implementation"] == name)] for p in problems]
-        vals = [float(r["pct_of_baseline"].iloc[0]) if len(r) else np.nan for r in rows]
-        lo = [float(r["ci_lo"].iloc[0]) if len(r) else np.nan for r in rows]
-        hi = [float(r["ci_hi"].iloc[0]) if len(r) else np.nan for r in rows]
-        xs = np.arange(len(problems)) + (j - (len(names) - 1) / 2) * width
-        keep = [i for i, v in enumerate(vals) if np.isfinite(v)]
-        bars = _bars(ax, xs[keep], [vals[i] for i in keep], [lo[i] for i in keep], [hi[i] for i in keep],
-                     width * 0.92, cut, palette.color.get(name, "grey"), value_font=6.5 if rotate else 7,
-                     rotate=rotate)
-        handles.append(bars)
-        labels.append(palette.text(name))
-        for i, p in enumerate(problems):
-            if not np.isfinite(vals[i]) and (p, name) in status_of:
-                _status_mark(ax, (xs[i], 0), status_of[(p, name)], horizontal=False)
+    for ax, chunk in axes_rows:
+        for j, name in enumerate(names):
+            rows = [ok[(ok["problem"] == p) & (ok["implementation"] == name)] for p in chunk]
+            vals = [float(r["pct_of_baseline"].iloc[0]) if len(r) else np.nan for r in rows]
+            lo = [float(r["ci_lo"].iloc[0]) if len(r) else np.nan for r in rows]
+            hi = [float(r["ci_hi"].iloc[0]) if len(r) else np.nan for r in rows]
+            xs = np.arange(len(chunk)) + (j - (len(names) - 1) / 2) * width
+            keep = [i for i, v in enumerate(vals) if np.isfinite(v)]
+            bars = _bars(ax, xs[keep], [vals[i] for i in keep], [lo[i] for i in keep], [hi[i] for i in keep],
+                         width * 0.92, cut, palette.color.get(name, "grey"), value_font=6.5 if rotate else 7,
+                         rotate=rotate)
+            if len(bars):  # the legend takes its colour from a bar: the first row may have none of this one's
+                handles.setdefault(name, bars)
+            for i, p in enumerate(chunk):
+                if not np.isfinite(vals[i]) and (p, name) in status_of:
+                    _status_mark(ax, (xs[i], 0), status_of[(p, name)], horizontal=False)
+        line = ax.axhline(100, **{k: v for k, v in BASELINE_STYLE.items() if k not in ("marker", "markersize")})
+        if len(axes_rows) == 1:
+            ax.set_ylabel(Y_LABEL)
+        ax.set_ylim(0, top * (1.08 if rotate else 1.0))
+        ax.grid(True, axis="y", alpha=0.3)
+    problem_row_axes(axes_rows, per_row)
+    if len(axes_rows) > 1:  # one label down the rows: each row is too short for it
+        fig.supylabel(Y_LABEL, x=fig.subplotpars.left - 0.45 / fig.get_figwidth(), ha="right",
+                     fontsize=10)
     baseline = next(iter(dict.fromkeys(part.loc[part["is_baseline"], "implementation"])), "baseline")
-    line = ax.axhline(100, **{k: v for k, v in BASELINE_STYLE.items() if k not in ("marker", "markersize")})
-    handles.insert(0, line)
-    labels.insert(0, f"{legend_labels([baseline])[baseline]} (baseline) = 100%")
-    problem_axis(ax, problems)
-    ax.set_ylabel("% of baseline (baseline time / time × 100)")
-    ax.set_ylim(0, top * (1.08 if rotate else 1.0))
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.set_title(title, fontsize=10)
-    legend(fig, ax, handles, labels)
+    first = axes_rows[0][0]
+    first.set_title(title, fontsize=10)
+    drawn = [n for n in names if n in handles]
+    legend(fig, first, [line] + [handles[n] for n in drawn],
+           [f"{legend_labels([baseline])[baseline]} (baseline) = 100%"] + [palette.text(n) for n in drawn])
     caption = f"same-run baseline, same contract and problem; {CI_NOTE}; {PASS_ONLY_NOTE}; {STATUS_NOTE}"
     if cut:
         caption += "; hatched bars go past the top of the axis: the number above each is its value"

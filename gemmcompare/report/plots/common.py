@@ -1,5 +1,5 @@
 """What every report plot shares: the Plot record, saving (PNG and SVG), one colour and marker per
-implementation, legend labels, the legend or key table, and the problem axis.
+implementation, legend labels, the legend or key table, the problem axis, and grouped bars wrapped into rows.
 
 matplotlib without pyplot and without a global backend change: each figure is drawn on its own Agg canvas.
 """
@@ -32,6 +32,12 @@ MARKERS = ("o", "^", "D", "v", "P", "X", "<", ">", "h", "p")
 LEGEND_RIGHT_MAX = 14  # more entries than this go into a key table under the plot
 DPI = 120
 KIND_COLORS = {"library": "#455a64", "CUTLASS": "#1565c0", "hand-written": "#ef6c00", "custom": "#6a1b9a"}
+# grouped bars (a group a problem) too many for one row of WIDTH_MAX_IN are wrapped into rows of ROW_IN
+SLOT_IN = 0.16  # one bar with its number written up it (6.5 pt, turned): the narrowest that reads
+GROUP_FILL = 0.8  # of a problem's slot, the part its bars take
+AXES_SHARE = 0.775  # of the figure's width, the part the axes take (matplotlib's default margins)
+WIDTH_MAX_IN = 16.0
+ROW_IN = 3.3
 
 
 @dataclass
@@ -169,20 +175,56 @@ def legend(fig: Figure, ax, handles: list, labels: list[str], title: str = "impl
     return "below"
 
 
-def problem_axis(ax, problems: list[str], axis: str = "x") -> None:
+def problem_axis(ax, problems: list[str], axis: str = "x", slots: int | None = None) -> None:
     """A categorical axis of problems (no lines join them: they are different shapes), tick labels turned
-    when they would touch."""
+    when they would touch. slots: the places on the axis, when more than the problems (a short last row of
+    wrapped rows keeps the others' scale)."""
     positions = np.arange(len(problems))
     if axis == "x":
+        slots = max(1, slots or len(problems))
         ax.set_xticks(positions)
-        width_in = ax.figure.get_figwidth() * 0.75 / max(1, len(problems))
+        width_in = ax.figure.get_figwidth() * 0.75 / slots
         crowded = max((len(p) for p in problems), default=0) * 0.075 > width_in
         ax.set_xticklabels(problems, rotation=30 if crowded else 0, ha="right" if crowded else "center", fontsize=8)
-        ax.set_xlim(-0.6, len(problems) - 0.4)
+        ax.set_xlim(-0.6, slots - 0.4)
         ax.set_xlabel("problem M×N×K (by size; a category each, not a size axis)")
     else:
         ax.set_yticks(positions)
         ax.set_yticklabels(problems, fontsize=8)
+
+
+def wrap_layout(problems: int, bars: int) -> tuple[int, float]:
+    """(problems per row, figure width in inches) for `problems` groups of `bars` bars: one row while the groups
+    fit in WIDTH_MAX_IN at SLOT_IN a bar, else as few rows as fit, the problems shared evenly among them."""
+    group_in = bars * SLOT_IN / GROUP_FILL
+    fit = max(1, int(WIDTH_MAX_IN * AXES_SHARE // group_in))
+    rows = math.ceil(problems / fit)
+    per_row = math.ceil(problems / rows)
+    return per_row, min(WIDTH_MAX_IN, max(7.5, per_row * group_in / AXES_SHARE + 1.0))
+
+
+def problem_rows(problems: list[str], bars: int, one_row: tuple[float, float] | None = None):
+    """(figure, [(axes, its problems)], problems per row) for grouped bars, a group of `bars` a problem, laid
+    out by wrap_layout: one axes per row, stacked. one_row: the figure's size (inches) when a single row holds
+    every problem (a plot that predates wrapping keeps its own); else wrap_layout's width, ROW_IN a row.
+    Draw each row, then name its problems with problem_row_axes."""
+    per_row, width_in = wrap_layout(len(problems), bars)
+    chunks = [problems[i:i + per_row] for i in range(0, len(problems), per_row)]
+    size = one_row if one_row and len(chunks) == 1 else (width_in, ROW_IN * len(chunks) + 0.6)
+    fig = Figure(figsize=size)
+    axes = fig.subplots(len(chunks), 1, squeeze=False)[:, 0]
+    if len(chunks) > 1:
+        fig.subplots_adjust(hspace=0.45)
+    return fig, list(zip(axes, chunks)), per_row
+
+
+def problem_row_axes(rows: list, per_row: int) -> None:
+    """The problem axis of each row of problem_rows, on one scale of per_row slots (a short last row is not
+    stretched); the axis title only under the last row."""
+    for ax, chunk in rows:
+        problem_axis(ax, chunk, slots=per_row)
+        if ax is not rows[-1][0]:
+            ax.set_xlabel("")
 
 
 def size_axis(rows: pd.DataFrame) -> tuple[pd.Series, str] | None:
