@@ -40,7 +40,7 @@ def kernel(name, **fields):
 # -- the catalog and what it renders ----------------------------------------------------------------------
 
 def test_the_catalog_has_promoting_and_fast_entries_of_both_schedules_and_clusters():
-    configs = [e.config for e in fp8_entries().values()]
+    configs = [e.config for e in fp8_entries().values() if e.config.scaling == "tensor"]
     assert {(c.schedule, c.accumulation) for c in configs} == {
         (s, a) for s in ("cooperative", "pingpong") for a in ("promote", "fast")}
     assert {c.cluster for c in configs} == {(1, 1), (2, 1)}
@@ -49,6 +49,7 @@ def test_the_catalog_has_promoting_and_fast_entries_of_both_schedules_and_cluste
         assert name.endswith("_fastacc") == (entry.config.accumulation == "fast"), name
         assert "_fp8_" in entry.config.procedural_name
         assert ("fastacc" if entry.config.fast_accum else "promote") in entry.config.kernel_name
+        assert ("_blockwise_" in name) == ("_blockwise_" in entry.config.kernel_name) == (entry.config.scaling == "block")
 
 
 def test_fast_accumulation_renders_the_fp8fastaccum_schedule_and_promote_the_plain_one():
@@ -56,7 +57,9 @@ def test_fast_accumulation_renders_the_fp8fastaccum_schedule_and_promote_the_pla
         text = render.render(entry.config)[0].text
         schedule = re.search(r"using KernelSchedule = (\S+);", text).group(1)
         base = {"cooperative": "Cooperative", "pingpong": "Pingpong"}[entry.config.schedule]
-        expected = f"cutlass::gemm::KernelTmaWarpSpecialized{base}" + ("FP8FastAccum" if entry.config.fast_accum else "")
+        suffix = ("FP8BlockScaledAccum" if entry.config.scaling == "block" else
+                  "FP8FastAccum" if entry.config.fast_accum else "")
+        expected = f"cutlass::gemm::KernelTmaWarpSpecialized{base}{suffix}"
         assert schedule == expected, name
 
 
@@ -119,7 +122,7 @@ def test_a_promoting_entry_runs_strict_and_fastacc_per_tensor_contracts_and_noth
     for name in ("e4m3_bf16out_f32acc_tn_rowcol", "e4m3_bf16out_f32acc_tn_block_fastacc"):
         s = impl.supports(P, BUILTIN_CONTRACTS[name])
         assert not s and "scaling" in s.reason and "tensor" in s.reason, name
-        assert "FP8BlockScaledAccum" in s.reason and "not built yet" in s.reason
+        assert "sm90_fp8_blockwise_" in s.reason and "row/column scales" in s.reason and "not built yet" in s.reason
     s = impl.supports(P, BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"])
     assert not s and "inputs bf16/bf16 not supported (takes e4m3)" in s.reason
     s = impl.supports(P, BUILTIN_CONTRACTS["e4m3_f32out_f32acc_tn_tensor"])
@@ -183,7 +186,7 @@ def test_config_auto_finds_the_fp8_entries_under_fp8_contracts():
                 assert names and not any(n.startswith("sm90_fp8") for n in names)
             else:
                 entries = {n for n, e in fp8_entries().items()
-                           if contract.fast_accum or not e.config.fast_accum}
+                           if (contract.fast_accum or not e.config.fast_accum) and e.config.scaling == "tensor"}
                 assert names == entries, contract.name
 
 
