@@ -69,7 +69,7 @@ STAGE_CHOICES = ("auto",) + tuple(range(2, 17))
 # Fields every kernel template has: what the kernel computes (the contract it can honour).
 DTYPE = Field("dtype", "choice", ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2"),
               help="A/B element type; tf32 = FP32 in memory, TF32 tensor-core math; f32 = strict FP32; "
-                   "e4m3/e5m2 = FP8 with per-tensor scales (kernel template sm90_fp8 only)")
+                   "e4m3/e5m2 = FP8 with per-tensor or block scales (kernel template sm90_fp8 only)")
 OUT = Field("out", "choice", ("f16", "bf16", "f32"), help="element type of C")
 ACC = Field("acc", "choice", ("f32", "f16"), help="accumulator type")
 LAYOUT = Field("layout", "choice", tuple(tags.LAYOUTS),

@@ -29,7 +29,7 @@ INPUT_TYPES: dict[str, InputType] = {
     "bf16": InputType(DType.BF16, Math.STRICT, 16),
     "tf32": InputType(DType.F32, Math.TF32, 32),  # FP32 in memory, TF32 inside the tensor-core multiply
     "f32": InputType(DType.F32, Math.STRICT, 32),  # FP32 FMA (SIMT): no reduced-precision path
-    "e4m3": InputType(DType.E4M3, Math.STRICT, 8),  # FP8 (kernel template sm90_fp8), with per-tensor scales
+    "e4m3": InputType(DType.E4M3, Math.STRICT, 8),  # FP8 (kernel template sm90_fp8), with per-tensor or block scales
     "e5m2": InputType(DType.E5M2, Math.STRICT, 8),
 }
 FP8_INPUTS = ("e4m3", "e5m2")
