@@ -5,8 +5,8 @@ toolchain.compile_object, exactly as the JIT build compiles them. The TUs of the
 read compile in parallel (one nvcc per core), so `-k <entry>` compiles that entry only. With the first
 five cases a 2-core machine took 71-127 s for the file, depending on load; the SM90 and CuTe kernel TUs
 are the slowest (35-100 s each: the two SM90 cases added for skinny and long-K problems took 100 s and
-95 s side by side on a loaded 2-core machine; the two FP8 kernel TUs 46 s and 72 s, one at a time), so the
-whole file now takes about 3-5 minutes there.
+95 s side by side on a loaded 2-core machine; the two FP8 kernel TUs 46 s and 72 s, one at a time, the
+blockwise FP8 one 53 s), so the whole file now takes about 4-6 minutes there.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ CASES = [
     ("cute_128x128x32_w2x2_3st_nt", "sm_80"),            # the CuTe kernel, MN-major operands (ldmatrix.trans)
     ("sm90_fp8_coop_128x128x128_c1x1", "sm_90a"),        # FP8: the promoting mainloop, scales in the epilogue
     ("sm90_fp8_pp_128x128x128_c1x1_fastacc", "sm_90a"),  # FP8: an FP8FastAccum schedule (no promotion)
+    ("sm90_fp8_blockwise_coop_128x128x128_c1x1", "sm_90a"),  # FP8: block scales in the mainloop (FP8BlockScaledAccum)
 ]
 
 
@@ -47,6 +48,7 @@ CASES = [
 NEEDS = {
     "test_fp8_accumulation_compiles_to_the_mainloop_it_names": ("sm90_fp8_coop_128x128x128_c1x1",
                                                                 "sm90_fp8_pp_128x128x128_c1x1_fastacc"),
+    "test_block_scaling_compiles_to_the_blockwise_mainloop": ("sm90_fp8_blockwise_coop_128x128x128_c1x1",),
     "test_split_k_reduction_is_instantiated_only_where_it_runs": ("sm80_128x128x32_4st_splitk_parallel4", "sm80_128x256x32_3st"),
     "test_kernel_tus_share_no_symbols_across_extensions": ("sm80_128x128x32_4st_splitk_parallel4",),
 }
@@ -166,3 +168,12 @@ def test_fp8_accumulation_compiles_to_the_mainloop_it_names(compiled):
     assert "KernelTmaWarpSpecializedPingpongFP8FastAccum" in fast and "MainloopSm90TmaGmmaWarpSpecializedFP8" not in fast
     for output in (promote, fast):
         assert "E4M3E4M3" in output and "Sm90ScalarBroadcast" in output  # FP8 wgmma; the scales' broadcast
+
+
+def test_block_scaling_compiles_to_the_blockwise_mainloop(compiled):
+    """scaling block is CUTLASS's blockwise FP8 mainloop (scales multiplied in at each promotion) with a plain
+    alpha epilogue and the builder's own stage count (the scale layouts: tests/test_cutlass_fp8.py)."""
+    output, _ = _report(compiled, "sm90_fp8_blockwise_coop_128x128x128_c1x1", kernel=True)
+    assert "MainloopSm90TmaGmmaWarpSpecializedBlockwiseFP8ILi6E" in output  # 6 stages, as config.py counts them
+    assert "KernelTmaWarpSpecializedCooperativeFP8Blockwise" in output and "E4M3E4M3" in output
+    assert "Sm90ScalarBroadcast" not in output and "LinearCombination" in output

@@ -40,7 +40,7 @@ def kernel(name, **fields):
 # -- the catalog and what it renders ----------------------------------------------------------------------
 
 def test_the_catalog_has_promoting_and_fast_entries_of_both_schedules_and_clusters():
-    configs = [e.config for e in fp8_entries().values()]
+    configs = [e.config for e in fp8_entries().values() if e.config.scaling == "tensor"]
     assert {(c.schedule, c.accumulation) for c in configs} == {
         (s, a) for s in ("cooperative", "pingpong") for a in ("promote", "fast")}
     assert {c.cluster for c in configs} == {(1, 1), (2, 1)}
@@ -49,6 +49,7 @@ def test_the_catalog_has_promoting_and_fast_entries_of_both_schedules_and_cluste
         assert name.endswith("_fastacc") == (entry.config.accumulation == "fast"), name
         assert "_fp8_" in entry.config.procedural_name
         assert ("fastacc" if entry.config.fast_accum else "promote") in entry.config.kernel_name
+        assert ("_blockwise_" in name) == ("_blockwise_" in entry.config.kernel_name) == (entry.config.scaling == "block")
 
 
 def test_fast_accumulation_renders_the_fp8fastaccum_schedule_and_promote_the_plain_one():
@@ -56,7 +57,9 @@ def test_fast_accumulation_renders_the_fp8fastaccum_schedule_and_promote_the_pla
         text = render.render(entry.config)[0].text
         schedule = re.search(r"using KernelSchedule = (\S+);", text).group(1)
         base = {"cooperative": "Cooperative", "pingpong": "Pingpong"}[entry.config.schedule]
-        expected = f"cutlass::gemm::KernelTmaWarpSpecialized{base}" + ("FP8FastAccum" if entry.config.fast_accum else "")
+        suffix = ("FP8BlockScaledAccum" if entry.config.scaling == "block" else
+                  "FP8FastAccum" if entry.config.fast_accum else "")
+        expected = f"cutlass::gemm::KernelTmaWarpSpecialized{base}{suffix}"
         assert schedule == expected, name
 
 
@@ -119,7 +122,7 @@ def test_a_promoting_entry_runs_strict_and_fastacc_per_tensor_contracts_and_noth
     for name in ("e4m3_bf16out_f32acc_tn_rowcol", "e4m3_bf16out_f32acc_tn_block_fastacc"):
         s = impl.supports(P, BUILTIN_CONTRACTS[name])
         assert not s and "scaling" in s.reason and "tensor" in s.reason, name
-        assert "FP8BlockScaledAccum" in s.reason and "not built yet" in s.reason
+        assert "sm90_fp8_blockwise_" in s.reason and "row/column scales" in s.reason and "not built yet" in s.reason
     s = impl.supports(P, BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"])
     assert not s and "inputs bf16/bf16 not supported (takes e4m3)" in s.reason
     s = impl.supports(P, BUILTIN_CONTRACTS["e4m3_f32out_f32acc_tn_tensor"])
@@ -183,7 +186,7 @@ def test_config_auto_finds_the_fp8_entries_under_fp8_contracts():
                 assert names and not any(n.startswith("sm90_fp8") for n in names)
             else:
                 entries = {n for n, e in fp8_entries().items()
-                           if contract.fast_accum or not e.config.fast_accum}
+                           if (contract.fast_accum or not e.config.fast_accum) and e.config.scaling == "tensor"}
                 assert names == entries, contract.name
 
 
@@ -248,3 +251,204 @@ def test_the_model_reads_an_fp8_row():
     shape = kernel_from_row({"family": "cutlass", "implementation": impl.name, "params": impl.params,
                              "contract": STRICT})
     assert shape.instruction == "wgmma" and shape.block_tile == (128, 128, 128) and shape.input_dtype == "e4m3"
+
+
+# -- block scales (scaling block: CUTLASS's FP8BlockScaledAccum mainloop) ---------------------------------------
+
+BLOCKWISE = "sm90_fp8_blockwise_coop_128x128x128_c1x1"
+BLOCK, BLOCK_FASTACC = "e4m3_bf16out_f32acc_tn_block", "e4m3_bf16out_f32acc_tn_block_fastacc"
+
+
+def blockwise_entries():
+    return {n: e for n, e in fp8_entries().items() if e.config.scaling == "block"}
+
+
+def test_the_blockwise_entries_promote_with_128x128_tiles():
+    entries = blockwise_entries()
+    assert set(entries) == {BLOCKWISE, "sm90_fp8_blockwise_coop_128x128x128_c1x2"}
+    for entry in entries.values():
+        c = entry.config
+        assert c.accumulation == "promote" and not c.fast_accum and c.tile == (128, 128, 128) and c.stages == "auto"
+        assert c.scalings == {Scaling.BLOCK} and "_coop_blockwise_promote_" in c.kernel_name
+        assert c.resolved_stages() == 6  # what the builder's compute_stage_count_with_blockwise_scale gives (ptxas: 6)
+
+
+def test_the_blockwise_kernel_reads_both_scale_tensors_in_its_mainloop():
+    kernel_tu, entry_tu = render.render(lookup(BLOCKWISE).config)
+    text = kernel_tu.text
+    assert kernel_tu.filename.endswith("_coop_blockwise_promote_epitma_stauto_persistent_tn_align16_kernel.cu")
+    assert "using KernelSchedule = cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8BlockScaledAccum;" in text
+    assert "ElementA, cute::tuple<LayoutA, LayoutSFA>, AlignmentA," in text
+    assert "ElementB, cute::tuple<LayoutB, LayoutSFB>, AlignmentB," in text
+    assert "args->scale_a, ScaleConfig::tile_atom_to_shape_SFA(cute::make_shape(m, n, k, 1))," in text
+    assert "args->scale_b, ScaleConfig::tile_atom_to_shape_SFB(cute::make_shape(m, n, k, 1))}," in text
+    assert "arguments.epilogue.thread.alpha = ElementCompute(args->alpha);" in text  # D = alpha * acc
+    assert "Sm90ScalarBroadcast" not in text and "scalar_ptrs" not in text  # no per-tensor scalar in the epilogue
+    assert "StageCountAutoCarveout" in text
+    assert "args->scaling != GC_SCALING_BLOCK" in text and "block scales scale_a and scale_b are null" in text
+    assert "1x128/128x128 block scales, FP32 promotion" in text
+    assert "${" not in text and "${" not in entry_tu.text
+    # the per-tensor kernels' TU is unchanged by the scaling field
+    assert "Sm90ScalarBroadcast" in render.render(lookup(PROMOTE).config)[0].text
+
+
+def _rendered_scale_layout(text):
+    """(granularity M, N, K), (major of scale_a, major of scale_b) as the rendered kernel TU gives them."""
+    gran = [int(re.search(rf"constexpr int ScaleGranularity{d} = (\d+);", text).group(1)) for d in "MNK"]
+    majors = re.search(r"Sm90BlockwiseScaleConfig<\s*ScaleGranularityM, ScaleGranularityN, ScaleGranularityK, "
+                       r"cute::GMMA::Major::(\w+), cute::GMMA::Major::(\w+)>", text).groups()
+    return gran, majors
+
+
+def _cutlass_offsets(major, rows, k_blocks, rows_per_scale):
+    """The element offset CUTLASS's Sm1xxBlockwiseScaleConfig::tile_atom_to_shape_SFA/SFB give the scale of
+    (row block r, k block kb) (cutlass/detail/blockwise_scale_layout.hpp): MN-major strides (1, row blocks),
+    K-major (k blocks, 1). Returns a (rows, k_blocks) tensor of offsets."""
+    row_blocks = -(-rows // rows_per_scale)
+    r = torch.arange(rows)[:, None] // rows_per_scale
+    kb = torch.arange(k_blocks)[None, :]
+    return r + kb * row_blocks if major == "MN" else r * k_blocks + kb
+
+
+def _blockwise_product(draw, p, majors, gran):
+    """What the blockwise mainloop computes, in FP64: each k block's product of the FP8 values, times the scale
+    of A at its row and the scale of B at its column block, as the rendered layouts address the flat buffers."""
+    ops = draw.operands
+    gm, gn, gk = gran
+    kb = -(-p.k // gk)
+    sa = ops.scale_a.double().flatten()[_cutlass_offsets(majors[0], p.m, kb, gm)]  # (m, kb)
+    sb = ops.scale_b.double().flatten()[_cutlass_offsets(majors[1], p.n, kb, gn)]  # (n, kb)
+    qa, qb = ops.a.double(), ops.b.double()
+    out = torch.zeros(p.m, p.n, dtype=torch.float64)
+    for b in range(kb):
+        out += (qa[:, b * gk:(b + 1) * gk] @ qb[b * gk:(b + 1) * gk, :]) * sa[:, b:b + 1] * sb[:, b][None, :]
+    return out
+
+
+def test_the_rendered_scale_layouts_address_the_harness_scales():
+    """The majors and granularity the kernel TU gives CUTLASS put scale_a[i, kb] (row-major m x ceil(k/128)) and
+    scale_b[kb, j // 128] (row-major ceil(k/128) x ceil(n/128)) under every element, tails included."""
+    gran, majors = _rendered_scale_layout(render.render(lookup(BLOCKWISE).config)[0].text)
+    assert gran == [1, 128, 128] and majors == ("K", "MN")
+    m, n, k = 200, 300, 520  # partial last blocks along m (no blocks), n and k
+    kb, nb = -(-k // 128), -(-n // 128)
+    assert torch.equal(_cutlass_offsets(majors[0], m, kb, gran[0]), torch.arange(m * kb).reshape(m, kb))
+    assert torch.equal(_cutlass_offsets(majors[1], n, kb, gran[1]),
+                       torch.arange(kb * nb).reshape(kb, nb).t().repeat_interleave(128, dim=0)[:n])
+    assert not torch.equal(_cutlass_offsets("MN", m, kb, 1), _cutlass_offsets(majors[0], m, kb, 1))  # the test can fail
+
+
+# the fixtures of tests/test_gpu_fp8_cutlass.py's blockwise run (fp8_accumulation is added to every FP8 contract)
+GPU_BLOCK_FIXTURES = ("uniform", "normal", "adversarial", "fp8_accumulation")
+
+
+@pytest.mark.parametrize("fixture", GPU_BLOCK_FIXTURES)
+def test_the_harness_passes_the_rendered_mapping_and_fails_a_wrong_one(fixture):
+    """The GPU test can fail: the product computed with the rendered layouts PASSes the harness's judgement,
+    each other choice of majors FAILs it on every fixture but uniform (whose block scales are all alike)."""
+    from gemmcompare.contracts import correctness as corr
+    from gemmcompare.run.inputs import make_draw
+
+    gran, majors = _rendered_scale_layout(render.render(lookup(BLOCKWISE).config)[0].text)
+    contract = BUILTIN_CONTRACTS[BLOCK]
+    p = GemmProblem(200, 300, 520)
+    draw = make_draw(fixture, p, contract, 1, "cpu")
+
+    def judged(choice):
+        c = _blockwise_product(draw, p, choice, gran).to(torch.bfloat16)
+        return corr.check_output(c, draw.refs, contract, corr.CorrectnessSettings(), p.k, fixture, 1)
+
+    right = judged(majors)
+    assert right.passed and right.worst_bound_ratio < 0.5, right.message
+    wrong = [judged(choice) for choice in (("MN", "MN"), ("K", "K"), ("MN", "K"))]
+    if fixture == "uniform":
+        assert not wrong[0].passed  # scale_a M-major: rows of A take other rows' scales
+    else:
+        assert not any(w.passed for w in wrong), [w.worst_bound_ratio for w in wrong]
+
+
+def test_padding_keeps_the_number_of_scale_blocks():
+    """The harness pads n and k to the kernel's access widths and passes the padded extents; the scales keep
+    the logical problem's shape, so the padded extents must cover the same 128-blocks."""
+    config = lookup(BLOCKWISE).config
+    _, pad_n, pad_k = config.pad_multiples()
+    for v in range(1, 1000):
+        for pad in (pad_n, pad_k):
+            assert -(-(-(-v // pad) * pad) // 128) == -(-v // 128), (v, pad)
+
+
+@pytest.mark.parametrize("fields, words", [
+    ({"accumulation": "fast"}, "accumulation promote only"),
+    ({"tile": [128, 128, 64]}, "needs tile K 128"),
+    ({"tile": [128, 192, 128]}, "tile N a multiple of 128"),
+    ({"stages": 4}, "stages auto"),
+    ({"tile": [128, 256, 128]}, "two 128x256 accumulator tiles"),
+    ({"schedule": "pingpong"}, "two 128x128 accumulator tiles"),
+    ({"scaling": "rowcol"}, "scaling: expected one of ['tensor', 'block']"),
+])
+def test_invalid_blockwise_configurations_say_why(fields, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        Sm90Fp8Config.from_fields({"tile": [128, 128, 128], "schedule": "cooperative", "scaling": "block", **fields})
+
+
+def test_a_blockwise_pingpong_tile_of_64_rows_validates():
+    config = Sm90Fp8Config.from_fields({"tile": [64, 128, 128], "schedule": "pingpong", "scaling": "block"})
+    assert "KernelTmaWarpSpecializedPingpongFP8BlockScaledAccum" in render.render(config)[0].text
+
+
+def test_a_blockwise_entry_runs_block_contracts_strict_and_fastacc_and_nothing_else():
+    impl = kernel(BLOCKWISE)
+    awkward = GemmProblem(1000, 1000, 1000)
+    for name in (BLOCK, BLOCK_FASTACC):
+        for p in (P, awkward, GemmProblem(1, 8, 16)):
+            assert impl.supports(p, BUILTIN_CONTRACTS[name]), (name, p)
+    for name in (STRICT, FASTACC, "e4m3_bf16out_f32acc_tn_rowcol", "e4m3_bf16out_f32acc_tn_rowcol_fastacc"):
+        s = impl.supports(P, BUILTIN_CONTRACTS[name])
+        assert not s and "scaling" in s.reason and "(applies block scales" in s.reason, name
+        assert "scaling tensor entries" in s.reason and "row/column scales: not built yet" in s.reason
+    s = impl.supports(P, BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"])
+    assert not s and "inputs bf16/bf16 not supported (takes e4m3)" in s.reason
+    assert "scaling block, FP32-promoted accumulation" in impl.contracts_summary()
+    assert "block scales (1x128 of A, 128x128 of B)" in impl.description
+
+
+def test_the_planner_runs_the_blockwise_entries_under_block_contracts_only():
+    contracts = [STRICT, FASTACC, "e4m3_bf16out_f32acc_tn_rowcol", BLOCK, BLOCK_FASTACC, "e4m3_f32out_f32acc_tn_block",
+                 "bf16_bf16out_f32acc_tn"]
+    exp = _spec(contracts, f"cutlass: {{config: {BLOCKWISE}}}", f"cutlass: {{config: {PROMOTE}}}")
+    cells = _cells(exp)
+    runs = {(c, i) for (c, i), s in cells.items() if s}
+    blockwise = {(c, i) for c, i in runs if "_blockwise_" in i}
+    assert {c for c, _ in blockwise} == {BLOCK, BLOCK_FASTACC, "e4m3_f32out_f32acc_tn_block"}
+    assert any("e4m3_f32_f32" in i for c, i in blockwise if c == "e4m3_f32out_f32acc_tn_block")  # out from the contract
+    assert {c for c, i in runs if "_blockwise_" not in i} == {STRICT, FASTACC}  # per-tensor: tensor contracts only
+    reasons = {(c, i): s.reason for (c, i), s in cells.items() if not s}
+    assert any(c == STRICT and "_blockwise_" in i and "scaling tensor not supported" in r for (c, i), r in reasons.items())
+    assert any(c == BLOCK and "_blockwise_" not in i and "scaling block not supported" in r for (c, i), r in reasons.items())
+
+
+def test_config_auto_races_the_blockwise_entries_under_block_contracts():
+    exp = _spec([BLOCK, BLOCK_FASTACC, STRICT], "cutlass: {config: auto, template: sm90_fp8}")
+    seen = {}
+    for tuned in exp.implementations:
+        for contract in exp.contracts:
+            if tuned.derived_for is not None and contract.name not in tuned.derived_for:
+                continue
+            seen[contract.name] = {c.catalog_name for c in tuned.candidates if c.supports(P, contract)}
+    assert seen[BLOCK] == seen[BLOCK_FASTACC] == set(blockwise_entries())
+    assert seen[STRICT] and not seen[STRICT] & set(blockwise_entries())
+
+
+def test_an_abi_kernel_gets_the_contracts_own_block_scales():
+    contract = BUILTIN_CONTRACTS[BLOCK]
+    p = GemmProblem(200, 300, 520)
+    g = torch.Generator().manual_seed(0)
+    a, sa = quantize(torch.randn(p.m, p.k, generator=g), DType.E4M3, Scaling.BLOCK, "a")
+    b, sb = quantize(torch.randn(p.k, p.n, generator=g), DType.E4M3, Scaling.BLOCK, "b")
+    assert sa.shape == (200, 5) and sb.shape == (5, 3)
+    ops = Operands(a, b, storage=contract.storage, scale_a=sa, scale_b=sb)
+    ext = _Extension()
+    AbiPrepared(kernel(BLOCKWISE), p, contract, ops, ext).launch()
+    (call,) = ext.log
+    assert call["scale_a"] is sa and call["scale_b"] is sb  # read in place by the mainloop: no copy
+    assert call["codes"][9] == Scaling.BLOCK.abi_code == 3

@@ -8,6 +8,13 @@
    fp8_accumulation fixture with an f32 output, the promoting kernel PASSes the strict contract and the
    fast-accumulation kernel, prepared under the strict contract against its own ContractSupport (a canary:
    the planner never does this), FAILs it, and PASSes the _fastacc contract.
+3. Block scales (scaling block, CUTLASS's FP8BlockScaledAccum mainloop): through the harness, the blockwise
+   entry under e4m3_bf16out_f32acc_tn_block and _block_fastacc at 1024^3, 4096^3 and two awkward shapes
+   (tails along m, n and k, a partial last scale block, k not a multiple of 16 or of 4 blocks), on the normal
+   and adversarial fixtures, whose block scales differ from block to block (a wrong scale mapping FAILs
+   them: tests/test_cutlass_fp8.py shows it on the CPU), and fp8_accumulation; every row must PASS. Judged
+   directly, with f32 out, it PASSes the strict block contract on the fp8_accumulation fixture (promotion
+   every 128 of K, scaled).
 """
 
 from __future__ import annotations
@@ -99,3 +106,41 @@ def test_promotion_passes_strict_and_fast_accumulation_fails_it_on_the_exposing_
         f"the fast-accumulation kernel passed the strict bound: {canary.message}")
     allowed, ok = judge(FAST, fast)
     assert ok and allowed.passed, allowed.message
+
+
+BLOCKWISE = "sm90_fp8_blockwise_coop_128x128x128_c1x1"
+BLOCK, BLOCK_FASTACC = "e4m3_bf16out_f32acc_tn_block", "e4m3_bf16out_f32acc_tn_block_fastacc"
+
+BLOCK_SPEC = f"""\
+name: fp8_cutlass_blockwise_gpu
+problems:
+  - {{m: 1024, n: 1024, k: 1024}}
+  - {{m: 4096, n: 4096, k: 4096}}
+  - {{m: 1000, n: 1000, k: 1000}}   # m, n and k tails; k padded to 1008 (TMA's 16-byte rows), 8 scale blocks
+  - {{m: 77, n: 1000, k: 4224}}     # a skinny m; 33 blocks of k (cuBLASLt: a SKIP, it wants a multiple of 4)
+contracts: [{BLOCK}, {BLOCK_FASTACC}]
+implementations:
+  - library.cublaslt_fp8
+  - cutlass: {{config: {BLOCKWISE}}}
+baseline: library.cublaslt_fp8
+correctness: {{fixtures: [uniform, normal, adversarial]}}   # + fp8_accumulation (every FP8 contract)
+timing: {{row_timeout_s: 60}}
+"""
+
+
+def test_the_blockwise_entry_passes_block_contracts_through_the_harness(tmp_path):
+    runner = parent.Runner(parse_spec(BLOCK_SPEC, "fp8_cutlass_blockwise.yaml"), parent.RunOptions(
+        store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False))
+    out = runner.run()
+    for r in out.rows:
+        print(f"{r.implementation[:90]:<90} {r.contract:<40} {r.problem:<16} {r.status.value:<5} "
+              f"{(r.tflops or 0):7.1f} TFLOP/s {r.reason or ''}")
+    assert out.status == "complete"
+    rows = [r for r in out.rows if r.implementation.startswith("cutlass.")]
+    assert len(rows) == 8 and all("_blockwise_promote_" in r.implementation for r in rows)
+    assert all(r.status.value == "PASS" for r in rows), [(r.contract, r.problem, r.reason) for r in rows]
+
+
+def test_blockwise_promotion_passes_strict_on_the_exposing_fixture():
+    check, ok = judge(BLOCKWISE, "e4m3_f32out_f32acc_tn_block")
+    assert ok and check.passed and check.worst_bound_ratio < 0.5, check.message

@@ -56,15 +56,15 @@ def test_config_auto_is_one_row_per_contract_over_every_catalog_configuration_of
 
 def test_a_contract_no_configuration_supports_is_a_skip_with_the_reason(capsys, tmp_path):
     spec = tmp_path / "s.yaml"
-    spec.write_text(SPEC.replace("{ENTRY}", "cutlass: {config: auto}").replace("bf16_bf16out_f32acc_tn", "e4m3_bf16out_f32acc_tn_block"))
+    spec.write_text(SPEC.replace("{ENTRY}", "cutlass: {config: auto}").replace("bf16_bf16out_f32acc_tn", "e4m3_bf16out_f32acc_tn_rowcol"))
     assert main(["validate", "-v", str(spec)]) == 0
     out = capsys.readouterr().out
     # an FP8 contract names the row's types too (the sm90_fp8 entries take them: docs/fp8.md), and none of
-    # its candidates takes block scales
+    # its candidates takes row/column scales (the sm90_fp8 entries take per-tensor or block scales)
     line = next(ln for ln in out.splitlines() if "cutlass.tuned[acc=f32,dtype=e4m3,layout=tn,out=bf16,tune=auto] "
-                                                 "under e4m3_bf16out_f32acc_tn_block" in ln)
+                                                 "under e4m3_bf16out_f32acc_tn_rowcol" in ln)
     assert "none of the" in line and "candidates can run it: inputs e4m3/e4m3 not supported" in line
-    assert "scaling block not supported" in line
+    assert "scaling rowcol not supported" in line
 
 
 def test_tune_lists_the_values_and_the_name_tells_two_grids_apart():

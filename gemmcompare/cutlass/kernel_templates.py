@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..contracts.precision import Scaling
 from . import tags
 from .config import ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config, Sm90Fp8Config
 
@@ -62,11 +63,26 @@ def _sm90_values(c: Sm90Config) -> dict[str, object]:
 
 def _sm90_fp8_values(c: Sm90Fp8Config) -> dict[str, object]:
     """sm90's values with the FP8 kernel schedule: the FP8FastAccum twin for accumulation fast; for promote the
-    plain schedule, for which the CollectiveBuilder picks the promoting FP8 mainloop (tags.py)."""
-    fast = tags.SM90_FP8_FAST_ACCUM[c.schedule] if c.accumulation == "fast" else None
+    plain schedule, for which the CollectiveBuilder picks the promoting FP8 mainloop (tags.py); under block
+    scaling the FP8BlockScaledAccum schedule and the scale blocks' granularity and majors."""
     values = _sm90_values(c)
-    return {**values, "kernel_schedule": fast or values["kernel_schedule"], "accumulation": c.accumulation,
-            "abi_scaling": "GC_SCALING_TENSOR"}
+    if c.scaling == "block":
+        gm, gn, gk = c.BLOCK_SCALE_GRANULARITY
+        schedule = tags.SM90_FP8_BLOCK_SCALED[c.schedule]
+        blocks = {"scale_granularity_m": gm, "scale_granularity_n": gn, "scale_granularity_k": gk,
+                  "scale_major_a": tags.SM90_FP8_BLOCK_SCALE_MAJOR["a"],
+                  "scale_major_b": tags.SM90_FP8_BLOCK_SCALE_MAJOR["b"]}
+    else:
+        schedule = tags.SM90_FP8_FAST_ACCUM[c.schedule] if c.accumulation == "fast" else values["kernel_schedule"]
+        blocks = {}
+    return {**values, **blocks, "kernel_schedule": schedule, "accumulation": c.accumulation,
+            "abi_scaling": f"GC_SCALING_{Scaling(c.scaling).name}"}
+
+
+def _sm90_fp8_kernel_template(c: Sm90Fp8Config) -> str:
+    """Block scales live in the mainloop (its arguments, layouts and schedule), per-tensor ones in the epilogue:
+    two kernel TUs of one kernel template."""
+    return "sm90_fp8_blockwise_kernel.cu.tmpl" if c.scaling == "block" else "sm90_fp8_kernel.cu.tmpl"
 
 
 def _cute_values(c: CuteSm80Config) -> dict[str, object]:
@@ -89,16 +105,23 @@ class KernelTemplate:
     entry_template: str  # -> <procedural_name>.cu: the ABI entry with the run-time arguments
     values: Callable[[GemmConfig], dict[str, object]]  # the kernel template's own placeholders
     kernel_filter: str  # regex matching its kernels' (mangled) names in the ptxas report
+    # the kernel TU's template of one configuration, where its fields choose between several (else kernel_template)
+    kernel_template_for: Callable[[GemmConfig], str] | None = None
 
     @property
     def name(self) -> str:
         return self.config.TEMPLATE
 
+    def kernel_file(self, config: GemmConfig) -> str:
+        """The template of `config`'s kernel TU."""
+        return self.kernel_template_for(config) if self.kernel_template_for else self.kernel_template
+
 
 TEMPLATES: dict[str, KernelTemplate] = {f.name: f for f in (
     KernelTemplate(Sm80Config, "sm80_kernel.cu.tmpl", "sm80_entry.cu.tmpl", _sm80_values, r"Kernel2|ReduceSplitK"),
     KernelTemplate(Sm90Config, "sm90_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_values, r"device_kernel"),
-    KernelTemplate(Sm90Fp8Config, "sm90_fp8_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_fp8_values, r"device_kernel"),
+    KernelTemplate(Sm90Fp8Config, "sm90_fp8_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_fp8_values, r"device_kernel",
+                   _sm90_fp8_kernel_template),
     KernelTemplate(CuteSm80Config, "cute_sm80_kernel.cu.tmpl", "cute_sm80_entry.cu.tmpl", _cute_values,
            r"cute_sm80_gemm_kernel"),
 )}

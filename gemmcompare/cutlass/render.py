@@ -19,7 +19,7 @@ import string
 from dataclasses import dataclass
 
 from ..paths import CUTLASS_TEMPLATES_DIR
-from ..contracts.precision import Order
+from ..contracts.precision import Order, Scaling
 from ..dtypes import FP8_DTYPES
 from . import tags
 from .config import GemmConfig
@@ -64,7 +64,8 @@ def contract_text(config: GemmConfig) -> str:
     text = (f"{config.dtype} in (A {_order_name(order_a)}, B {_order_name(order_b)}), "
             f"{config.out} out (row-major), {config.acc} accumulate, math {config.math.value}")
     if config.input_type.storage in FP8_DTYPES:
-        text += (f", per-tensor scales, {'fast accumulation' if config.fast_accum else 'FP32 promotion'}")
+        scales = "1x128/128x128 block scales" if Scaling.BLOCK in config.scalings else "per-tensor scales"
+        text += (f", {scales}, {'fast accumulation' if config.fast_accum else 'FP32 promotion'}")
     return text
 
 
@@ -109,6 +110,6 @@ def render(config: GemmConfig) -> tuple[RenderedSource, RenderedSource]:
     fam = kernel_template(config.TEMPLATE)
     v = values(config)
     return (
-        RenderedSource(kernel_filename(config), load_template(fam.kernel_template).substitute(v)),
+        RenderedSource(kernel_filename(config), load_template(fam.kernel_file(config)).substitute(v)),
         RenderedSource(entry_filename(config), load_template(fam.entry_template).substitute(v)),
     )

@@ -29,7 +29,7 @@ INPUT_TYPES: dict[str, InputType] = {
     "bf16": InputType(DType.BF16, Math.STRICT, 16),
     "tf32": InputType(DType.F32, Math.TF32, 32),  # FP32 in memory, TF32 inside the tensor-core multiply
     "f32": InputType(DType.F32, Math.STRICT, 32),  # FP32 FMA (SIMT): no reduced-precision path
-    "e4m3": InputType(DType.E4M3, Math.STRICT, 8),  # FP8 (kernel template sm90_fp8), with per-tensor scales
+    "e4m3": InputType(DType.E4M3, Math.STRICT, 8),  # FP8 (kernel template sm90_fp8), with per-tensor or block scales
     "e5m2": InputType(DType.E5M2, Math.STRICT, 8),
 }
 FP8_INPUTS = ("e4m3", "e5m2")
@@ -141,6 +141,21 @@ SM90_FP8_FAST_ACCUM: dict[str, str] = {
     "pingpong": "cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum",
 }
 SM90_FP8_ACCUMULATION: dict[str, str] = {"promote": "promote", "fast": "fastacc"}  # field value -> short
+
+# FP8 scale shapes (kernel template sm90_fp8, its `scaling` field) -> the token in kernel names ('' = none, so
+# the per-tensor kernels keep their names). tensor: the two scales fold into the epilogue's scalar
+# (sm90_fp8_kernel.cu.tmpl). block: DeepSeek-V3's 1x128 blocks of A and 128x128 of B, multiplied into each
+# k block's partial sums as the mainloop promotes them to FP32 (sm90_fp8_blockwise_kernel.cu.tmpl), by the
+# FP8BlockScaledAccum schedules below.
+SM90_FP8_SCALING: dict[str, str] = {"tensor": "", "block": "blockwise"}
+SM90_FP8_BLOCK_SCALED: dict[str, str] = {
+    "cooperative": "cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8BlockScaledAccum",
+    "pingpong": "cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8BlockScaledAccum",
+}
+# Which mode of each scale tensor is contiguous, as Sm90BlockwiseScaleConfig takes it: the harness's scales are
+# row-major (contracts/quantize.py), so scale_a (m, ceil(k/128)) is K-major and scale_b (ceil(k/128),
+# ceil(n/128)) N-major. CUTLASS derives the strides from these (tile_atom_to_shape_SFA/SFB); nothing is copied.
+SM90_FP8_BLOCK_SCALE_MAJOR: dict[str, str] = {"a": "cute::GMMA::Major::K", "b": "cute::GMMA::Major::MN"}
 
 SM90_TILE_SCHEDULERS: dict[str, str] = {
     "persistent": "cutlass::gemm::PersistentScheduler",

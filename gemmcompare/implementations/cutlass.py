@@ -58,9 +58,9 @@ class CutlassKernel(AbiKernel):
             maths=frozenset({config.math}),
             layouts=layouts(config.layout),
             alpha_beta=config.READS_C,  # sm90 has no C operand: alpha only, beta must be 0
-            scalings=config.scalings,  # FP8 (sm90_fp8): per-tensor scales only
+            scalings=config.scalings,  # FP8 (sm90_fp8): per-tensor or block scales, by its scaling field
             fast_accum=config.fast_accum,  # accumulation fast: _fastacc contracts only
-            scaling_note=config.SCALING_NOTE,
+            scaling_note=config.scaling_note,
         )
         pad = config.pad_multiples()
         # its access width: every stored row of A, B and C must start on one (16 bytes; TMA requires it)
