@@ -396,3 +396,31 @@ def test_every_kind_draws_or_says_why(tmp_path):
     for p in report.plots:
         assert p.skipped or (p.png.exists() and p.png.stat().st_size > 5000), p.title
     assert [p.kind for p in report.plots if p.skipped] == ["architectures"]  # one GPU: the only one not drawn
+
+
+def test_a_png_keeps_every_implementation_colour_its_figure_draws(tmp_path):
+    """The PNG writer reduces to a 256-colour palette by median cut, which spends colours by area: on the LLM
+    study's roofline the decode row's orange markers became the split_k row's red, and two implementations
+    shared a colour. A figure whose large image uses up the palette, and small orange markers: the PNG must
+    still hold that orange."""
+    import matplotlib
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from gemmcompare.report.plots import common
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    x = np.linspace(0, 1, 400)
+    ax.imshow(np.outer(x, x[::-1]) + np.outer(x[::-1], np.ones_like(x)) * 0.3, cmap="viridis", extent=(0, 1, 0, 1))
+    ax.plot([0.2, 0.5, 0.8], [0.5, 0.5, 0.5], "o", color=matplotlib.colormaps["tab10"](1), markersize=5)
+    path = tmp_path / "markers.png"
+    common.write_figure(fig, [path])
+    rgb = np.asarray(Image.open(path).convert("RGB"), dtype=float).reshape(-1, 3)
+    orange = np.asarray(common.IMPLEMENTATION_RGB[1], dtype=float)
+    assert np.sqrt(((rgb - orange) ** 2).sum(axis=1)).min() <= common.COLOUR_TOLERANCE
+    # and a figure whose colours a palette does keep is still reduced to one (a third of the bytes)
+    plain = Figure(figsize=(4, 3))
+    plain.add_subplot().plot([0, 1], [0, 1], color=matplotlib.colormaps["tab10"](1))
+    common.write_figure(plain, [tmp_path / "line.png"])
+    assert Image.open(tmp_path / "line.png").mode == "P"

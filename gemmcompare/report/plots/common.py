@@ -73,7 +73,8 @@ def save_figure(fig: Figure, out_dir: Path, stem: str, formats=("png", "svg")) -
 def write_figure(fig: Figure, paths: list[Path]) -> None:
     """Save fig in each path's format. SVG ids are salted, its date left out and its text kept as text (not
     glyph outlines), so re-rendering the same data gives the same, small file (committed reports diff
-    cleanly); the PNG is reduced to an adaptive 256-colour palette (a third of the bytes, the same picture)."""
+    cleanly); the PNG is reduced to an adaptive 256-colour palette (a third of the bytes) where that palette keeps
+    every colour the figure draws (_save_png)."""
     with matplotlib.rc_context({"svg.hashsalt": "gemmcompare", "svg.fonttype": "none"}):
         for path in paths:
             if path.suffix == ".png":
@@ -91,7 +92,32 @@ def _save_png(fig: Figure, path: Path) -> None:
         path.write_bytes(buffer.getvalue())
         return
     image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
-    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
+    reduced = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    # Median cut spends its colours by area: a colour drawn only in small markers (an implementation on a
+    # roofline) can be merged into a neighbour, and two implementations then share one colour (tab10's orange
+    # became its red). Only a palette that keeps every drawn colour will do; otherwise the PNG stays as it is.
+    (reduced if keeps_drawn_colours(image, reduced) else image).save(path, optimize=True)
+
+
+DRAWN_PIXELS = 40  # an implementation's colour on at least this many pixels is drawn (a 5 pt marker is ~100)
+COLOUR_TOLERANCE = 12.0  # the largest RGB distance from a drawn colour to its palette entry that looks the same
+
+
+def keeps_drawn_colours(image, reduced) -> bool:
+    """Whether the 256-colour `reduced` keeps, within COLOUR_TOLERANCE, every implementation colour (Palette's
+    tab10) that `image` draws on DRAWN_PIXELS or more. (Only those: the blends of anti-aliased edges are many
+    shades of their own, and a palette may approximate them.)"""
+    rgb = np.asarray(image, dtype=np.int32).reshape(-1, 3)
+    packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
+    colours, counts = np.unique(packed, return_counts=True)
+    present = set(colours[counts >= DRAWN_PIXELS].tolist())
+    wanted = [c for c in IMPLEMENTATION_RGB if (c[0] << 16 | c[1] << 8 | c[2]) in present]
+    if not wanted:
+        return True
+    palette = np.asarray(reduced.getpalette()[: 3 * 256], dtype=float).reshape(-1, 3)
+    drawn = np.asarray(wanted, dtype=float)
+    nearest = np.sqrt(((drawn[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+    return bool((nearest <= COLOUR_TOLERANCE).all())
 
 
 def device(rows: pd.DataFrame) -> str:
@@ -124,6 +150,10 @@ def impl_order(rows: pd.DataFrame) -> list[str]:
 
 def is_baseline(rows: pd.DataFrame, name: str) -> bool:
     return bool(rows.loc[rows["implementation"] == name, "is_baseline"].any())
+
+
+# Palette's colours as the PNG holds them (8-bit RGB), which its writer must keep apart (_save_png)
+IMPLEMENTATION_RGB = [tuple(int(round(v * 255)) for v in matplotlib.colormaps["tab10"](i)[:3]) for i in range(10)]
 
 
 class Palette:
