@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gemmcompare.model.devices import DEVICES  # noqa: E402
+from gemmcompare.results import concat_rows  # noqa: E402
 from gemmcompare.report.predictions import predicted_vs_measured  # noqa: E402
 from gemmcompare.report.writers import markdown_table  # noqa: E402
 from gemmcompare.store.run_folder import load_result_file  # noqa: E402
@@ -33,7 +34,7 @@ def table() -> pd.DataFrame:
         t = predicted_vs_measured(rows, DEVICES["h200_sxm"])
         t.insert(0, "source", name)
         frames.append(t)
-    return pd.concat(frames, ignore_index=True)
+    return concat_rows(frames)
 
 
 def within(t: pd.DataFrame, tolerance: float) -> float:

@@ -23,6 +23,7 @@ import pandas as pd
 from .errors import GemmCompareError
 from .store.validation import check_rows
 from .receipt import gpu_name
+from .results import concat_rows
 from .report.data import normalise_rows, problem_sort_key
 from .report.stats import rate_ci, samples_of
 from .report.writers import write_table_page
@@ -145,7 +146,7 @@ def read_runs(sources: Iterable[Any]) -> pd.DataFrame:
     frames = [f for f in frames if len(f)]
     if not frames:
         raise HistoryError("the runs given hold no results")
-    df = pd.concat(frames, ignore_index=True)
+    df = concat_rows(frames)
     return df.drop_duplicates(["run_id", "contract", "problem", "implementation"], keep="first")
 
 
@@ -190,7 +191,7 @@ def history(sources: Any, implementation: str, problem: str | None = None, contr
     samples = rows["samples_ms"].map(_decode_samples) if "samples_ms" in rows else pd.Series([[]] * len(rows))
     df = normalise_rows(rows.drop(columns=[c for c in ("samples_ms", "checks") if c in rows]))
     for col in ("git_commit", "git_dirty", "gpu", "source", "started_at"):
-        df[col] = rows[col].fillna("").astype(str).to_numpy() if col in rows else ""
+        df[col] = rows[col].map(lambda v: "" if pd.isna(v) else str(v)).to_numpy() if col in rows else ""
     cis = [rate_ci(f, s) for f, s in zip(df["flops"], samples)]
     df["tflops_ci_lo"] = [c[0] if c else math.nan for c in cis]
     df["tflops_ci_hi"] = [c[1] if c else math.nan for c in cis]

@@ -149,3 +149,14 @@ def decode_record(rec: dict[str, Any]) -> dict[str, Any]:
         if isinstance(out.get(key), str):
             out[key] = json.loads(out[key])
     return out
+
+
+def concat_rows(frames: list) -> "pd.DataFrame":
+    """Several frames of rows (runs, sources) as one, every column kept. A column that is empty in one frame
+    (all NaN there: an older run without it) is left out of that frame before joining, as pandas 2 did and pandas
+    3 will not (pandas 2.2 warns), so the column's type comes from the frames that have it."""
+    import pandas as pd
+
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    kept = [f.dropna(axis=1, how="all") for f in frames]
+    return pd.concat(kept, ignore_index=True).reindex(columns=columns)
