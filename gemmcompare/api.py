@@ -38,11 +38,12 @@ def load(source: Source, *, store: str | Path | None = None, run: str = "latest"
     a store itself (a .db file or a Store), in which case `run` picks the run (default 'latest').
     Raises SourceError (a GemmCompareError, exit code 2 on the command line) naming what cannot be found."""
     from .store import DEFAULT_STORE, SourceError, load_source
+    from .store.run_folder import RESULT_SUFFIXES
 
     if hasattr(source, "find_run"):  # an open Store
         return _frame(*_from_store_object(source, run))
     path = Path(source)
-    if path.is_file() and not path.name.endswith((".json", ".csv", ".json.gz", ".csv.gz")):  # a store file
+    if path.is_file() and not path.name.endswith(RESULT_SUFFIXES):  # a store file
         src = load_source(run, path)
     elif isinstance(source, (str, Path)):
         src = load_source(str(source), store or DEFAULT_STORE)

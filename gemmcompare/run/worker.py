@@ -30,6 +30,8 @@ import time
 import traceback
 
 from .gpus import VISIBLE
+from .messages import (BuiltExtensionRef, ContextLostReport, JobDone, MeasureJob, RowDone, StageChanged,
+                       StopWorker, WorkerFailed, WorkerReady, WorkerSetup)
 
 # When each start-up step ended, in seconds from the parent's spawn (time.monotonic() is one clock for every
 # process of the host): the steps' own durations leave out what lies between them (the setup's unpickling,
@@ -41,8 +43,6 @@ _spawned_at: float | None = None
 def _mark(step: str) -> None:
     if _spawned_at is not None:
         _timeline[step] = time.monotonic() - _spawned_at
-from .messages import (BuiltExtensionRef, ContextLostReport, JobDone, MeasureJob, RowDone, StageChanged,
-                       StopWorker, WorkerFailed, WorkerReady, WorkerSetup)
 
 
 def _load_builds(setup: WorkerSetup) -> dict:
@@ -214,7 +214,6 @@ def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bo
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle, from the first moment
     global _spawned_at
     _spawned_at = spawned_at
-    spawn_s = time.monotonic() - spawned_at if spawned_at is not None else None
     _mark("entry")
     if visible is not None:
         os.environ[VISIBLE] = visible
@@ -223,8 +222,8 @@ def _entry(conn, visible: str | None, backend: str, device_index: int, cupti: bo
     _mark("progress_lock")
     startup = _prewarm(backend, device_index, cupti)
     _mark("prewarm")
-    if spawn_s is not None:
-        startup["spawn_s"] = spawn_s
+    if "entry" in _timeline:
+        startup["spawn_s"] = _timeline["entry"]
     t0 = time.monotonic()
     try:
         payload = conn.recv_bytes()

@@ -75,7 +75,8 @@ def exact_floats() -> dict:
     return {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 
 
-RESULT_FILES = ("results.json", "results.json.gz", "results.csv", "results.csv.gz")  # a folder's, first found
+RESULT_SUFFIXES = (".json", ".json.gz", ".csv", ".csv.gz")  # a results file's (large committed ones are gzipped)
+RESULT_FILES = tuple(f"results{suffix}" for suffix in RESULT_SUFFIXES)  # a folder's, first found
 
 
 def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFrame]:

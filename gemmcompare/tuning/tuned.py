@@ -20,7 +20,8 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     **{f"hopper.{step}": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]}
        for step in ("warp_specialized", "persistent", "cluster", "best")},
     # skinny M, long K: the tile sets how many units there are to split; the split itself is chosen per problem
-    # (splits 0: one wave of tiles x slices), and stages keep B streaming (2 of the 16 points do not fit)
+    # (splits 0: one wave of tiles x slices), and stages keep B streaming (10 of the 20 points cannot be built:
+    # two consumers need 128 rows, and the wide tiles run out of accumulators or, at 6 stages, shared memory)
     # 64x64 (one consumer) for the M = 64-128, N = 4096-6144 decode problems, where 64x128 tiles number 32-48
     # and each is split 3-4 ways: twice the tiles, half the slices, half the f32 partial planes to write and
     # reduce (llm-shapes/study-1c2b5a0: split_k read 80-82% there, its weakest)

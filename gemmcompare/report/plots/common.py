@@ -109,9 +109,7 @@ def keeps_drawn_colours(image, reduced) -> bool:
     shades of their own, and a palette may approximate them.)"""
     rgb = np.asarray(image, dtype=np.int32).reshape(-1, 3)
     packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
-    colours, counts = np.unique(packed, return_counts=True)
-    present = set(colours[counts >= DRAWN_PIXELS].tolist())
-    wanted = [c for c in IMPLEMENTATION_RGB if (c[0] << 16 | c[1] << 8 | c[2]) in present]
+    wanted = [c for c in IMPLEMENTATION_RGB if np.count_nonzero(packed == (c[0] << 16 | c[1] << 8 | c[2])) >= DRAWN_PIXELS]
     if not wanted:
         return True
     palette = np.asarray(reduced.getpalette()[: 3 * 256], dtype=float).reshape(-1, 3)
@@ -152,8 +150,10 @@ def is_baseline(rows: pd.DataFrame, name: str) -> bool:
     return bool(rows.loc[rows["implementation"] == name, "is_baseline"].any())
 
 
-# Palette's colours as the PNG holds them (8-bit RGB), which its writer must keep apart (_save_png)
-IMPLEMENTATION_RGB = [tuple(int(round(v * 255)) for v in matplotlib.colormaps["tab10"](i)[:3]) for i in range(10)]
+# Palette's colours, one an implementation (in turn), and as the PNG holds them (8-bit RGB), which its writer
+# must keep apart (_save_png)
+IMPLEMENTATION_COLOURS = [matplotlib.colormaps["tab10"](i) for i in range(10)]
+IMPLEMENTATION_RGB = [tuple(int(round(v * 255)) for v in colour[:3]) for colour in IMPLEMENTATION_COLOURS]
 
 
 class Palette:
@@ -165,8 +165,7 @@ class Palette:
         names = impl_order(shown if len(shown) else rows)
         self.baselines = {n for n in names if is_baseline(rows, n)}
         others = [n for n in names if n not in self.baselines]
-        cmap = matplotlib.colormaps["tab10"]
-        self.color = {n: cmap(i % 10) for i, n in enumerate(others)}
+        self.color = {n: IMPLEMENTATION_COLOURS[i % len(IMPLEMENTATION_COLOURS)] for i, n in enumerate(others)}
         self.marker = {n: MARKERS[(i // 10) % len(MARKERS)] for i, n in enumerate(others)}
         short = legend_labels(names)
         self.label = {n: short[n] + (" (baseline)" if n in self.baselines else "") for n in names}
