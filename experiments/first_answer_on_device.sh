@@ -72,6 +72,7 @@ timed cupti_diag python3 experiments/cupti_start_diag.py
 timed torch_import python3 -c "import torch"
 python3 -X importtime -m gemmcompare build experiments/lab_ladder.yaml --no-progress 2>&1 >/dev/null \
   | grep "import time" | sort -t'|' -k2 -n | tail -15 >"$logs/importtime_cached_build.txt"
+timed build_probe_diag python3 experiments/build_probe_diag.py experiments/lab_ladder.yaml
 fi
 
 for i in 1 2 3; do
@@ -80,6 +81,7 @@ for i in 1 2 3; do
 done
 echo "--- the cached build's costliest imports (us: self | cumulative)"
 cat "$logs/importtime_cached_build.txt"
+[ -f "$logs/build_probe_diag.log" ] && { echo "--- the cached build's probe and profile"; head -n 45 "$logs/build_probe_diag.log"; }
 echo "--- CUPTI's first start, by order (s)"
 tail -n 30 "$logs/cupti_diag.log"
 
