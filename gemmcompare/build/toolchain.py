@@ -49,8 +49,11 @@ def cuda_home() -> Path:
     if nvcc:
         candidates.append(str(Path(os.path.realpath(nvcc)).parents[1]))
         try:  # a wrapper script that execs the real nvcc: read the path out of it
-            text = Path(nvcc).read_text(errors="ignore")[:4096]
-            m = re.search(r"(/\S+)/bin/nvcc", text)
+            # its head only: the real nvcc is a binary of tens of MB, and reading and decoding it whole took
+            # 0.45 s of a fully cached build's 0.73 s on the H200 (first-contact/first-answer-d5f69ec/)
+            with open(nvcc, "rb") as f:
+                head = f.read(4096)
+            m = re.search(r"(/\S+)/bin/nvcc", head.decode(errors="ignore")) if head.startswith(b"#!") else None
             if m:
                 candidates.append(m.group(1))
         except OSError:
