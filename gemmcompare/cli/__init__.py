@@ -27,6 +27,7 @@ import os
 import sys
 
 from ..errors import GemmCompareError, SpecError
+from ..interrupts import first_interrupt_only
 from . import analyze, bisect, cutlass, dashboard, listing, merge, new_kernel, profile, report, run, sanitize
 from .options import EXIT_MEANINGS, exit_codes
 
@@ -48,7 +49,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with first_interrupt_only():
+            return args.func(args)
     except SpecError as exc:
         print("invalid spec:", file=sys.stderr)
         for issue in exc.problems:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +39,12 @@ def _ready() -> int:
     return os.getpid()
 
 
+def _ignore_ctrl_c() -> None:
+    """Each drawing process's initializer: a Ctrl-C reaches the whole process group, and is the caller's to
+    handle (it shuts the pool down); without this every idle worker printed a KeyboardInterrupt traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def prestart(workers: int | None = None) -> bool:
     """Start the pool now (its start-up, about a second, then overlaps the caller's work). False where
     this platform has no forkserver or the machine one core."""
@@ -49,7 +56,7 @@ def prestart(workers: int | None = None) -> bool:
         return False
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(PRELOAD)
-    _pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    _pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_ctrl_c)
     for _ in range(workers):  # fork every worker now, not when the first figures arrive
         _pool.submit(_ready)
     return True

@@ -22,6 +22,7 @@ from ..contracts import correctness as corr
 from ..device import DeviceInfo
 from ..errors import GemmCompareError, NoDeviceError, UsageError
 from ..files import writable_dir
+from ..interrupts import first_interrupt_only
 from ..plan import Group, Plan, make_plan
 from ..results import Result
 from ..spec import Experiment
@@ -153,6 +154,10 @@ class Runner:
         self.rows: list[Result] = []
 
     def run(self) -> RunOutcome:
+        with first_interrupt_only():  # a second Ctrl-C (GNU timeout sends two) must not break the unwinding
+            return self._run()
+
+    def _run(self) -> RunOutcome:
         # where the run will write, checked before minutes of building: a bad --store or --runs-dir is exit 2
         Store.check_writable(self.opts.store)
         writable_dir(self.opts.runs_dir, "--runs-dir")
