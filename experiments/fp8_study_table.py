@@ -1,5 +1,5 @@
-"""The FP8 study's table (issue 26) from a run folder's results (results.csv or .csv.gz; several folders are
-joined, as `gemmcompare merge` would):
+"""The FP8 study's table (issue 26) from run folders (every folder with a results.json or results.csv, plain or
+gzipped, under the ones named; their rows joined):
     python3 experiments/fp8_study_table.py RUN_DIR [RUN_DIR ...]
 Per problem and contract, every row's status, TFLOP/s and % of library.cublaslt_fp8 under the same contract;
 then per problem the FP8 rows' speed-up over the BF16 cuBLAS row of the same run (a ratio across contracts,
@@ -15,12 +15,15 @@ TENSOR = "e4m3_bf16out_f32acc_tn_tensor"
 
 
 def load(folders: list[str]) -> pd.DataFrame:
+    """Every run folder under each of `folders` (a folder holding results.json / .csv, maybe gzipped)."""
+    import gemmcompare
+
     frames = []
     for folder in folders:
-        path = next((p for name in ("results.csv", "results.csv.gz") for p in Path(folder).rglob(name)), None)
-        if path is None:
-            sys.exit(f"{folder}: no results.csv(.gz)")
-        frames.append(pd.read_csv(path))
+        runs = sorted({p.parent for p in Path(folder).rglob("results.*")})
+        if not runs:
+            sys.exit(f"{folder}: no results.json or results.csv (plain or gzipped) under it")
+        frames += [gemmcompare.load(run)[0] for run in runs]
     return pd.concat(frames, ignore_index=True)
 
 

@@ -3,6 +3,8 @@ problem, and what it costs against the original inputs."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -24,9 +26,9 @@ def two_contracts(fp8_speed=1.8, fp8_err=3e-2, records=True):
     fp8 = make_rows("r1", problems=[(4096,) * 3, (8192,) * 3], sweep=False,
                     slowdown={BASELINE: 1 / fp8_speed, "cutlass[config=sm90_tma_coop_128x256x64_c2x1]": 1 / fp8_speed})
     for r in bf16:
-        r.contract, r.max_rel_err_orig = BF16, 4e-3
+        r.contract, r.max_abs_err_orig, r.max_rel_err_orig = BF16, 0.4, 9e4  # relative: on a near-zero element
     for r in fp8:
-        r.contract, r.max_rel_err_orig = FP8, fp8_err
+        r.contract, r.max_abs_err_orig, r.max_rel_err_orig = FP8, 0.4 * fp8_err / 3e-3, 5e5
     return pd.DataFrame([r.to_record() for r in bf16 + fp8]) if records else bf16 + fp8
 
 
@@ -36,7 +38,8 @@ def test_each_row_is_set_beside_the_reference_contracts_baseline_on_its_problem(
     assert len(fp8_base) == 2 and all(abs(s - 1.8) < 0.05 for s in fp8_base["speedup"])
     ref = table[table["is_reference"]]
     assert list(ref["implementation"]) == [BASELINE, BASELINE] and list(ref["speedup"]) == [1.0, 1.0]
-    assert set(table["max_rel_err_orig"]) == {4e-3, 3e-2}
+    assert set(table["max_abs_err_orig"]) == {0.4, 4.0}
+    assert set(table["error_ratio"].round(9)) == {1.0, 10.0}  # over the reference row's, on the same inputs
     # problems in size order, the reference contract first within each
     assert list(table["problem"]) == sorted(table["problem"], key=lambda p: int(p.split("x")[0]))
     assert table.groupby("problem")["contract"].first().eq(BF16).all()
@@ -53,6 +56,7 @@ def test_the_report_has_the_section_and_its_csv_and_says_when_nothing_compares(t
     report = build_report((receipt_for("r1"), two_contracts()), tmp_path / "r", plots=[], across=BF16)
     md = report.markdown.read_text()
     assert f"## Across contracts: over {BF16}" in md and "x ref" in md and "error vs original inputs" in md
+    assert re.search(r"\| +4\.00e\+00 \| +10\.0 \|", md)  # FP8's error against the original inputs, 10x BF16's
     assert "Across contracts" in report.html.read_text() and report.across_csv.exists()
     assert pd.read_csv(report.across_csv)["speedup"].max() > 1.7  # full precision on disk
     none = build_report((receipt_for("r1"), two_contracts()), tmp_path / "n", plots=[], across="f16_f32acc_tn")
