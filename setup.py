@@ -34,11 +34,14 @@ setup(
         "nvidia-ml-py>=12.560.30",
     ],
     extras_require={
-        "test": ["pytest>=8.0.0"],
+        # the tests run the nvidia-matmul-heuristics adapter and the tuned rows' second opinion against the real
+        # package (2 MB, CPU only), not only a stand-in
+        "test": ["pytest>=8.0.0", "nvidia-matmul-heuristics>=0.1.0.27"],
         # `run --cluster`: Dask's scheduler (pure Python but tornado; about 3 MB of wheels)
         "cluster": ["dask>=2024.8.0", "distributed>=2024.8.0"],
-        # NVIDIA's own estimate beside gemmcompare's prediction on CUTLASS rows (gemmcompare/model/heuristics.py)
-        "heuristics": ["nvidia-matmul-heuristics"],
+        # NVIDIA's own estimate beside gemmcompare's prediction on CUTLASS rows (gemmcompare/model/heuristics.py),
+        # and a second opinion when a tuned row narrows its candidates (gemmcompare/tuning/select.py)
+        "heuristics": ["nvidia-matmul-heuristics>=0.1.0.27"],
     },
     entry_points={"console_scripts": ["gemmcompare = gemmcompare.cli:main"]},
 )

@@ -113,6 +113,19 @@ def test_narrow_keeps_the_fastest_predicted_and_every_unpredicted():
     assert raced == ["k0", "k1", "k2", "custom"] and set(left) == {f"k{i}" for i in range(3, 12)}
 
 
+def test_nvidia_heuristics_second_opinion_races_what_it_ranks_first_too():
+    """Where nvidia-matmul-heuristics is installed its estimates are a second opinion: a candidate goes out
+    only when neither model ranks it among the first `keep` (at M <= 16 in the LLM study, the project's model
+    and the race disagreed; a second model keeps more of the right candidates in)."""
+    predicted = {f"k{i}": float(i) for i in range(6)} | {"custom": None}
+    nvidia = {"k5": 0.1, "k4": 0.2, "k0": 0.9, "k1": 0.9, "k2": 0.9, "k3": 0.9, "not_a_candidate": 0.0}
+    raced, left = narrow(predicted, keep=2, nvidia=nvidia)
+    assert raced == ["k0", "k1", "k4", "k5", "custom"]
+    assert set(left) == {"k2", "k3"}
+    assert "nvidia-matmul-heuristics estimates 0.9000 ms" in left["k2"] and "the model predicts 2.0000 ms" in left["k2"]
+    assert narrow(predicted, keep=2, nvidia={}) == narrow(predicted, keep=2)  # without it: as before
+
+
 def test_race_picks_the_lowest_median_and_leaves_out_what_failed():
     got = {"a": Measurement(samples_ms=[1.0, 1.2, 5.0]), "b": Measurement(samples_ms=[1.1, 1.1, 1.1]),
            "c": Measurement(error=RuntimeError("boom"))}
@@ -344,3 +357,24 @@ def test_narrow_races_every_candidate_tied_with_the_last_one_kept():
     assert set(raced) == set(predicted) - {"slow"} and list(left) == ["slow"]
     raced, left = narrow({"a": 0.1, "b": 0.2, "c": 0.3}, keep=8)  # fewer than keep: all of them
     assert raced == ["a", "b", "c"] and not left
+
+
+def test_nvidia_heuristics_estimates_cutlass_candidates_and_widens_the_race():
+    """With the real nvidia-matmul-heuristics (installed with the test extra): each SM90 CUTLASS candidate of
+    `config: auto` gets NVIDIA's estimate beside the project's prediction, and the race takes the candidates
+    either ranks first (64x4096x4096: the project's model prefers split-K tiles, NVIDIA's the 64x64 ones)."""
+    pytest.importorskip("nvMatmulHeuristics")
+    from gemmcompare.tuning.select import KEEP_PREDICTED, _kept
+
+    exp = spec_with("cutlass: {config: auto, template: sm90}")
+    tuned = next(i for i in exp.implementations if isinstance(i, TunedImplementation))
+    contract = exp.contracts[0]
+    runnable = [(c, None) for c in tuned.candidates if c.check(exp.problems[0].problem, contract, DEVICE)]
+    predicted, nvidia = picking._predicted(FakeExecutor(exp, {}), runnable, exp.problems[0], contract)
+    assert len(nvidia) >= 20 and set(nvidia) <= set(predicted) and all(ms > 0 for ms in nvidia.values())
+    raced, left = narrow(predicted, nvidia=nvidia)
+    ours = _kept({n: ms for n, ms in predicted.items() if ms is not None}, KEEP_PREDICTED)
+    theirs = _kept(nvidia, KEEP_PREDICTED)
+    assert theirs - ours, "the two models agree here: the test no longer shows the second opinion"
+    assert set(raced) == ours | theirs | {n for n, ms in predicted.items() if ms is None}
+    assert all("nvidia-matmul-heuristics estimates" in why for why in left.values())

@@ -1,7 +1,8 @@
 """A tuned row's pick for one group, in the measuring worker (gemmcompare/tuning says what tuning is).
 
-For each candidate that can run the problem and built: the model's predicted time; the best
-select.KEEP_PREDICTED go on (with every one the model cannot describe). The pick cache answers if it
+For each candidate that can run the problem and built: the model's predicted time (and NVIDIA's estimate, where
+nvidia-matmul-heuristics is installed); the best select.KEEP_PREDICTED of either go on (with every one the model
+cannot describe). The pick cache answers if it
 has this key. Otherwise each candidate is checked once on a fresh uniform draw (a candidate that fails is
 left out, never picked: its rows are not emitted, its reason is kept), and the rest race (select.race).
 The executor then measures the winner as the tuned row, from scratch.
@@ -44,26 +45,32 @@ def quiet(executor, tuned_name: str):
         executor.emit, executor.stage = emit, stage
 
 
-def _predicted(executor, runnable, entry, contract) -> dict[str, float | None]:
-    """Each candidate's predicted time on this device (None where the model cannot describe it)."""
+def _predicted(executor, runnable, entry, contract) -> tuple[dict[str, float | None], dict[str, float]]:
+    """Each candidate's predicted time on this device (None where the model cannot describe it), and NVIDIA's
+    estimate of those it can describe (nvidia-matmul-heuristics' CUTLASS configurations, where installed)."""
     from ..model.predict import predict_row
     from .executor import base_row, copy_build_resources
-    from .predictions import model_device
+    from .predictions import model_device, nvidia_heuristics
 
     try:
         spec = model_device(executor.device)
     except (KeyError, ValueError):
-        return {c.name: None for c, _ in runnable}
-    out = {}
+        return {c.name: None for c, _ in runnable}, {}
+    out, nvidia = {}, {}
     for c, ext in runnable:
         row = base_row(executor.run_id, executor.exp, entry, contract, c.name, c.family, c.params)
         if isinstance(ext, LoadedExtension):
             copy_build_resources(row, ext.resources_for(c.kernel_filter_for(contract)), c)
         try:
-            out[c.name] = predict_row(row, spec).predicted_ms
+            prediction = predict_row(row, spec)
         except (KeyError, ValueError):
             out[c.name] = None
-    return out
+            continue
+        out[c.name] = prediction.predicted_ms
+        estimate = nvidia_heuristics(row, prediction)
+        if estimate and estimate.get("runtime_ms"):
+            nvidia[c.name] = estimate["runtime_ms"]
+    return out, nvidia
 
 
 def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
@@ -86,8 +93,8 @@ def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
     if not runnable:
         shown = "; ".join(f"{n}: {r}" for n, r in list(excluded.items())[:3])
         raise NoPick(f"no candidate of {len(tuned.candidates)} can run here ({shown})", any_built_failed)
-    predicted = _predicted(executor, runnable, entry, contract)
-    raced, left = narrow(predicted)
+    predicted, nvidia = _predicted(executor, runnable, entry, contract)
+    raced, left = narrow(predicted, nvidia=nvidia)
     excluded.update(left)
     runnable = [(c, ext) for c, ext in runnable if c.name in raced]
     cache = PickCache(_cache_dir(runnable))
@@ -132,7 +139,7 @@ def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
     if winner is None:
         raise NoPick(f"no candidate gave a race time ({'; '.join(list(failed.values())[:2])})", False)
     result = Pick(winner, medians, counts, excluded,
-                  {n: ms for n, ms in predicted.items() if ms is not None}, time.monotonic() - t0, False)
+                  {n: ms for n, ms in predicted.items() if ms is not None}, time.monotonic() - t0, False, nvidia)
     cache.put(key, result, gpu=executor.device.name, driver=_driver(executor), problem=f"{p.m}x{p.n}x{p.k}",
               contract=contract.name, tuned=tuned.name)
     return Picked(tuned, by_name[winner], result)

@@ -1,4 +1,5 @@
-"""Choosing a tuned row's winner: the model narrows the candidates, a brief race picks among the rest.
+"""Choosing a tuned row's winner: the model narrows the candidates (with NVIDIA's nvidia-matmul-heuristics as a
+second opinion where it is installed), a brief race picks among the rest.
 
 The race is short on purpose (BRIEF: a few samples each, interleaved, under the run's L2 policy and timing
 method): its samples only rank the candidates. The winner's reported time comes from the row's own
@@ -35,6 +36,7 @@ class Pick:
     predicted_ms: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     cached: bool = False
+    nvidia_ms: dict[str, float] = field(default_factory=dict)  # nvidia-matmul-heuristics' estimates, where installed
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -48,19 +50,39 @@ class Pick:
         out = f"tuned: {self.winner} of {len(ranked)} raced; {how}; race medians: {times}{more}"
         if self.excluded:
             out += f"; {len(self.excluded)} candidates left out (timing.tuning.excluded says why)"
+        if self.nvidia_ms:
+            out += f"; narrowed with nvidia-matmul-heuristics too ({len(self.nvidia_ms)} estimated)"
         return out
 
 
-def narrow(predicted: dict[str, float | None], keep: int = KEEP_PREDICTED) -> tuple[list[str], dict[str, str]]:
+def _kept(estimates: dict[str, float], keep: int) -> set[str]:
+    """The `keep` names estimated fastest, and every one tied with the last of those."""
+    known = sorted((ms, name) for name, ms in estimates.items())
+    cut = known[keep - 1][0] if len(known) >= keep else float("inf")
+    return {name for ms, name in known if ms <= cut}
+
+
+def narrow(predicted: dict[str, float | None], keep: int = KEEP_PREDICTED,
+           nvidia: dict[str, float] | None = None) -> tuple[list[str], dict[str, str]]:
     """The candidates to race: the `keep` the model predicts fastest, every one it predicts no slower than the
     last of those (a tie at the cut is not broken by name: at 8192x6144x4096 the model gave eleven CUTLASS tiles
     one time, and a cut by name left out the 128x256 tiles that win every other prefill problem), and every one
-    it cannot predict (None). Returns (raced, left out with the reason)."""
-    known = sorted((ms, name) for name, ms in predicted.items() if ms is not None)
-    cut = known[keep - 1][0] if len(known) >= keep else float("inf")
-    raced = [name for ms, name in known if ms <= cut] + [name for name, ms in predicted.items() if ms is None]
-    left = {name: f"the model predicts {ms:.4f} ms, slower than the {keep} it ranks first" for ms, name in known
-            if ms > cut}
+    it cannot predict (None). `nvidia`: NVIDIA's estimates (nvidia-matmul-heuristics, where installed) of the
+    candidates it can describe; the `keep` it ranks first are raced too, so a candidate goes out only when
+    neither model ranks it near the top. Returns (raced, left out with the reason)."""
+    known = {name: ms for name, ms in predicted.items() if ms is not None}
+    nvidia = {name: ms for name, ms in (nvidia or {}).items() if name in predicted and ms is not None}
+    ours, theirs = _kept(known, keep), _kept(nvidia, keep) if nvidia else set()
+    raced = [name for ms, name in sorted((ms, name) for name, ms in known.items()) if name in ours | theirs] \
+        + [name for name in predicted if name not in known]
+    left = {}
+    for name, ms in known.items():
+        if name in raced:
+            continue
+        why = f"the model predicts {ms:.4f} ms, slower than the {keep} it ranks first"
+        if name in nvidia:
+            why += f"; nvidia-matmul-heuristics estimates {nvidia[name]:.4f} ms, slower than the {keep} it ranks first"
+        left[name] = why
     return raced, left
 
 
