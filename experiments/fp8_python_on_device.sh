@@ -17,15 +17,6 @@ OUT=${OUT:?set OUT}
 W=/tmp/fp8-python-work; rm -rf "$W"; mkdir -p "$W" "$OUT"
 PIP_LOG="$W/pip.log" source experiments/device_env.sh
 END=$(( $(date +%s) + ${BUDGET_S:-540} ))
-step() {  # step NAME LIMIT CMD...: CMD under min(LIMIT, what is left), SIGINT first; its exit and seconds in steps.txt
-  local name=$1 limit=$2; shift 2
-  local l=$(( END - $(date +%s) )); [ "$limit" -gt "$l" ] && limit=$l
-  if [ "$limit" -lt 20 ]; then echo "$name: not run (${l} s left)" | tee -a "$OUT/steps.txt"; return; fi
-  local t0; t0=$(date +%s.%N)
-  timeout -s INT -k 15 "$limit" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  echo "$name: exit $rc in $(python3 -c "print(f'{$(date +%s.%N) - $t0:.2f}')") s (limit $limit s): $*" | tee -a "$OUT/steps.txt"
-}
 echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)" | tee "$OUT/steps.txt"
 if [ "${LAB_BUILD:-0}" = 1 ]; then
   python3 -m compileall -q gemmcompare  # the bytecode a pip install writes (the device sets PYTHONDONTWRITEBYTECODE)

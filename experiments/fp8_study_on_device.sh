@@ -19,15 +19,6 @@ W=/tmp/fp8-study; rm -rf "$W"; mkdir -p "$W" "$OUT"
 PIP_LOG="$W/pip.log" source experiments/device_env.sh
 export GEMMCOMPARE_CACHE_DIR=/tmp/gc-fp8-study-cache
 END=$(( $(date +%s) + ${BUDGET_S:-560} ))
-left() { echo $(( END - $(date +%s) )); }
-step() {  # step NAME LIMIT CMD...: CMD under min(LIMIT, what is left), SIGINT first; its exit and seconds in steps.txt
-  local name=$1 limit=$2; shift 2
-  local l; l=$(left); [ "$limit" -gt "$l" ] && limit=$l
-  if [ "$limit" -lt 20 ]; then echo "$name: not run (${l} s left)" | tee -a "$OUT/steps.txt"; return; fi
-  local t0; t0=$(date +%s)
-  timeout -s INT -k 15 "$limit" "$@" >"$OUT/$name.log" 2>&1
-  echo "$name: exit $? in $(( $(date +%s) - t0 )) s (limit $limit s): $*" | tee -a "$OUT/steps.txt"
-}
 echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)" | tee "$OUT/steps.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >>"$OUT/steps.txt" 2>&1
 gc="python3 -m gemmcompare"
