@@ -4,7 +4,7 @@ GNU `timeout -s INT` signals the command and then its process group, so a run it
 within microseconds (a user who presses Ctrl-C twice does much the same). The first KeyboardInterrupt
 unwinds the run, which keeps its rows and stops its workers; a second one raised inside that unwinding,
 in the middle of `queue.get`'s lock handling, left the lock broken ("RuntimeError: release unlocked lock",
-a traceback instead of "interrupted", seen on the H200: fp8/study-7294a19/compile_fp8.log). Within
+a traceback instead of "interrupted", seen on the H200: fp8/study-7294a19/compile_4096/compile_fp8.log). Within
 `first_interrupt_only()` the first SIGINT raises KeyboardInterrupt as before, and later ones only say that
 the run is already stopping. Signals can only be handled on the main thread; elsewhere it does nothing.
 """

@@ -72,12 +72,12 @@ def narrow(predicted: dict[str, float | None], keep: int = KEEP_PREDICTED,
     neither model ranks it near the top. Returns (raced, left out with the reason)."""
     known = {name: ms for name, ms in predicted.items() if ms is not None}
     nvidia = {name: ms for name, ms in (nvidia or {}).items() if name in predicted and ms is not None}
-    ours, theirs = _kept(known, keep), _kept(nvidia, keep) if nvidia else set()
-    raced = [name for ms, name in sorted((ms, name) for name, ms in known.items()) if name in ours | theirs] \
+    chosen = _kept(known, keep) | _kept(nvidia, keep)
+    raced = [name for ms, name in sorted((ms, name) for name, ms in known.items()) if name in chosen] \
         + [name for name in predicted if name not in known]
     left = {}
     for name, ms in known.items():
-        if name in raced:
+        if name in chosen:
             continue
         why = f"the model predicts {ms:.4f} ms, slower than the {keep} it ranks first"
         if name in nvidia:
