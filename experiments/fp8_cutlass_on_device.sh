@@ -12,8 +12,8 @@
 #    f32 out on fp8_accumulation. Log: $OUT/pytest_fp8_cutlass.log (numbers: -s).
 # 2. (SPEC_RUN=1, the default) gemmcompare run experiments/fp8.yaml (cuBLASLt, the CUTLASS entries, the tuned
 #    sm90_fp8 row, ...; builds warm from step 1's cache). Run folder and log: $OUT/fp8_cutlass.tgz.
-# Prints last: per shape and per-tensor or block contract, each FP8 row's TFLOP/s and its ratio to
-# library.cublaslt_fp8 (nan where cuBLASLt is a SKIP: block scales with fast accumulation).
+# Prints last (experiments/fp8_study_table.py): per shape and contract, each row's TFLOP/s and % of
+# library.cublaslt_fp8 (nan where cuBLASLt is a SKIP: block scales with fast accumulation), then FP8 over BF16.
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/fp8-cutlass-work; rm -rf "$W"; mkdir -p "$W" "$OUT"
@@ -33,20 +33,5 @@ echo "run exit $?" >>"$W/run.log"
 tar czf "$OUT/fp8_cutlass.tgz" -C "$W" runs run.log
 echo "== run (run.log tail) =="
 tail -n 12 "$W/run.log" | cut -c1-160
-echo "== per-tensor and block FP8 rows (TFLOP/s; x = over library.cublaslt_fp8 under the same contract) =="
-python3 - "$W/runs" <<'PY'
-import glob, sys
-import pandas as pd
-csvs = sorted(glob.glob(f"{sys.argv[1]}/**/results.csv", recursive=True))
-if not csvs:
-    sys.exit("no results.csv")
-df = pd.read_csv(csvs[-1])
-df = df[df.contract.str.endswith(("_tensor", "_tensor_fastacc", "_block", "_block_fastacc"))]
-for (m, n, k, contract), g in df.groupby(["m", "n", "k", "contract"], sort=False):
-    base = g[g.implementation == "library.cublaslt_fp8"].tflops
-    base = float(base.iloc[0]) if len(base) else float("nan")
-    print(f"{m}x{n}x{k} {contract}: cublaslt_fp8 {base:7.1f}")
-    for _, r in g[g.implementation != "library.cublaslt_fp8"].iterrows():
-        name = r.implementation.replace("cutlass.cutlass3x_sm90_fp8_e4m3_bf16_f32_", "")[:70]
-        print(f"    {name:<70} {r.status:<4} {r.tflops:7.1f}  x{r.tflops / base:4.2f}")
-PY
+echo "== each row as % of cuBLASLt under its contract, then FP8 over BF16 (experiments/fp8_study_table.py) =="
+python3 experiments/fp8_study_table.py "$W/runs"

@@ -7,8 +7,8 @@
 # 2. gemmcompare run experiments/fp8.yaml, its cuBLAS rows only (--only: the Python FP8 rows are
 #    experiments/fp8_python_on_device.sh's; the CUTLASS FP8 rows need builds and
 #    nvidia-cutlass; experiments/fp8_cutlass_on_device.sh runs them). Run folder and log: $OUT/fp8.tgz.
-# Prints last: per shape, each contract's TFLOP/s and the FP8 rows' speed-up over the BF16 cuBLAS row
-# (a cross-contract ratio, computed here from results.csv: the report's % of baseline is within one contract).
+# Prints last (experiments/fp8_study_table.py): per shape, each contract's TFLOP/s, and the FP8 rows' speed-up over
+# the BF16 cuBLAS row (a cross-contract ratio: the report's % of baseline is within one contract).
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/fp8-work; rm -rf "$W"; mkdir -p "$W" "$OUT"
@@ -23,19 +23,5 @@ echo "== GPU test (pytest_fp8.log) =="
 grep -E "canary|FAIL|passed|failed|exit" "$OUT/pytest_fp8.log" | cut -c1-220 | tail -25
 echo "== run (run.log tail) =="
 tail -n 12 "$W/run.log" | cut -c1-160
-echo "== FP8 vs BF16 (TFLOP/s; x = over bf16_bf16out_f32acc_tn library.cublas) =="
-python3 - "$W/runs" <<'PY'
-import glob, sys
-import pandas as pd
-csvs = sorted(glob.glob(f"{sys.argv[1]}/**/results.csv", recursive=True))
-if not csvs:
-    sys.exit("no results.csv")
-df = pd.read_csv(csvs[-1])
-df = df[df.status == "PASS"]
-for (m, n, k), g in df.groupby(["m", "n", "k"], sort=False):
-    bf16 = g[g.contract == "bf16_bf16out_f32acc_tn"].tflops
-    base = float(bf16.iloc[0]) if len(bf16) else float("nan")
-    print(f"{m}x{n}x{k}: bf16 cublas {base:7.1f}")
-    for _, r in g[g.contract != "bf16_bf16out_f32acc_tn"].iterrows():
-        print(f"    {r.contract:<40} {r.tflops:7.1f}  x{r.tflops / base:4.2f}")
-PY
+echo "== each row as % of cuBLASLt under its contract, then FP8 over BF16 (experiments/fp8_study_table.py) =="
+python3 experiments/fp8_study_table.py "$W/runs"
