@@ -10,7 +10,7 @@
 #    through the harness (block scales: SKIP rows), and on the fp8_accumulation fixture each PASSes the strict
 #    contract while its fast-accumulation canary FAILs it (numbers printed: `-s`). Log: $OUT/pytest_fp8_python.log.
 # 2. experiments/fp8.yaml at SHAPES, the Python FP8 rows beside cuBLASLt (torch.compile's max-autotune takes
-#    about 65 s per shape and contract). Run folder and log: $OUT/fp8_python.tgz. Prints last: each row's
+#    3-69 s per shape and contract, measured). Run folder and log: $OUT/fp8_python.tgz. Prints last: each row's
 #    TFLOP/s and % of cuBLASLt's FP8 row (experiments/fp8_study_table.py).
 set -u
 OUT=${OUT:?set OUT}

@@ -6,8 +6,8 @@
 # keeps its measured rows):
 # 1. `gemmcompare build experiments/fp8.yaml`, cold and timed (every CUTLASS FP8 entry, hopper.fp8's tuning
 #    candidates and fixed rows, cuBLAS's binding).
-# 2. `gemmcompare run experiments/fp8.yaml` without library.torch_compile_fp8 (its max-autotune takes about a
-#    minute per shape and contract: step 4 and experiments/fp8_python_on_device.sh run it apart). Run folder:
+# 2. `gemmcompare run experiments/fp8.yaml` without library.torch_compile_fp8 (its max-autotune took 3-69 s
+#    per shape and contract on the H200: step 4 and experiments/fp8_python_on_device.sh run it apart). Run folder:
 #    OUT/study.tgz.
 # 3. tests/test_gpu_fp8_cutlass.py -k blockwise: CUTLASS's blockwise entries under the block contracts at odd
 #    shapes and on every fixture (warm builds from step 1).
