@@ -38,6 +38,7 @@ GOLDEN = [
     "sm90_coop_128x256x64_c1x1",
     "sm90_coop_streamk_128x256x64_c1x1",
     "sm90_pp_128x128x64_c2x1",
+    "sm90_coop_swapab_splitk4_128x16x128_c1x1",  # A and B swapped: D^T = B^T A^T, column-major D
     "cute_128x256x32_w2x4_4st",
     "cute_128x128x32_w2x2_3st_nt",
     "cute_tf32_128x128x32_w2x2_3st",

@@ -36,8 +36,8 @@ class ConfigError(ValueError):
 class Field:
     """One configuration field as YAML and specs write it.
 
-    kind: 'int' (a positive integer), 'choice' (one of `choices`), or 'shape' (a list of `length`
-    positive integers). `runtime` marks fields passed to the kernel at launch rather than compiled in.
+    kind: 'int' (a positive integer), 'choice' (one of `choices`), 'bool' (true or false), or 'shape' (a list
+    of `length` positive integers). `runtime` marks fields passed to the kernel at launch rather than compiled in.
     """
 
     name: str
@@ -55,6 +55,10 @@ class Field:
         if self.kind == "choice":
             if isinstance(value, bool) or value not in self.choices:
                 raise ConfigError(f"{self.name}: expected one of {list(self.choices)}, got {value!r}")
+            return value
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{self.name}: expected true or false, got {value!r}")
             return value
         if self.kind == "shape":
             if (not isinstance(value, (list, tuple)) or len(value) != self.length
@@ -77,6 +81,10 @@ LAYOUT = Field("layout", "choice", tuple(tags.LAYOUTS),
 TILE = Field("tile", "shape", length=3, help="CTA tile [M, N, K]")
 STAGES = Field("stages", "choice", STAGE_CHOICES, help="pipeline stages (auto: as many as shared memory holds)")
 ALIGNMENT = Field("alignment", "int", help="A/B access width in elements (16 bytes = 8 f16 or 4 f32)")
+# Skinny M (decode): computing D^T = B^T A^T puts the few tokens on the tile's N side, where wgmma takes 8..256
+# columns, and the weight's thousands of rows on its M side (the "swap AB" of TensorRT-LLM's and vLLM's
+# Hopper GEMMs): a 128x16 tile wastes no rows at M <= 16, where an unswapped tile has at least 64.
+SWAP_AB = Field("swap_ab", "bool", help="compute D^T = B^T A^T (tokens on the tile's N side; for M <= 64)")
 
 # The fields that say what a configuration computes: a precision contract fixes every one of them. A spec
 # entry that leaves them out gets them from each contract of its experiment (contract_type_fields).
@@ -457,6 +465,7 @@ class Sm90Config(TiledGemmConfig):
               help="stream-K scheduler: how K is shared between CTAs", runtime=True),
         Field("splits", "int", help="stream-K scheduler: K splits for decomposition split_k", runtime=True),
         ALIGNMENT,
+        SWAP_AB,
     )
 
     cluster: tuple[int, int]
@@ -469,6 +478,7 @@ class Sm90Config(TiledGemmConfig):
     decomposition: str
     splits: int
     alignment: int
+    swap_ab: bool
 
     min_cc: ClassVar[int] = 90
     arch_specific: ClassVar[bool] = True
@@ -495,11 +505,22 @@ class Sm90Config(TiledGemmConfig):
             "decomposition": v.get("decomposition", "heuristic"),
             "splits": v.get("splits", 1),
             "alignment": v.get("alignment", 128 // tags.INPUT_TYPES[dtype].bits),
+            "swap_ab": v.get("swap_ab", False),
         }
 
     @property
     def d_alignment(self) -> int:
         return 128 // self.out_bits
+
+    @property
+    def kernel_orders(self) -> tuple[Order, Order, Order]:
+        """The layouts of the kernel's own A, B and D. Swapped, it computes D^T = B^T A^T: its A is the contract's
+        B transposed (K-major exactly when B is), its B the contract's A transposed, its D column-major."""
+        order_a, order_b = self.orders
+        if not self.swap_ab:
+            return order_a, order_b, Order.ROW
+        flip = {Order.ROW: Order.COL, Order.COL: Order.ROW}
+        return flip[order_b], flip[order_a], Order.COL
 
     def vector_elements(self):
         return (self.alignment, self.alignment, self.d_alignment)
@@ -553,6 +574,9 @@ class Sm90Config(TiledGemmConfig):
                 raise ConfigError("tf32 nt (both operands MN-major, transposed in shared memory) needs tile K 32")
             if n % k:
                 raise ConfigError(f"tf32 needs tile N ({n}) to be a multiple of tile K ({k})")
+        if self.swap_ab and self.dtype not in ("f16", "bf16"):
+            raise ConfigError(f"swap_ab is built for f16 and bf16 only, not {self.dtype} (its layout rules are the "
+                              "contract's, not the swapped kernel's)")
         sched = tags.SM90_SCHEDULES[self.schedule]
         if self.schedule == "cooperative" and m % 128:
             raise ConfigError(f"the cooperative schedule splits tile M between two warp groups: tile M {m} must be a multiple of 128 "
@@ -588,7 +612,7 @@ class Sm90Config(TiledGemmConfig):
             f"{self.NAME_PREFIX}_sm90_tensorop", self.dtype, self.out, self.acc, _fmt(self.tile),
             f"{self.cluster[0]}x{self.cluster[1]}x1", sched, f"epi{self.epilogue}", f"st{self.stages}", scheduler,
             self.layout, f"align{self.alignment}",
-        ])
+        ] + (["swapab"] if self.swap_ab else []))
 
     @property
     def runtime_suffix(self):
@@ -614,7 +638,8 @@ class Sm90Fp8Config(Sm90Config):
     TEMPLATE: ClassVar[str] = "sm90_fp8"
     DESCRIPTION: ClassVar[str] = "CUTLASS 3.x CollectiveBuilder FP8 (SM90 TMA + FP8 wgmma, scales from device pointers)"
     NAME_PREFIX: ClassVar[str] = "cutlass3x_sm90_fp8"
-    FIELDS: ClassVar[tuple[Field, ...]] = Sm90Config.FIELDS + (
+    # swap_ab is not one of its fields: the FP8 kernel templates compute D = A B as the contract lays them out
+    FIELDS: ClassVar[tuple[Field, ...]] = tuple(f for f in Sm90Config.FIELDS if f.name != "swap_ab") + (
         Field("accumulation", "choice", tuple(tags.SM90_FP8_ACCUMULATION),
               help="promote: wgmma partial sums added into FP32 registers every 128 of K (CUTLASS's FP8 mainloop); "
                    "fast: the FP8FastAccum schedules (the tensor cores' ~14-bit accumulation, _fastacc contracts only)"),

@@ -43,7 +43,12 @@ def _sm80_values(c: Sm80Config) -> dict[str, object]:
 
 def _sm90_values(c: Sm90Config) -> dict[str, object]:
     schedule = tags.SM90_SCHEDULES[c.schedule]
+    kernel_a, kernel_b, kernel_d = c.kernel_orders
     return {
+        "swap_ab": "true" if c.swap_ab else "false",
+        "kernel_layout_a": tags.LAYOUT_TAG[kernel_a],
+        "kernel_layout_b": tags.LAYOUT_TAG[kernel_b],
+        "kernel_layout_d": tags.LAYOUT_TAG[kernel_d],
         "cluster_m": c.cluster[0],
         "cluster_n": c.cluster[1],
         "kernel_schedule": schedule.kernel,

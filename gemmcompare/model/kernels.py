@@ -49,7 +49,14 @@ class KernelShape:
     warp_tile: tuple[int, int] | None = None
     a_col: bool = False  # storage orders of A and B (column-major when True), from the contract's letters
     b_col: bool = False
+    swap_ab: bool = False  # computes D^T = B^T A^T: its tiles cover the problem transposed (n x m)
     notes: tuple[str, ...] = ()
+
+    def transposed_problem(self, problem):
+        """The problem as the kernel's tiles see it: (n, m, k) when it swaps A and B."""
+        if not self.swap_ab:
+            return problem
+        return type(problem)(problem.n, problem.m, problem.k, problem.batch)
 
     def __post_init__(self):
         if self.instruction not in INSTRUCTIONS:
@@ -225,5 +232,5 @@ def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:
         return KernelShape(**base, instruction="wgmma", block_tile=tile, threads_per_block=threads,
                            raster_group=group, raster_along="m" if p.get("raster") == "along_m" else "n",
                            cluster=tuple(p.get("cluster") or (1, 1)), persistent=True, stream_k=stream_k,
-                           split_k=split, stages=_stages(p))
+                           split_k=split, stages=_stages(p), swap_ab=bool(p.get("swap_ab")))
     raise ValueError(f"CUTLASS family {fam!r} is not modelled")

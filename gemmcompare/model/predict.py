@@ -169,6 +169,10 @@ def predict(problem: GemmProblem, kernel: KernelShape, device: DeviceSpec, *,
     """Predict the time of `kernel` on `problem` on `device`. Raises ValueError when the device has no peak
     for the kernel's math class or the kernel fits no CTA on an SM."""
     notes: list[str] = list(kernel.notes)
+    if kernel.swap_ab:  # its tiles, waves and traffic are those of the transposed problem, with A and B exchanged
+        problem = kernel.transposed_problem(problem)
+        kernel = dataclasses.replace(kernel, swap_ab=False, a_col=not kernel.b_col, b_col=not kernel.a_col)
+        notes.append("A and B swapped: modelled as the transposed problem")
     math_class = kernel.math_class
     ceiling = issue_ceiling(device, kernel.instruction, math_class)
     peak = ceiling.peak_tflops

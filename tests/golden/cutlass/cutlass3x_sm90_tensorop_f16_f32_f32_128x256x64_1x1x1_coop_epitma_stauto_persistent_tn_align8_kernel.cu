@@ -6,6 +6,9 @@
 //   D (m x n, row-major, float) = alpha * A (m x k, row-major) * B (k x n, column-major)
 //   A, B: cutlass::half_t; accumulate float; no C source (ElementC = void, beta = 0).
 //
+// swap_ab = false. When true the kernel computes D^T = B^T A^T: its A is B^T, its B is A^T and its D is
+// D^T, column-major, so the M tokens sit on the tile's N side; make_arguments() swaps operands and extents.
+//
 // Template parameters are compiled in here; the run-time arguments (raster order, swizzle, stream-K
 // decomposition and splits) come from the entry TU of each configuration that shares this kernel.
 #include <cuda_runtime.h>
@@ -24,6 +27,9 @@
 
 namespace {
 
+constexpr bool kSwapAB = false;
+
+// The kernel's own operands (the contract's, or with kSwapAB the contract's B^T and A^T).
 using ElementA = cutlass::half_t;
 using LayoutA = cutlass::layout::RowMajor;
 constexpr int AlignmentA = 8;
@@ -102,13 +108,19 @@ typename Gemm::Arguments make_arguments(const gc_gemm_args* args, int raster_ord
   cudaGetDevice(&hw_info.device_id);
   hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(hw_info.device_id);
 
+  // The kernel's problem: (m, n, k), or swapped (n, m, k) with A and B exchanged; D (m x n row-major) seen
+  // as D^T (n x m column-major) has the same leading dimension.
+  const int km = kSwapAB ? n : m, kn = kSwapAB ? m : n;
+  const void* kernel_a = kSwapAB ? args->b : args->a;
+  const void* kernel_b = kSwapAB ? args->a : args->b;
+  const int64_t ld_a = kSwapAB ? args->ldb : args->lda, ld_b = kSwapAB ? args->lda : args->ldb;
   typename Gemm::Arguments arguments{
       cutlass::gemm::GemmUniversalMode::kGemm,
-      {m, n, k, 1},
-      {static_cast<const ElementA*>(args->a), with_leading_dimension<StrideA>(m, k, args->lda),
-       static_cast<const ElementB*>(args->b), with_leading_dimension<StrideB>(n, k, args->ldb)},
-      {{}, nullptr, with_leading_dimension<StrideC>(m, n, args->ldc),
-       static_cast<ElementD*>(args->c), with_leading_dimension<StrideD>(m, n, args->ldc)},
+      {km, kn, k, 1},
+      {static_cast<const ElementA*>(kernel_a), with_leading_dimension<StrideA>(km, k, ld_a),
+       static_cast<const ElementB*>(kernel_b), with_leading_dimension<StrideB>(kn, k, ld_b)},
+      {{}, nullptr, with_leading_dimension<StrideC>(km, kn, args->ldc),
+       static_cast<ElementD*>(args->c), with_leading_dimension<StrideD>(km, kn, args->ldc)},
       hw_info};
   arguments.epilogue.thread.alpha = ElementCompute(args->alpha);
   arguments.scheduler.raster_order = static_cast<RasterOrder>(raster_order);
