@@ -1,0 +1,113 @@
+"""Issue 25's LLM-shapes study read against its goals, from two runs (fresh races, then on the pick cache):
+    PYTHONPATH=. python3 experiments/llm_shapes_table.py RUN1 RUN2 > table.md
+RUN1 and RUN2 are run folders (results.json or .csv, plain or gzipped; a merged run of shards is one folder).
+Prints a Markdown table per problem (cuBLAS's time, tuned CUTLASS's % of it, the best hand-written row's %, which
+row, its HBM GB/s beside cuBLAS's at decode, and both again in run 2 with the move), then each goal of the issue
+with the rows that decide it. % of cuBLAS is the run's own (same run, same process, same contract)."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+
+import pandas as pd
+
+HAND_WRITTEN = ("decode", "hopper.best", "hopper.split_k", "mma_sync")
+PREFILL_M = 2048
+
+
+def family(implementation: str) -> str:
+    name = implementation.split(".tuned")[0].split("[")[0]
+    return name if name.startswith(("hopper.", "library.")) else name.split(".")[0]
+
+
+def load(folder: str) -> pd.DataFrame:
+    import gemmcompare
+
+    df = gemmcompare.load(folder)[0]
+    df = df[df.status == "PASS"].copy()
+    df["fam"] = df.implementation.map(family)
+    df["gb_s"] = df.unique_bytes / (df.median_ms * 1e-3) / 1e9
+    df["pick"] = df.notes.astype(str).map(lambda s: (re.search(r"tuned: (\S+)", s) or [None, ""])[1])
+    df["cached"] = df.notes.astype(str).str.contains("pick reused")
+    return df
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Per problem: cuBLAS ms and GB/s, CUTLASS %, the best hand-written row's %, family and GB/s."""
+    out = []
+    for (m, n, k), g in df.groupby(["m", "n", "k"]):
+        base = g[g.fam == "library.cublas"]
+        cut = g[g.fam == "cutlass"]
+        hand = g[g.fam.isin(HAND_WRITTEN)].sort_values("pct_of_baseline", ascending=False)
+        best = hand.iloc[0] if len(hand) else None
+        out.append({"m": m, "n": n, "k": k,
+                    "cublas_ms": base.median_ms.iloc[0] if len(base) else math.nan,
+                    "cublas_gb_s": base.gb_s.iloc[0] if len(base) else math.nan,
+                    "cutlass_pct": cut.pct_of_baseline.iloc[0] if len(cut) else math.nan,
+                    "cutlass_pick": cut.pick.iloc[0] if len(cut) else "",
+                    "cutlass_cached": bool(cut.cached.iloc[0]) if len(cut) else False,
+                    "hand_pct": best.pct_of_baseline if best is not None else math.nan,
+                    "hand_fam": best.fam if best is not None else "",
+                    "hand_gb_s": best.gb_s if best is not None else math.nan})
+    return pd.DataFrame(out).set_index(["m", "n", "k"])
+
+
+def geomean(values) -> float:
+    values = [v for v in values if v == v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+def main(run1: str, run2: str) -> None:
+    r1, r2 = load(run1), load(run2)
+    s1, s2 = summarize(r1), summarize(r2)
+    print("| problem | cuBLAS us | CUTLASS tuned % | best hand-written % | which | its GB/s (cuBLAS) "
+          "| run 2: CUTLASS / best hand-written | move (points) |")
+    print("|---|---:|---:|---:|---|---:|---|---|")
+    for key, row in s1.iterrows():
+        m, n, k = key
+        decode = m < PREFILL_M
+        gb = f"{row.hand_gb_s:.0f} ({row.cublas_gb_s:.0f})" if decode else ""
+        if key in s2.index:
+            b = s2.loc[key]
+            again = f"{b.cutlass_pct:.1f} / {b.hand_pct:.1f}"
+            move = f"{b.cutlass_pct - row.cutlass_pct:+.1f} / {b.hand_pct - row.hand_pct:+.1f}"
+        else:
+            again, move = "not reached", ""
+        print(f"| {m}x{n}x{k} | {row.cublas_ms * 1e3:.2f} | {row.cutlass_pct:.1f} | {row.hand_pct:.1f} | "
+              f"{row.hand_fam} | {gb} | {again} | {move} |")
+
+    prefill = s1[s1.index.get_level_values(0) >= PREFILL_M]
+    decode = s1[s1.index.get_level_values(0) < PREFILL_M]
+    print()
+    print(f"- problems: {len(s1)} in run 1, {len(s2)} in run 2")
+    low = s1[s1.cutlass_pct < 95]
+    print(f"- tuned CUTLASS >= 95% at every problem: {'met' if low.empty else 'NOT met'} "
+          f"(min {s1.cutlass_pct.min():.1f}%; below: {', '.join(f'{m}x{n}x{k} {v:.1f}' for (m, n, k), v in low.cutlass_pct.items()) or 'none'}); "
+          f"geometric mean {geomean(s1.cutlass_pct):.1f}% (run 2: {geomean(s2.cutlass_pct):.1f}%; goal 100%)")
+    weakest = "x".join(str(int(v)) for v in decode.hand_pct.idxmin())
+    print(f"- best hand-written >= 90% at prefill: min {prefill.hand_pct.min():.1f}%; >= 80% at decode: min "
+          f"{decode.hand_pct.min():.1f}% ({weakest})")
+    beat = decode[decode.hand_pct >= 110]
+    print(f"- a project kernel >= 110% of cuBLAS at decode: {len(beat)} problems "
+          + ", ".join(f"{m}x{n}x{k} {r.hand_fam} {r.hand_pct:.1f}% at {r.hand_gb_s:.0f} GB/s (cuBLAS {r.cublas_gb_s:.0f})"
+                      for (m, n, k), r in beat.iterrows()))
+    both = r1.merge(r2, on=["m", "n", "k", "implementation"], suffixes=("_1", "_2"))
+    tuned = both[both.implementation.str.contains(r"\.tuned")]
+    moved = tuned[(tuned.pct_of_baseline_2 - tuned.pct_of_baseline_1).abs() > 3]
+    reused = r2[r2.implementation.str.contains(r"\.tuned")]
+    print(f"- rerun on the pick cache: {int(reused.cached.sum())} of {len(reused)} tuned rows reused their pick; "
+          f"{len(tuned)} tuned rows in both runs, {len(moved)} moved by more than 3 points"
+          + (": " + ", ".join(f"{r.m}x{r.n}x{r.k} {family(r.implementation)} {r.pct_of_baseline_2 - r.pct_of_baseline_1:+.1f}"
+                              for r in moved.itertuples()) if len(moved) else ""))
+    untuned = both[~both.implementation.str.contains(r"\.tuned") & (both.implementation != "library.cublas")]
+    if len(untuned):
+        d = (untuned.pct_of_baseline_2 - untuned.pct_of_baseline_1).abs()
+        print(f"- for scale, the untuned rows (Triton) moved by up to {d.max():.1f} points (median {d.median():.1f})")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
