@@ -377,4 +377,6 @@ def test_nvidia_heuristics_estimates_cutlass_candidates_and_widens_the_race():
     theirs = _kept(nvidia, KEEP_PREDICTED)
     assert theirs - ours, "the two models agree here: the test no longer shows the second opinion"
     assert set(raced) == ours | theirs | {n for n, ms in predicted.items() if ms is None}
-    assert all("nvidia-matmul-heuristics estimates" in why for why in left.values())
+    # a candidate left out gives NVIDIA's estimate where there is one (it has none for some tiles: 64x96)
+    assert left and all(("nvidia-matmul-heuristics estimates" in why) == (name in nvidia) for name, why in left.items())
+    assert any(name in nvidia for name in left)
