@@ -18,13 +18,21 @@
 # the 48 problems in 301 s, run 2 39 in 100 s). SHARD=0/2, then SHARD=1/2 in a second call, runs half the plan
 # (whole problems, balanced by `gemmcompare run --shard`) in each: both runs of a half then fit one call, and
 # `gemmcompare merge` joins the halves' runs into one.
+# The pick cache comes back too (OUT/picks.sqlite, inside the tarball's cache/): PICKS_FROM=<a picks.sqlite>
+# seeds a call's cache with it (a committed file travels with the checkout), and RUNS=2 then runs only the
+# rerun on it (RUNS=1: only the fresh run; default both), for a rerun in a later call on the same GPU model and
+# driver (the cache's key; a pick whose key differs is raced again, and its row says so).
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/llm-shapes; rm -rf "$W"; mkdir -p "$W" "$OUT"
 PIP_LOG="$W/pip.log" source experiments/device_env.sh
 export GEMMCOMPARE_CACHE_DIR=$W/cache
 run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress ${SHARD:+--shard "$SHARD"})
-pack() { tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt 2>/dev/null; }
+pack() {
+  tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt cache/picks.sqlite 2>/dev/null
+  cp "$W/cache/picks.sqlite" "$OUT/" 2>/dev/null
+}
+if [ -n "${PICKS_FROM:-}" ]; then mkdir -p "$W/cache" && cp "$PICKS_FROM" "$W/cache/picks.sqlite"; fi
 trap 'pack; exit 143' TERM INT
 python3 -m compileall -q gemmcompare
 TOTAL_S=${TOTAL_S:-560}; started=$(date +%s)
@@ -32,7 +40,7 @@ left_but() { echo $(( TOTAL_S - ($(date +%s) - started) - $1 )); }  # seconds of
 t0=$(date +%s); timeout --kill-after=10 ${BUILD_LIMIT_S:-200} python3 -m gemmcompare build experiments/llm_shapes.yaml \
   --no-progress >"$W/build.log" 2>&1
 echo "build exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
-for i in 1 2; do
+for i in ${RUNS:-1 2}; do
   limit=$([ "$i" = 1 ] && echo "${RUN1_LIMIT_S:-$(left_but "${RUN2_MIN_S:-100}")}" || echo "${RUN2_LIMIT_S:-$(left_but 0)}")
   [ "$limit" -ge 10 ] || limit=10
   t0=$(date +%s); timeout --kill-after=10 "$limit" python3 -m gemmcompare run experiments/llm_shapes.yaml \
