@@ -54,6 +54,26 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out).set_index(["m", "n", "k"])
 
 
+def second_opinion(df: pd.DataFrame) -> str:
+    """How often nvidia-matmul-heuristics decided a race: winners the project's model alone would have left out
+    (not among its KEEP_PREDICTED fastest, ties included) that NVIDIA's ranking kept."""
+    from gemmcompare.tuning.select import KEEP_PREDICTED, _kept
+
+    estimated = saved = 0
+    for timing in df.timing:
+        tuning = (timing or {}).get("tuning") or {}
+        nvidia = tuning.get("nvidia_ms") or {}
+        if not nvidia or tuning.get("cached"):
+            continue
+        estimated += 1
+        ours = _kept({n: ms for n, ms in (tuning.get("predicted_ms") or {}).items() if ms is not None}, KEEP_PREDICTED)
+        winner = tuning.get("winner")
+        if winner not in ours and winner in _kept(nvidia, KEEP_PREDICTED):
+            saved += 1
+    return (f"nvidia-matmul-heuristics estimated the candidates of {estimated} fresh races; in {saved} the winner was "
+            f"one the project's model alone would have left out")
+
+
 def geomean(values) -> float:
     values = [v for v in values if v == v and v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
@@ -101,6 +121,7 @@ def main(run1: str, run2: str) -> None:
           f"{len(tuned)} tuned rows in both runs, {len(moved)} moved by more than 3 points"
           + (": " + ", ".join(f"{r.m}x{r.n}x{r.k} {family(r.implementation)} {r.pct_of_baseline_2 - r.pct_of_baseline_1:+.1f}"
                               for r in moved.itertuples()) if len(moved) else ""))
+    print(f"- {second_opinion(r1)}")
     untuned = both[~both.implementation.str.contains(r"\.tuned") & (both.implementation != "library.cublas")]
     if len(untuned):
         d = (untuned.pct_of_baseline_2 - untuned.pct_of_baseline_1).abs()
