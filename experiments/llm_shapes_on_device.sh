@@ -21,7 +21,9 @@
 # The pick cache comes back too (OUT/picks.sqlite, inside the tarball's cache/): PICKS_FROM=<a picks.sqlite>
 # seeds a call's cache with it (a committed file travels with the checkout), and RUNS=2 then runs only the
 # rerun on it (RUNS=1: only the fresh run; default both), for a rerun in a later call on the same GPU model and
-# driver (the cache's key; a pick whose key differs is raced again, and its row says so).
+# driver (the cache's key; a pick whose key differs is raced again, and its row says so). EXTRA_SHAPES (the run's
+# --shapes, e.g. a problem an earlier call did not reach) runs those problems last, in a run folder of their own
+# (extra_runs/; not a shard: `gemmcompare merge` does not join it), with the time that is left.
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/llm-shapes; rm -rf "$W"; mkdir -p "$W" "$OUT"
@@ -29,7 +31,8 @@ PIP_LOG="$W/pip.log" source experiments/device_env.sh
 export GEMMCOMPARE_CACHE_DIR=$W/cache
 run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress ${SHARD:+--shard "$SHARD"})
 pack() {
-  tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt cache/picks.sqlite 2>/dev/null
+  tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt cache/picks.sqlite \
+    extra_runs extra.db run_extra.log 2>/dev/null
   cp "$W/cache/picks.sqlite" "$OUT/" 2>/dev/null
 }
 if [ -n "${PICKS_FROM:-}" ]; then mkdir -p "$W/cache" && cp "$PICKS_FROM" "$W/cache/picks.sqlite"; fi
@@ -47,11 +50,17 @@ for i in ${RUNS:-1 2}; do
     "${run_args[@]}" >"$W/run_$i.log" 2>&1
   echo "run $i exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)" | tee -a "$W/steps.txt"
 done
+if [ -n "${EXTRA_SHAPES:-}" ] && [ "$(left_but 0)" -ge 20 ]; then
+  limit=$(left_but 0); t0=$(date +%s)
+  timeout --kill-after=10 "$limit" python3 -m gemmcompare run experiments/llm_shapes.yaml --shapes "$EXTRA_SHAPES" \
+    --store "$W/extra.db" --runs-dir "$W/extra_runs" --no-progress >"$W/run_extra.log" 2>&1
+  echo "run extra ($EXTRA_SHAPES) exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)" | tee -a "$W/steps.txt"
+fi
 pack
-python3 - "$W/runs" <<'PY' | tee "$OUT/summary.txt"
+python3 - "$W" <<'PY' | tee "$OUT/summary.txt"
 import glob, json, math, sys
 import pandas as pd
-for folder in sorted(glob.glob(f"{sys.argv[1]}/*/")):
+for folder in sorted(glob.glob(f"{sys.argv[1]}/runs/*/")) + sorted(glob.glob(f"{sys.argv[1]}/extra_runs/*/")):
     df = pd.read_csv(folder + "results.csv")
     receipt = json.load(open(folder + "receipt.json"))
     phases = receipt.get("phases_s") or {}
