@@ -1,6 +1,8 @@
 """Issue 25's LLM-shapes study read against its goals, from two runs (fresh races, then on the pick cache):
-    PYTHONPATH=. python3 experiments/llm_shapes_table.py RUN1 RUN2 > table.md
-RUN1 and RUN2 are run folders (results.json or .csv, plain or gzipped; a merged run of shards is one folder).
+    PYTHONPATH=. python3 experiments/llm_shapes_table.py RUN1[,RUN1b...] RUN2[,RUN2b...] > table.md
+RUN1 and RUN2 are run folders (results.json or .csv, plain or gzipped; a merged run of shards is one folder);
+several, comma-separated, are joined problem by problem: a problem's rows come from the folder that has most of
+them (a run cut short leaves its last problem with a row or two, measured whole in another folder).
 Prints a Markdown table per problem (cuBLAS's time, tuned CUTLASS's % of it, the best hand-written row's %, which
 row, its HBM GB/s beside cuBLAS's at decode, and both again in run 2 with the move), then each goal of the issue
 with the rows that decide it. % of cuBLAS is the run's own (same run, same process, same contract)."""
@@ -22,10 +24,17 @@ def family(implementation: str) -> str:
     return name if name.startswith(("hopper.", "library.")) else name.split(".")[0]
 
 
-def load(folder: str) -> pd.DataFrame:
+def load(folders: str) -> pd.DataFrame:
     import gemmcompare
 
-    df = gemmcompare.load(folder)[0]
+    parts = [gemmcompare.load(folder)[0] for folder in folders.split(",")]
+    best: dict[tuple, int] = {}  # problem -> the part with most rows for it
+    for i, part in enumerate(parts):
+        for key, count in part.groupby(["m", "n", "k"]).size().items():
+            if key not in best or count > len(parts[best[key]].query("m == @key[0] and n == @key[1] and k == @key[2]")):
+                best[key] = i
+    df = pd.concat([part[[best[(m, n, k)] == i for m, n, k in zip(part.m, part.n, part.k)]]
+                    for i, part in enumerate(parts)], ignore_index=True)
     df = df[df.status == "PASS"].copy()
     df["fam"] = df.implementation.map(family)
     df["gb_s"] = df.unique_bytes / (df.median_ms * 1e-3) / 1e9
