@@ -166,7 +166,7 @@ def estimate_kernel(problem: GemmProblem, kernel: KernelShape, device: DeviceSpe
     if kernel.block_tile is None or kernel.instruction not in ("wgmma", "mma_sync"):
         return None
     if kernel.swap_ab:  # the kernel's own GEMM: (n, m, k), A = B^T and B = A^T (t <-> n, the letters exchanged)
-        problem = kernel.transposed_problem(problem)
+        problem, kernel = kernel.unswapped(problem)
         flip = {"t": "n", "n": "t"}
         layout = flip[layout[1]] + flip[layout[0]] if len(layout) == 2 and set(layout) <= {"t", "n"} else layout
     bm, bn, bk = kernel.block_tile

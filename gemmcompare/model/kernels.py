@@ -52,11 +52,13 @@ class KernelShape:
     swap_ab: bool = False  # computes D^T = B^T A^T: its tiles cover the problem transposed (n x m)
     notes: tuple[str, ...] = ()
 
-    def transposed_problem(self, problem):
-        """The problem as the kernel's tiles see it: (n, m, k) when it swaps A and B."""
+    def unswapped(self, problem):
+        """(problem, kernel) as the kernel's tiles see them: when it swaps A and B, the problem (n, m, k) and this
+        kernel without swap_ab, its operands' orders exchanged; otherwise both as they are."""
         if not self.swap_ab:
-            return problem
-        return type(problem)(problem.n, problem.m, problem.k, problem.batch)
+            return problem, self
+        kernel = dataclasses.replace(self, swap_ab=False, a_col=not self.b_col, b_col=not self.a_col)
+        return type(problem)(problem.n, problem.m, problem.k, problem.batch), kernel
 
     def __post_init__(self):
         if self.instruction not in INSTRUCTIONS:

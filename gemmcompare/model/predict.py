@@ -170,8 +170,7 @@ def predict(problem: GemmProblem, kernel: KernelShape, device: DeviceSpec, *,
     for the kernel's math class or the kernel fits no CTA on an SM."""
     notes: list[str] = list(kernel.notes)
     if kernel.swap_ab:  # its tiles, waves and traffic are those of the transposed problem, with A and B exchanged
-        problem = kernel.transposed_problem(problem)
-        kernel = dataclasses.replace(kernel, swap_ab=False, a_col=not kernel.b_col, b_col=not kernel.a_col)
+        problem, kernel = kernel.unswapped(problem)
         notes.append("A and B swapped: modelled as the transposed problem")
     math_class = kernel.math_class
     ceiling = issue_ceiling(device, kernel.instruction, math_class)
