@@ -28,11 +28,10 @@ def load(folders: str) -> pd.DataFrame:
     import gemmcompare
 
     parts = [gemmcompare.load(folder)[0] for folder in folders.split(",")]
-    best: dict[tuple, int] = {}  # problem -> the part with most rows for it
-    for i, part in enumerate(parts):
-        for key, count in part.groupby(["m", "n", "k"]).size().items():
-            if key not in best or count > len(parts[best[key]].query("m == @key[0] and n == @key[1] and k == @key[2]")):
-                best[key] = i
+    sizes = [part.groupby(["m", "n", "k"]).size() for part in parts]
+    # problem -> the part with most rows for it (the first of equals)
+    best = {key: max(range(len(parts)), key=lambda i: (sizes[i].get(key, 0), -i))
+            for key in set().union(*(s.index for s in sizes))}
     df = pd.concat([part[[best[(m, n, k)] == i for m, n, k in zip(part.m, part.n, part.k)]]
                     for i, part in enumerate(parts)], ignore_index=True)
     df = df[df.status == "PASS"].copy()

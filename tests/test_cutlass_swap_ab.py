@@ -11,6 +11,7 @@ from gemmcompare.contracts.precision import Order
 from gemmcompare.cutlass import render
 from gemmcompare.cutlass.catalog import lookup
 from gemmcompare.cutlass.config import ConfigError, Sm90Config, Sm90Fp8Config
+from gemmcompare.implementations.cutlass import CutlassKernel
 from gemmcompare.model.devices import device_spec
 from gemmcompare.model.kernels import kernel_from_row
 from gemmcompare.model.predict import predict
@@ -72,11 +73,9 @@ def test_swap_ab_is_refused_where_it_is_not_built():
 
 
 def _kernel(name: str):
-    config = lookup(name).config
-    params = {f: getattr(config, f) for f in config.__dataclass_fields__}
-    params["template"] = config.TEMPLATE
-    return kernel_from_row({"family": "cutlass", "implementation": f"cutlass.{name}",
-                            "contract": "bf16_bf16out_f32acc_tn", "params": params})
+    impl = CutlassKernel(lookup(name).config)
+    return kernel_from_row({"family": "cutlass", "implementation": impl.name, "params": impl.params,
+                            "contract": "bf16_bf16out_f32acc_tn"})
 
 
 def test_model_prices_a_swapped_kernel_on_the_transposed_problem():
