@@ -1,11 +1,12 @@
 """Issue 25's LLM-shapes study read against its goals, from two runs (fresh races, then on the pick cache):
-    PYTHONPATH=. python3 experiments/llm_shapes_table.py RUN1[,RUN1b...] RUN2[,RUN2b...] > table.md
+    PYTHONPATH=. python3 experiments/llm_shapes_table.py RUN1[,RUN1b...] RUN2[,RUN2b...] [COMPILE_RUN] > table.md
 RUN1 and RUN2 are run folders (results.json or .csv, plain or gzipped; a merged run of shards is one folder);
 several, comma-separated, are joined problem by problem: a problem's rows come from the folder that has most of
 them (a run cut short leaves its last problem with a row or two, measured whole in another folder).
 Prints a Markdown table per problem (cuBLAS's time, tuned CUTLASS's % of it, the best hand-written row's %, which
 row, its HBM GB/s beside cuBLAS's at decode, and both again in run 2 with the move), then each goal of the issue
-with the rows that decide it. % of cuBLAS is the run's own (same run, same process, same contract)."""
+with the rows that decide it. % of cuBLAS is the run's own (same run, same process, same contract). COMPILE_RUN, a
+run of experiments/llm_shapes_compile.yaml, adds torch.compile's % of that run's own cuBLAS row as a column."""
 
 from __future__ import annotations
 
@@ -87,12 +88,43 @@ def geomean(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
 
 
-def main(run1: str, run2: str) -> None:
+def inductor_choice(notes: str) -> str:
+    """What a torch.compile row's inductor code ran: cuBLAS (ATen's extern call) or a Triton template."""
+    ran = re.search(r"inductor's code runs ([^;]+)", notes or "")
+    return "" if not ran else "cuBLAS" if "extern_kernels" in ran.group(1) else "Triton"
+
+
+def compiled(folder: str | None) -> pd.DataFrame:
+    """Per problem: torch.compile's % of its own run's cuBLAS, and what inductor ran (empty without a run)."""
+    if not folder:
+        return pd.DataFrame(columns=["pct", "ran"])
+    df = load(folder)
+    rows = df[df.implementation == "library.torch_compile"]
+    return pd.DataFrame({"pct": rows.pct_of_baseline.values, "ran": rows.notes.astype(str).map(inductor_choice).values},
+                        index=pd.MultiIndex.from_arrays([rows.m, rows.n, rows.k], names=["m", "n", "k"]))
+
+
+def own_moves(r1: pd.DataFrame, r2: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """For rows whose % moved: how much their own median moved, and how much cuBLAS's did, in percent."""
+    base = r1[r1.implementation == "library.cublas"].merge(
+        r2[r2.implementation == "library.cublas"], on=["m", "n", "k"], suffixes=("_1", "_2")).set_index(["m", "n", "k"])
+    parts = []
+    for r in rows.itertuples():
+        b = base.loc[(r.m, r.n, r.k)]
+        parts.append(f"{r.m}x{r.n}x{r.k} {family(r.implementation)} {r.pct_of_baseline_2 - r.pct_of_baseline_1:+.1f} "
+                     f"(its time {100 * (r.median_ms_2 / r.median_ms_1 - 1):+.1f}%, cuBLAS's "
+                     f"{100 * (b.median_ms_2 / b.median_ms_1 - 1):+.1f}%)")
+    return ", ".join(parts)
+
+
+def main(run1: str, run2: str, compile_run: str | None = None) -> None:
     r1, r2 = load(run1), load(run2)
     s1, s2 = summarize(r1), summarize(r2)
+    tc = compiled(compile_run)
+    extra = " torch.compile % |" if compile_run else ""
     print("| problem | cuBLAS us | CUTLASS tuned % | best hand-written % | which | its GB/s (cuBLAS) "
-          "| run 2: CUTLASS / best hand-written | move (points) |")
-    print("|---|---:|---:|---:|---|---:|---|---|")
+          f"| run 2: CUTLASS / best hand-written | move (points) |{extra}")
+    print("|---|---:|---:|---:|---|---:|---|---|" + ("---:|" if compile_run else ""))
     for key, row in s1.iterrows():
         m, n, k = key
         decode = m < PREFILL_M
@@ -103,8 +135,11 @@ def main(run1: str, run2: str) -> None:
             move = f"{b.cutlass_pct - row.cutlass_pct:+.1f} / {b.hand_pct - row.hand_pct:+.1f}"
         else:
             again, move = "not reached", ""
+        cell = ""
+        if compile_run:
+            cell = f" {tc.loc[key].pct:.1f} ({tc.loc[key].ran}) |" if key in tc.index else " not reached |"
         print(f"| {m}x{n}x{k} | {row.cublas_ms * 1e3:.2f} | {row.cutlass_pct:.1f} | {row.hand_pct:.1f} | "
-              f"{row.hand_fam} | {gb} | {again} | {move} |")
+              f"{row.hand_fam} | {gb} | {again} | {move} |{cell}")
 
     prefill = s1[s1.index.get_level_values(0) >= PREFILL_M]
     decode = s1[s1.index.get_level_values(0) < PREFILL_M]
@@ -127,16 +162,23 @@ def main(run1: str, run2: str) -> None:
     reused = r2[r2.implementation.str.contains(r"\.tuned")]
     print(f"- rerun on the pick cache: {int(reused.cached.sum())} of {len(reused)} tuned rows reused their pick; "
           f"{len(tuned)} tuned rows in both runs, {len(moved)} moved by more than 3 points"
-          + (": " + ", ".join(f"{r.m}x{r.n}x{r.k} {family(r.implementation)} {r.pct_of_baseline_2 - r.pct_of_baseline_1:+.1f}"
-                              for r in moved.itertuples()) if len(moved) else ""))
+          + (": " + own_moves(r1, r2, moved) if len(moved) else ""))
+    own = (tuned.median_ms_2 / tuned.median_ms_1 - 1).abs() * 100
+    print(f"- the tuned rows' own medians moved by at most {own.max():.1f}% (median {own.median():.1f}%; "
+          f"{int((own > 3).sum())} by more than 3%)")
     print(f"- {second_opinion(r1)}")
     untuned = both[~both.implementation.str.contains(r"\.tuned") & (both.implementation != "library.cublas")]
     if len(untuned):
         d = (untuned.pct_of_baseline_2 - untuned.pct_of_baseline_1).abs()
         print(f"- for scale, the untuned rows (Triton) moved by up to {d.max():.1f} points (median {d.median():.1f})")
+    if compile_run:
+        pre, dec = tc[tc.index.get_level_values(0) >= PREFILL_M], tc[tc.index.get_level_values(0) < PREFILL_M]
+        print(f"- torch.compile (max-autotune-no-cudagraphs; its own run's cuBLAS): {len(tc)} problems, geometric mean "
+              f"{geomean(tc.pct):.1f}%, prefill min {pre.pct.min():.1f}%, decode min {dec.pct.min():.1f}%; inductor "
+              f"ran cuBLAS at {int((tc.ran == 'cuBLAS').sum())} and a Triton template at {int((tc.ran == 'Triton').sum())}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

@@ -91,10 +91,13 @@ def _from_store(path: Path) -> pd.DataFrame:
 
 
 def run_folders(path: Path) -> list[Path]:
-    """`path` if it is a run folder, else every run folder under it (a folder with results.json/csv)."""
-    if (path / "results.json").exists() or (path / "results.csv").exists():
+    """`path` if it is a run folder, else every run folder under it (a folder with results.json/csv, plain or
+    gzipped as large committed receipts are)."""
+    from .store.run_folder import RESULT_FILES
+
+    if any((path / name).exists() for name in RESULT_FILES):
         return [path]
-    found = {p.parent for pattern in ("results.json", "results.csv") for p in path.rglob(pattern)}
+    found = {p.parent for name in RESULT_FILES for p in path.rglob(name)}
     return sorted(found)
 
 

@@ -114,15 +114,18 @@ def test_report_of_a_committed_run_writes_outside_it_unless_asked(tmp_path, monk
 
 
 def _committed_names(pattern: str, problem: str | None = None) -> set[str]:
-    """Implementation names matching `pattern` (re.search) in the committed H200 run folders."""
-    import json
+    """Implementation names matching `pattern` (re.search) in the committed H200 run folders (gzipped ones too)."""
     import re
 
+    from gemmcompare.history import run_folders
+    from gemmcompare.store import load_result_file
+
     names = set()
-    for path in H200.rglob("results.json"):
-        for row in json.loads(path.read_text())["results"]:
-            if re.search(pattern, row["implementation"]) and (problem is None or row["problem"] == problem):
-                names.add(row["implementation"])
+    for folder in run_folders(H200):
+        rows = load_result_file(folder)[1]
+        for name, prob in zip(rows["implementation"], rows["problem"]):
+            if re.search(pattern, name) and (problem is None or prob == problem):
+                names.add(name)
     return names
 
 

@@ -136,7 +136,8 @@ def committed_site(tmp_path_factory):
 
 
 def test_the_site_of_every_committed_receipt(committed_site):
-    receipts = {p.parent for pattern in ("results.json", "results.csv") for p in RESULTS.rglob(pattern)}
+    receipts = {p.parent for pattern in ("results.json", "results.csv", "results.json.gz", "results.csv.gz")
+                for p in RESULTS.rglob(pattern)}
     runs = find_runs([RESULTS])
     assert len(runs) == len(receipts)
     index = (committed_site / "index.html").read_text()
