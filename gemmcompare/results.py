@@ -113,9 +113,13 @@ class Result:
     gpu_uuid: str | None = None
 
     def add_note(self, note: str) -> None:
-        """Append a note ('; ' between notes); a note the row already carries is not repeated."""
-        if note and note not in self.notes.split("; "):
-            self.notes = f"{self.notes}; {note}" if self.notes else note
+        """Append a note ('; ' between notes); a note the row already carries is not repeated, part by part (a
+        Python row's note is several parts, and each fixture's check prepares the row again)."""
+        parts = self.notes.split("; ") if self.notes else []
+        for part in note.split("; ") if note else []:
+            if part and part not in parts:
+                parts.append(part)
+        self.notes = "; ".join(parts)
 
     def to_record(self) -> dict[str, Any]:
         """A flat dict: scalars as they are, lists and dicts as JSON text (for SQLite and CSV)."""

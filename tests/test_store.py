@@ -68,3 +68,15 @@ def test_shipped_commit_wins_over_a_foreign_git(monkeypatch):
     assert state["git_commit"] == "0123456789abcdef0123456789abcdef01234567" and state["git_dirty"] is False
     monkeypatch.delenv("GEMMCOMPARE_GIT_COMMIT")
     assert git_state()["git_commit"] != "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_a_row_note_of_several_parts_is_not_repeated_by_a_second_check():
+    """A Python row's note has several '; '-separated parts, and each fixture's check prepares the row again
+    (llm-shapes/compile-cab9e82 showed torch.compile's note twice before): each part appears once, in order."""
+    row = Result("r", "64x64x64", 64, 64, 64, 1, "f16_f32acc_tn", "library.torch_compile", "library", {},
+                 Status.PASS)
+    note = "timed as replays of a CUDA graph; compile 7.35 s, outside timing; inductor's code runs mm"
+    row.add_note(note)
+    row.add_note(note)
+    row.add_note("THROTTLED: 100%")
+    assert row.notes == note + "; THROTTLED: 100%"
