@@ -89,9 +89,14 @@ def geomean(values) -> float:
 
 
 def inductor_choice(notes: str) -> str:
-    """What a torch.compile row's inductor code ran: cuBLAS (ATen's extern call) or a Triton template."""
+    """What a torch.compile row's inductor code ran: cuBLAS (ATen's extern call), a Triton mm template, or a
+    Triton reduction (inductor rewrites an M = 1 mm as a multiply and a sum over K)."""
     ran = re.search(r"inductor's code runs ([^;]+)", notes or "")
-    return "" if not ran else "cuBLAS" if "extern_kernels" in ran.group(1) else "Triton"
+    if not ran:
+        return ""
+    kernels = ran.group(1)
+    return ("cuBLAS" if "extern_kernels" in kernels else "Triton template" if "triton_tem" in kernels
+            else "Triton reduction" if "triton_red" in kernels else "Triton")
 
 
 def compiled(folder: str | None) -> pd.DataFrame:
@@ -175,7 +180,7 @@ def main(run1: str, run2: str, compile_run: str | None = None) -> None:
         pre, dec = tc[tc.index.get_level_values(0) >= PREFILL_M], tc[tc.index.get_level_values(0) < PREFILL_M]
         print(f"- torch.compile (max-autotune-no-cudagraphs; its own run's cuBLAS): {len(tc)} problems, geometric mean "
               f"{geomean(tc.pct):.1f}%, prefill min {pre.pct.min():.1f}%, decode min {dec.pct.min():.1f}%; inductor "
-              f"ran cuBLAS at {int((tc.ran == 'cuBLAS').sum())} and a Triton template at {int((tc.ran == 'Triton').sum())}")
+              "ran " + ", ".join(f"{what} at {count}" for what, count in tc.ran.value_counts().items()))
 
 
 if __name__ == "__main__":

@@ -423,3 +423,13 @@ def test_cli_list_and_enumerate(tmp_path, capsys):
     out = tmp_path / "e.yaml"
     assert cli_main(["cutlass", "enumerate", "--arch", "90", "--dtype", "f16", "--kernels", "default", "--out", str(out)]) == 0
     assert out.read_text().startswith("# Proposed by `gemmcompare cutlass enumerate --arch 90 --dtype f16")
+
+
+@pytest.mark.parametrize("name", ["sm90_coop_256x128x64_c1x2", "sm90_coop_128x256x64_c2x1"])
+def test_the_swizzle_8_prefill_entries_are_their_tiles_kernels(name):
+    """The study's swizzle-8 entries cost the build nothing: each is its swizzle-1 twin's kernel (one build
+    group), another entry point with the scheduler's max_swizzle_size 8."""
+    base, swz8 = lookup(name).config, lookup(f"{name}_swz8").config
+    assert (base.swizzle, swz8.swizzle) == (1, 8) and swz8 == base.replace(swizzle=8)
+    assert CutlassKernel(base).build_group == CutlassKernel(swz8).build_group
+    assert swz8.procedural_name.endswith("_rasterH_swz8")
