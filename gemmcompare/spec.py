@@ -1041,7 +1041,7 @@ def _correctness(ck, raw) -> CorrectnessSettings:
 
 
 TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s", "method",
-               "launch_window_us"}
+               "launch_window_us", "lockstep"}
 
 
 def _timing(ck, raw) -> TimingSettings:
@@ -1067,6 +1067,10 @@ def _timing(ck, raw) -> TimingSettings:
     if not isinstance(graph, bool):
         ck.error(path + ("graph",), "graph must be true or false")
         graph = d.graph
+    lockstep = raw.get("lockstep", d.lockstep)
+    if not isinstance(lockstep, bool):
+        ck.error(path + ("lockstep",), f"lockstep must be true or false, got {lockstep!r}")
+        lockstep = d.lockstep
     method = raw.get("method", d.method)
     if method not in TIMING_METHODS:
         ck.error(path + ("method",), f"method must be one of {list(TIMING_METHODS)}, got {method!r}",
@@ -1086,6 +1090,7 @@ def _timing(ck, raw) -> TimingSettings:
         row_timeout_s=float(_number(ck, raw, "row_timeout_s", path, d.row_timeout_s, minimum=1)),
         method=method,
         launch_window_us=None if window is None else float(window),
+        lockstep=lockstep,
     )
 
 

@@ -105,6 +105,13 @@ def test_bad_timing_settings():
     assert any("samples.max" in m or "timing.samples" in m for m in msgs)
 
 
+def test_timing_lockstep_is_a_bool():
+    assert parse_spec(GOOD + "timing: {lockstep: true}\n").timing.lockstep is True
+    assert parse_spec(GOOD).timing.lockstep is False
+    msgs = issues(GOOD + "timing: {lockstep: yes please}\n")
+    assert any("timing.lockstep" in m and "true or false" in m for m in msgs), msgs
+
+
 def test_problem_overrides():
     exp = parse_spec(GOOD.replace("- {m: 257, n: 263, k: 251}", "- {name: unit, m: 16, n: 16, k: 16, fixtures: [exact_integers], time: false}"))
     e = exp.problems[0]

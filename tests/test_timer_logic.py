@@ -124,3 +124,52 @@ def test_a_launcher_that_waits_for_the_gpu_is_given_up_quickly_and_holds_nobody_
     assert bad.starved_sized >= STARVED_SIZED_STOP and bad.batches <= STARVED_SIZED_STOP + 2
     assert slow.samples_ms and slow.starved_batches == 1 and 300 <= slow.sleep_ms < 400
     assert good.samples_ms and good.sleep_ms <= 1.0  # its gates never grew with the others'
+
+
+def _scripted(t: Timer, samples: dict) -> Timer:
+    """The timer with its batches scripted: launcher name -> the sample every launch of it reads, as a
+    function of the launch's index (a stable row meets its noise target at once, a noisy one never)."""
+
+    def run_batch(ln, m, count, graph=None, index=0):
+        for _ in range(count):
+            m.samples_ms.append(samples[ln.name](len(m.samples_ms)))
+        m.batches += 1
+
+    t.run_batch = run_batch
+    return t
+
+
+STABLE, NOISY = (lambda i: 1.0), (lambda i: 1.0 + (i % 7) / 10)
+
+
+def test_without_lockstep_a_stable_row_stops_as_soon_as_its_target_is_met():
+    t = _scripted(_timer(l2="warm", min_samples=10, max_samples=40, batch=5, target_noise=0.01),
+                  {"cublas": NOISY, "cutlass": STABLE})
+    res = t.measure([Launcher("cublas", lambda: None), Launcher("cutlass", lambda: None)])
+    assert (res["cutlass"].batches, res["cublas"].batches) == (2, 8)
+    assert res["cutlass"].stop_reason.startswith("noise target met") and "sample cap 40" in res["cublas"].stop_reason
+
+
+def test_lockstep_samples_every_row_of_a_problem_over_the_same_batches():
+    """With lockstep the stable row samples on until the noisy one stops (at its cap): both rows then hold the
+    same rounds, so a drifting GPU state weighs on both alike; each says why it stopped."""
+    t = _scripted(_timer(l2="warm", min_samples=10, max_samples=40, batch=5, target_noise=0.01, lockstep=True),
+                  {"cublas": NOISY, "cutlass": STABLE, "decode": STABLE})
+    res = t.measure([Launcher(n, lambda: None) for n in ("cublas", "cutlass", "decode")])
+    assert {n: m.batches for n, m in res.items()} == {"cublas": 8, "cutlass": 8, "decode": 8}
+    assert res["cublas"].stop_reason.startswith("sample cap 40")
+    assert res["cutlass"].stop_reason.startswith("noise target met, sampled on in lockstep to the sample cap 40")
+
+
+def test_lockstep_stops_everyone_together_once_every_row_meets_its_target():
+    late = lambda i: 1.0 + (i % 7) / 10 if i < 20 else 1.0  # noisy for its first 20 samples, then steady
+    t = _scripted(_timer(l2="warm", min_samples=10, max_samples=400, batch=5, target_noise=0.01, lockstep=True),
+                  {"cublas": late, "cutlass": STABLE})
+    res = t.measure([Launcher("cublas", lambda: None), Launcher("cutlass", lambda: None)])
+    assert res["cublas"].batches == res["cutlass"].batches < 80
+    assert all("in lockstep until every row of the problem stopped" in m.stop_reason for m in res.values())
+
+
+def test_lockstep_is_off_by_default_and_absent_from_the_settings_hash():
+    assert "lockstep" not in TimingSettings().as_dict()
+    assert TimingSettings(lockstep=True).as_dict()["lockstep"] is True

@@ -8,7 +8,9 @@ each launch's CUPTI record beside it (timing_methods.py: which of the two a row 
 - L2 policy is explicit: `flush` writes a buffer of at least 2x L2 before every sample, `rotate` cycles
   through input copies totalling at least 2x L2, `warm` does neither.
 - Warm-up by count and by time; then rounds of samples, implementations of one problem interleaved
-  round-robin, until the 95% CI of the median is within `target_noise` (relative) or a cap is hit.
+  round-robin, until the 95% CI of the median is within `target_noise` (relative) or a cap is hit. With
+  `lockstep`, a row that meets its target keeps sampling until every row of the problem has met its own or
+  stopped at a cap, so that the rows of one problem are sampled over the same stretch of the GPU's drift.
 - Excluded, and stated in every receipt: allocation, transfers, dtype conversion, laying the inputs out in
   the storage policy's buffers (the same for every row), references. Included: whatever an implementation's
   launch does, copies into and out of buffers of its own and zero-padding among them (contracts/storage.py).
@@ -56,11 +58,18 @@ class TimingSettings:
     row_timeout_s: float = 300.0
     method: str = "auto"  # which figure a row reports: events, cupti, or auto (timing_methods.py)
     launch_window_us: float | None = None  # added to CUPTI spans; None: the device's measured one (launch_window.py)
+    # A row whose noise target is met samples on until every row of its problem has met its own or hit a cap:
+    # a row that stopped early would otherwise hold an earlier, cooler stretch of a power-capped GPU than the
+    # baseline beside it (llm-shapes/study-0906836: at 8192x8192x28672 CUTLASS stopped after 10 batches,
+    # cuBLAS after 61).
+    lockstep: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         if out["launch_window_us"] is None:  # unset: absent, so that earlier specs keep their hashes
             del out["launch_window_us"]
+        if not out["lockstep"]:  # likewise
+            del out["lockstep"]
         return out
 
 
@@ -149,6 +158,7 @@ class Measurement:
     last_enqueue_ms: float | None = None  # its last batch's enqueue time (the next gate is sized from it)
     starved_sized: int = 0  # consecutive batches starved behind a gate sized from the batch before
     done: bool = False
+    met: bool = False  # its noise target is met as of its last batch (lockstep: it waits for the others)
     stop_reason: str = ""
     error: BaseException | None = None
     # every sample's id (its CUPTI annotation), the figures of both methods, and which one samples_ms holds
@@ -380,12 +390,26 @@ class Timer:
                 n = len(m.samples_ms)
                 if n >= self.s.min_samples:
                     ci = median_ci_rel(sorted(m.samples_ms))
-                    if ci <= self.s.target_noise:
+                    m.met = ci <= self.s.target_noise
+                    met = "noise target met, sampled on in lockstep to the " if m.met else ""
+                    if m.met and not self.s.lockstep:
                         m.done, m.stop_reason = True, f"noise target met (CI of median +-{ci:.2%})"
                     elif n >= self.s.max_samples:
-                        m.done, m.stop_reason = True, f"sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
+                        m.done, m.stop_reason = True, f"{met}sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
                     elif spent[ln.name] >= self.s.max_ms:
-                        m.done, m.stop_reason = True, f"time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
+                        m.done, m.stop_reason = True, f"{met}time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
+            if self.s.lockstep:
+                self._stop_together([results[ln.name] for ln in launchers])
+
+    @staticmethod
+    def _stop_together(measurements: list[Measurement]) -> None:
+        """Lockstep: once every row still sampling has met its noise target, all of them stop, together."""
+        active = [m for m in measurements if not m.done]
+        if active and all(m.met for m in active):
+            for m in active:
+                ci = median_ci_rel(sorted(m.samples_ms))
+                m.done, m.stop_reason = True, (f"noise target met (CI of median +-{ci:.2%}); sampled in lockstep "
+                                               f"until every row of the problem stopped ({m.batches} batches)")
 
     def _assign(self, launchers, results, spans: dict[str, float], error: str | None) -> None:
         """Each measurement's samples of both methods, and the ones the method setting picks. `auto` decides
@@ -431,6 +455,7 @@ class Timer:
             "l2_policy": self.s.l2,
             "flush_bytes": 0 if self.flush_buffer is None else self.flush_buffer.numel() * 4,
             "excluded": EXCLUDED,
-            "interleaving": "round-robin batches across the problem's implementations",
+            "interleaving": "round-robin batches across the problem's implementations"
+                            + (", in lockstep: each samples until every one has stopped" if self.s.lockstep else ""),
             **self.s.as_dict(),
         }
