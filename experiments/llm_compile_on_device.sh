@@ -21,19 +21,4 @@ tar czf "$OUT/compile.tgz" -C "$W" compile compile.db 2>/dev/null
 step raster 300 python3 -m gemmcompare run experiments/llm_cutlass_raster_probe.yaml --store "$W/raster.db" \
   --runs-dir "$W/raster" --no-progress
 tar czf "$OUT/raster.tgz" -C "$W" raster raster.db 2>/dev/null
-python3 - "$W" <<'PY'
-import glob, re, sys
-import pandas as pd
-for folder in sorted(glob.glob(f"{sys.argv[1]}/compile/*/")) + sorted(glob.glob(f"{sys.argv[1]}/raster/*/")):
-    df = pd.read_csv(folder + "results.csv")
-    print(f"== {folder}: {len(df)} rows, {(df.status == 'PASS').sum()} PASS, {(df.status == 'FAIL').sum()} FAIL")
-    for (m, n, k), g in df.groupby(["m", "n", "k"], sort=True):
-        base = g[g.implementation == "library.cublas"].median_ms
-        line = f"{m:>4}x{n}x{k:<5} cuBLAS {base.iloc[0] * 1e3 if len(base) else float('nan'):8.2f} us"
-        for _, r in g[g.implementation != "library.cublas"].iterrows():
-            pick = re.search(r"tuned: (\S+)", str(r.notes))
-            ran = re.search(r"inductor's code runs ([^;]+)", str(r.notes))
-            who = pick.group(1)[-60:] if pick else (ran.group(1)[:60] if ran else "")
-            line += f" | {r.implementation.split('.tuned')[0][:20]} {r.status} {r.pct_of_baseline:6.1f}% {who}"
-        print(line)
-PY
+python3 experiments/print_runs.py "$W"/compile/*/ "$W"/raster/*/

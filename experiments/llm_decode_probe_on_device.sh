@@ -25,18 +25,4 @@ echo "== GPU tests =="
 grep -hE "passed|failed|Error|error:" "$OUT/pytest_swap_ab.log" "$OUT/pytest_split_k.log" 2>/dev/null | tail -8
 echo "== probe (probe.log tail) =="
 grep -E "^run |phases|interrupted|Traceback|tuning" "$OUT/probe.log" | cut -c1-200 | tail -5
-python3 - "$W/runs" <<'PY'
-import glob, re, sys
-import pandas as pd
-for folder in sorted(glob.glob(f"{sys.argv[1]}/*/")):
-    df = pd.read_csv(folder + "results.csv")
-    print(f"{len(df)} rows, {(df.status == 'PASS').sum()} PASS, {(df.status == 'FAIL').sum()} FAIL")
-    for (m, n, k), g in df.groupby(["m", "n", "k"], sort=True):
-        base = g[g.implementation == "library.cublas"].median_ms
-        line = f"{m:>4}x{n}x{k:<5} cuBLAS {base.iloc[0] * 1e3 if len(base) else float('nan'):7.2f} us"
-        for _, r in g[g.implementation != "library.cublas"].iterrows():
-            pick = re.search(r"tuned: (\S+)", str(r.notes))
-            who = pick.group(1).split(".", 1)[-1][-58:] if pick else r.implementation[:30]
-            line += f" | {r.implementation.split('.tuned')[0][:14]} {r.status} {r.pct_of_baseline:6.1f}% {who}"
-        print(line)
-PY
+python3 experiments/print_runs.py "$W"/runs/*/
