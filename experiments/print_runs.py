@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -18,7 +19,10 @@ def what_ran(notes: str) -> str:
 
 def main(folders: list[str]) -> None:
     for folder in folders:
-        df = pd.read_csv(f"{folder.rstrip('/')}/results.csv")
+        if not Path(folder, "results.csv").exists():  # a step that did not run leaves its glob unexpanded
+            print(f"== {folder}: no results.csv")
+            continue
+        df = pd.read_csv(Path(folder, "results.csv"))
         print(f"== {folder}: {len(df)} rows, {(df.status == 'PASS').sum()} PASS, {(df.status == 'FAIL').sum()} FAIL")
         for (m, n, k), g in df.groupby(["m", "n", "k"], sort=True):
             base = g[g.implementation == "library.cublas"].median_ms
