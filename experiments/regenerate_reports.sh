@@ -3,11 +3,12 @@
 # report code. No GPU needed: a report is made from the run's results.json and receipt.json alone.
 #   bash experiments/regenerate_reports.sh [ROOT]
 set -euo pipefail
+shopt -s extglob
 cd "$(dirname "$0")/.."
 root="${1:-experiments/results}"
 find "$root" -type d -name report | sort | while read -r report; do
     run="$(dirname "$report")"
-    [ -f "$run/results.json" ] || [ -f "$run/results.csv" ] || continue
+    compgen -G "$run/results.@(json|csv)?(.gz)" >/dev/null || continue  # plain or gzipped
     # only what `report` writes goes, so that a plot no longer drawn leaves no stale file behind
     rm -f "$report"/*.png "$report"/*.svg "$report"/report.md "$report"/report.html "$report"/summary.csv
     python3 -m gemmcompare report "$run" --in-place > /dev/null
