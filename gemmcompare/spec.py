@@ -495,11 +495,7 @@ def _problem_extras(ck, item, ip):
             fixtures = None
         else:
             fixtures = tuple(fixtures)
-    time = item.get("time", True)
-    if not isinstance(time, bool):
-        ck.error(ip + ("time",), f"time must be true or false, got {time!r}")
-        time = True
-    return name, fixtures, time
+    return name, fixtures, _flag(ck, item, "time", ip, True)
 
 
 def _sweep(ck: _Checker, raw, sp) -> list[GemmProblem]:
@@ -661,9 +657,7 @@ def _contract_definition(ck, item, ip) -> PrecisionContract | None:
     alpha, beta = _number(ck, item, "alpha", ip, 1.0), _number(ck, item, "beta", ip, 0.0)
     fp8 = a in FP8_DTYPES or b in FP8_DTYPES
     scaling = enum_value(Scaling, item, "scaling", ip, "tensor" if fp8 else "none")  # FP8: per tensor by default
-    fast_accum = item.get("fast_accum", False)
-    if not isinstance(fast_accum, bool):
-        ck.error(ip + ("fast_accum",), f"fast_accum must be true or false, got {fast_accum!r}")
+    fast_accum = _flag(ck, item, "fast_accum", ip, False)
     if len(ck.issues) > before:
         return None
     order_a, order_b = LAYOUTS[layout]
@@ -1003,6 +997,15 @@ def _number(ck, mapping, key, path, default, *, integer=False, minimum=None, bel
     return v
 
 
+def _flag(ck, mapping, key, path, default: bool) -> bool:
+    """A true/false setting; anything else (YAML's "yes", 1, a string) is an error naming the key."""
+    v = mapping.get(key, default)
+    if not isinstance(v, bool):
+        ck.error(path + (key,), f"{key} must be true or false, got {v!r}")
+        return default
+    return v
+
+
 CORRECTNESS_KEYS = {"fixtures", "seed", "c", "length_factor", "check_timed_output"}
 
 
@@ -1027,10 +1030,7 @@ def _correctness(ck, raw) -> CorrectnessSettings:
     if lf not in ("sqrt", "linear"):
         ck.error(path + ("length_factor",), f"length_factor must be 'sqrt' or 'linear', got {lf!r}", nearest(str(lf), ["sqrt", "linear"]))
         lf = "sqrt"
-    check_timed = raw.get("check_timed_output", True)
-    if not isinstance(check_timed, bool):
-        ck.error(path + ("check_timed_output",), "check_timed_output must be true or false")
-        check_timed = True
+    check_timed = _flag(ck, raw, "check_timed_output", path, True)
     return CorrectnessSettings(
         fixtures=tuple(f for f in fixtures if f in FIXTURES) or ("uniform",),
         seed=seed,
@@ -1063,14 +1063,6 @@ def _timing(ck, raw) -> TimingSettings:
     max_s = _number(ck, samples, "max", path + ("samples",), d.max_samples, integer=True, minimum=1)
     if max_s < min_s:
         ck.error(path + ("samples",), f"samples.max ({max_s}) is below samples.min ({min_s})")
-    graph = raw.get("graph", d.graph)
-    if not isinstance(graph, bool):
-        ck.error(path + ("graph",), "graph must be true or false")
-        graph = d.graph
-    lockstep = raw.get("lockstep", d.lockstep)
-    if not isinstance(lockstep, bool):
-        ck.error(path + ("lockstep",), f"lockstep must be true or false, got {lockstep!r}")
-        lockstep = d.lockstep
     method = raw.get("method", d.method)
     if method not in TIMING_METHODS:
         ck.error(path + ("method",), f"method must be one of {list(TIMING_METHODS)}, got {method!r}",
@@ -1086,11 +1078,11 @@ def _timing(ck, raw) -> TimingSettings:
         max_ms=float(_number(ck, raw, "max_ms", path, d.max_ms, minimum=1)),
         target_noise=float(_number(ck, raw, "target_noise", path, d.target_noise, minimum=0)),
         batch=_number(ck, raw, "batch", path, d.batch, integer=True, minimum=1),
-        graph=graph,
+        graph=_flag(ck, raw, "graph", path, d.graph),
         row_timeout_s=float(_number(ck, raw, "row_timeout_s", path, d.row_timeout_s, minimum=1)),
         method=method,
         launch_window_us=None if window is None else float(window),
-        lockstep=lockstep,
+        lockstep=_flag(ck, raw, "lockstep", path, d.lockstep),
     )
 
 

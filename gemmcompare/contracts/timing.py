@@ -391,13 +391,13 @@ class Timer:
                 if n >= self.s.min_samples:
                     ci = median_ci_rel(sorted(m.samples_ms))
                     m.met = ci <= self.s.target_noise
-                    met = "noise target met, sampled on in lockstep to the " if m.met else ""
+                    waited = "noise target met, sampled on in lockstep to the " if m.met else ""
                     if m.met and not self.s.lockstep:
                         m.done, m.stop_reason = True, f"noise target met (CI of median +-{ci:.2%})"
                     elif n >= self.s.max_samples:
-                        m.done, m.stop_reason = True, f"{met}sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
+                        m.done, m.stop_reason = True, f"{waited}sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
                     elif spent[ln.name] >= self.s.max_ms:
-                        m.done, m.stop_reason = True, f"{met}time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
+                        m.done, m.stop_reason = True, f"{waited}time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
             if self.s.lockstep:
                 self._stop_together([results[ln.name] for ln in launchers])
 
