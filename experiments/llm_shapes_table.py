@@ -88,13 +88,12 @@ def geomean(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
 
 
-def inductor_choice(notes: str) -> str:
-    """What a torch.compile row's inductor code ran: cuBLAS (ATen's extern call), a Triton mm template, or a
-    Triton reduction (inductor rewrites an M = 1 mm as a multiply and a sum over K)."""
-    ran = re.search(r"inductor's code runs ([^;]+)", notes or "")
-    if not ran:
+def inductor_choice(timing: dict) -> str:
+    """What a torch.compile row's inductor code ran (its `timing.inductor_kernels`): cuBLAS (ATen's extern call), a
+    Triton mm template, or a Triton reduction (inductor rewrites an M = 1 mm as a multiply and a sum over K)."""
+    kernels = (timing or {}).get("inductor_kernels") or ""
+    if not kernels:
         return ""
-    kernels = ran.group(1)
     return ("cuBLAS" if "extern_kernels" in kernels else "Triton template" if "triton_tem" in kernels
             else "Triton reduction" if "triton_red" in kernels else "Triton")
 
@@ -105,7 +104,7 @@ def compiled(folder: str | None) -> pd.DataFrame:
         return pd.DataFrame(columns=["pct", "ran"])
     df = load(folder)
     rows = df[df.implementation == "library.torch_compile"]
-    return pd.DataFrame({"pct": rows.pct_of_baseline.values, "ran": rows.notes.astype(str).map(inductor_choice).values},
+    return pd.DataFrame({"pct": rows.pct_of_baseline.values, "ran": rows.timing.map(inductor_choice).values},
                         index=pd.MultiIndex.from_arrays([rows.m, rows.n, rows.k], names=["m", "n", "k"]))
 
 
