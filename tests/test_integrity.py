@@ -163,7 +163,8 @@ def test_every_ncu_run_leaves_the_clocks_alone(monkeypatch):
 
 
 @pytest.mark.parametrize("policy, expected", [
-    ("flush", ["flush", "start", "launch", "stop"]), ("rotate", ["flush", "start", "launch", "stop"]),
+    ("flush", ["flush", "start", "launch", "stop"]), ("evict", ["flush", "start", "launch", "stop"]),
+    ("rotate", ["flush", "start", "launch", "stop"]),
     ("warm", ["launch", "start", "launch", "stop"]),
 ])
 def test_profiled_launches_meet_l2_as_the_specs_policy_leaves_it(policy, expected):

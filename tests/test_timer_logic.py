@@ -173,3 +173,28 @@ def test_lockstep_stops_everyone_together_once_every_row_meets_its_target():
 def test_lockstep_is_off_by_default_and_absent_from_the_settings_hash():
     assert "lockstep" not in TimingSettings().as_dict()
     assert TimingSettings(lockstep=True).as_dict()["lockstep"] is True
+
+
+class _Buffer:
+    """Records what the timer does to the flush buffer between samples."""
+
+    def __init__(self):
+        self.calls = []
+
+    def fill_(self, value):
+        self.calls.append("write")
+
+    def sum(self):
+        self.calls.append("read")
+
+
+@pytest.mark.parametrize("policy, launcher_flush, expected", [
+    ("flush", False, ["write"]), ("evict", False, ["read"]), ("rotate", False, []), ("rotate", True, ["write"]),
+])
+def test_between_samples_flush_writes_the_buffer_and_evict_only_reads_it(policy, launcher_flush, expected):
+    """evict must leave L2 holding clean lines: a read pass, never the fill that flush makes (whose 2x L2 of
+    written lines the timed kernel's misses would first write back)."""
+    t = _timer(l2=policy)
+    t.flush_buffer = _Buffer()
+    t._between_samples(Launcher("x", lambda: None, flush=launcher_flush))
+    assert t.flush_buffer.calls == expected

@@ -5,8 +5,9 @@ each launch's CUPTI record beside it (timing_methods.py: which of the two a row 
   cover the host's enqueue time, so host launch gaps are never inside an event pair. If the sleep had
   already finished when the host finished enqueuing (the queue ran dry), the batch is flagged and the
   next batch gets a longer sleep.
-- L2 policy is explicit: `flush` writes a buffer of at least 2x L2 before every sample, `rotate` cycles
-  through input copies totalling at least 2x L2, `warm` does neither.
+- L2 policy is explicit: `flush` writes a buffer of at least 2x L2 before every sample, `evict` reads one
+  (L2 is left holding clean lines, not dirty ones the kernel's misses must first write back), `rotate` cycles
+  through input copies totalling at least 2x L2, `warm` does none of these.
 - Warm-up by count and by time; then rounds of samples, implementations of one problem interleaved
   round-robin, until the 95% CI of the median is within `target_noise` (relative) or a cap is hit. With
   `lockstep`, a row that meets its target keeps sampling until every row of the problem has met its own or
@@ -28,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 from .timing_methods import KernelClock, auto_setting, choose, finish_warm_up, sample_tag
 
-L2_POLICIES = ("flush", "rotate", "warm")
+L2_POLICIES = ("flush", "evict", "rotate", "warm")
 # Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
 # flushed instead (and its row says so).
 MAX_ROTATION_COPIES = 255
@@ -177,12 +178,13 @@ class Measurement:
 
 
 def flush_bytes(l2_bytes: int) -> int:
-    """Size of the buffer written before each sample to evict L2: twice L2, at least 64 MiB."""
+    """Size of the buffer written (flush) or read (evict) before each sample: twice L2, at least 64 MiB."""
     return max(2 * l2_bytes, 64 << 20)
 
 
 def new_flush_buffer(l2_bytes: int):
-    """The flush buffer, on the current device (filled with a fill kernel before each sample)."""
+    """The flush buffer, on the current device (filled with a fill kernel, or summed under evict, before each
+    sample; never initialized: evict reads whatever it holds)."""
     import torch
 
     return torch.empty(flush_bytes(l2_bytes) // 4, dtype=torch.int32, device="cuda")
@@ -221,12 +223,18 @@ class Timer:
         self.clock_factory = None if settings.method == "events" else KernelClock
         self.clock = None
         self.flush_buffer = None
-        if settings.l2 in ("flush", "rotate"):  # rotate falls back to flushing for tiny problems
+        if settings.l2 in ("flush", "evict", "rotate"):  # rotate falls back to flushing for tiny problems
             self.flush_buffer = new_flush_buffer(l2_bytes)
         self.cycles_per_ms = sleep_cycles_per_ms  # upper bound of the SM clock (2 GHz): sleeps at least as long
 
     def _between_samples(self, launcher: Launcher):
-        if self.flush_buffer is not None and (self.s.l2 == "flush" or launcher.flush):
+        if self.flush_buffer is None:
+            return
+        if self.s.l2 == "evict":
+            # A read-only pass: the inputs leave L2 and what replaces them is clean. A fill leaves 2x L2 of
+            # written lines, so the timed kernel's first misses each write one back to HBM first.
+            self.flush_buffer.sum()
+        elif self.s.l2 == "flush" or launcher.flush:
             self.flush_buffer.fill_(0)
 
     def warm_up(self, launcher: Launcher) -> int:

@@ -52,7 +52,8 @@ def _prepare(spec: str, impl_name: str, problem: str, contract_name: str):
 
 
 def ncu_l2(policy: str) -> str:
-    """How the profiled launches meet L2 under the spec's policy: 'flush' or 'warm' (see the docstring)."""
+    """How the profiled launches meet L2 under the spec's policy: 'flush' or 'warm' (see the docstring); `evict`
+    and `rotate` profile as 'flush' (evict's pass over the buffer reads it instead of writing it)."""
     return "warm" if policy == "warm" else "flush"
 
 
@@ -82,7 +83,8 @@ def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches:
             wait_stream(60, impl.name)
             l2 = ncu_l2(exp.timing.l2)
             buffer = new_flush_buffer(device.l2_bytes) if l2 == "flush" else None
-            profiled_launches(prepared.launch, launches, l2, flush=lambda: buffer.fill_(0),
+            clear = (lambda: buffer.sum()) if exp.timing.l2 == "evict" else (lambda: buffer.fill_(0))
+            profiled_launches(prepared.launch, launches, l2, flush=clear,
                               start=torch.cuda.profiler.start, stop=torch.cuda.profiler.stop,
                               wait=lambda what: wait_stream(60, what))
     print(json.dumps(record))
