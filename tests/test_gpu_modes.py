@@ -30,7 +30,7 @@ timing: {l2: L2POLICY, graph: GRAPH, samples: {min: 10, max: 20}}
 """
 
 
-@pytest.mark.parametrize("l2,graph", [("rotate", "true"), ("warm", "false"), ("flush", "true")])
+@pytest.mark.parametrize("l2,graph", [("rotate", "true"), ("warm", "false"), ("flush", "true"), ("evict", "false")])
 def test_every_layout_and_mode_passes_or_skips_with_a_reason(tmp_path, l2, graph):
     exp = parse_spec(SPEC.replace("L2POLICY", l2).replace("GRAPH", graph), "modes.yaml")
     out = Runner(exp, RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False)).run()
