@@ -1,8 +1,8 @@
 """Nsight Compute (ncu) over one row: the implementation prepared exactly as a run prepares it (driver.py),
 launched N times inside profiler ranges under `ncu --clock-control none --cache-control none
 --profile-from-start off`, L2 as the spec's policy says (driver.py: flushed before each profiled launch
-under `flush` and `rotate`, warmed by an unprofiled launch under `warm`): ncu and the harness time the same
-cache state, and the record says which (`l2`). Two profiles:
+under `flush`, `evict` (a read, not a write) and `rotate`, warmed by an unprofiled launch under `warm`): ncu
+and the harness time the same cache state, and the record says which (`l2`). Two profiles:
 
 - timing: `--metrics gpu__time_duration.sum`, the kernels of one launch summed, beside the harness's event
   and CUPTI timing and triton's do_bench of the same row, measured in a process of its own (not under ncu);
