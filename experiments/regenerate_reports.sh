@@ -14,3 +14,5 @@ find "$root" -type d -name report | sort | while read -r report; do
     python3 -m gemmcompare report "$run" --in-place > /dev/null
     echo "rewrote $report"
 done
+# the pages link the PNGs beside them instead of embedding second copies (experiments/link_report_images.py)
+python3 experiments/link_report_images.py "$root"
