@@ -190,6 +190,16 @@ def new_flush_buffer(l2_bytes: int):
     return torch.empty(flush_bytes(l2_bytes) // 4, dtype=torch.int32, device="cuda")
 
 
+def clear_l2(buffer, policy: str) -> None:
+    """Push the inputs out of L2 with the flush buffer. `evict` reads it: the inputs leave L2 and what replaces
+    them is clean. Otherwise it is written, which leaves 2x L2 of written lines, so the timed kernel's first
+    misses each write one back to HBM first."""
+    if policy == "evict":
+        buffer.sum()
+    else:
+        buffer.fill_(0)
+
+
 def rotation_copies(problem_bytes: int, l2_bytes: int) -> int | None:
     """Extra input copies the rotate policy needs so that all copies together cover 2x L2; None when
     that would take more than MAX_ROTATION_COPIES (the problem is then flushed instead)."""
@@ -228,14 +238,8 @@ class Timer:
         self.cycles_per_ms = sleep_cycles_per_ms  # upper bound of the SM clock (2 GHz): sleeps at least as long
 
     def _between_samples(self, launcher: Launcher):
-        if self.flush_buffer is None:
-            return
-        if self.s.l2 == "evict":
-            # A read-only pass: the inputs leave L2 and what replaces them is clean. A fill leaves 2x L2 of
-            # written lines, so the timed kernel's first misses each write one back to HBM first.
-            self.flush_buffer.sum()
-        elif self.s.l2 == "flush" or launcher.flush:
-            self.flush_buffer.fill_(0)
+        if self.flush_buffer is not None and (self.s.l2 in ("flush", "evict") or launcher.flush):
+            clear_l2(self.flush_buffer, self.s.l2)
 
     def warm_up(self, launcher: Launcher) -> int:
         torch = self.torch

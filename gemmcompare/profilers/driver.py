@@ -65,7 +65,7 @@ def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches:
           profile: bool = True) -> int:
     import torch
 
-    from ..contracts.timing import new_flush_buffer, wait_stream
+    from ..contracts.timing import clear_l2, new_flush_buffer, wait_stream
 
     ready = _prepare(spec, impl_name, problem, contract_name)
     if isinstance(ready, str):
@@ -83,8 +83,7 @@ def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches:
             wait_stream(60, impl.name)
             l2 = ncu_l2(exp.timing.l2)
             buffer = new_flush_buffer(device.l2_bytes) if l2 == "flush" else None
-            clear = (lambda: buffer.sum()) if exp.timing.l2 == "evict" else (lambda: buffer.fill_(0))
-            profiled_launches(prepared.launch, launches, l2, flush=clear,
+            profiled_launches(prepared.launch, launches, l2, flush=lambda: clear_l2(buffer, exp.timing.l2),
                               start=torch.cuda.profiler.start, stop=torch.cuda.profiler.stop,
                               wait=lambda what: wait_stream(60, what))
     print(json.dumps(record))
