@@ -79,3 +79,46 @@ def test_default_decode_compiles_for_sm90_without_spills_and_streams_b(tmp_path,
         assert "mapa.shared::cluster" in text and "barrier.cluster.wait.acquire" in text
         # deterministic: no atomic or reduction instruction anywhere
         assert not re.search(r"^\s*(@!?%p\d+\s+)?(atom|red)\.", text, re.M)
+
+
+GEMV_KERNELS = 3 * LOAD_WIDTHS  # ROWS 1, 2, 4, each at every load width
+
+
+def test_default_gemv_compiles_for_sm90_without_spills_and_streams_b(tmp_path, nvcc):
+    impl = instantiate(PARAMETRIZED["gemv"], {})
+    req = impl.build_request(ARCH)
+    keep = tmp_path / "ptx"
+    keep.mkdir()
+
+    def build(src):
+        path = tmp_path / src.filename
+        path.write_text(src.text)
+        res = toolchain.compile_object(path, ARCH, tmp_path / (src.filename + ".o"), extra_flags=("-keep", f"-keep-dir={keep}"),
+                                       include_dirs=req.include_dirs)
+        return src.filename, res
+
+    with cf.ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
+        results = dict(pool.map(build, req.sources))
+    assert len(results) == len(TYPE_PAIRS) + 1
+    for filename, res in results.items():
+        log = res.stdout + res.stderr
+        assert res.returncode == 0, f"{filename} failed to compile for {ARCH}:\n{log[-4000:]}"
+        kernels = parse_ptxas(log)
+        if filename.endswith("_entry.cu"):
+            assert not kernels
+            continue
+        assert len(kernels) == GEMV_KERNELS, [k["demangled"] for k in kernels]
+        # none spills: the default keeps 8 loads of B (32 registers) in flight per lane, with room to spare
+        for k in kernels:
+            assert k["spill_stores"] + k["spill_loads"] == 0, (filename, k["demangled"][:120], k["registers"])
+        mine = summarize_for(kernels, impl.kernel_filter)
+        assert mine and len(mine["kernels"]) == GEMV_KERNELS
+
+    ptx = {p.name: p.read_text() for p in keep.glob("*.ptx")}
+    bf16 = next(text for name, text in ptx.items() if "_bf16_bf16" in name)
+    # B streams in 16-byte loads that skip L1 with an L2 evict-first policy; the sum is a shuffle butterfly, no
+    # shared memory and no atomics (deterministic)
+    assert "ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32" in bf16
+    assert "shfl.sync.bfly.b32" in bf16
+    assert not re.search(r"^\s*(@!?%p\d+\s+)?(atom|red)\.", bf16, re.M)
+    assert "mma.sync" not in bf16

@@ -136,18 +136,19 @@ def test_race_picks_the_lowest_median_and_leaves_out_what_failed():
 def _key(**changes):
     base = dict(gpu="NVIDIA H200", cc="sm_90", driver="580.65", problem={"m": 64, "n": 4096, "k": 4096, "batch": 1},
                 contract=BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"].describe(), tuned="cutlass.tuned[tune=auto]",
-                builds={"cutlass.a": "gc_cutlass_sm_90a_1111", "cutlass.b": "gc_cutlass_sm_90a_2222"})
+                builds={"cutlass.a": "gc_cutlass_sm_90a_1111", "cutlass.b": "gc_cutlass_sm_90a_2222"}, l2="flush")
     return pick_key(**{**base, **changes})
 
 
-def test_the_cache_key_changes_with_the_gpu_driver_problem_contract_and_build():
+def test_the_cache_key_changes_with_the_gpu_driver_problem_contract_build_and_l2_policy():
     key = _key()
     assert key == _key()
     changed = [_key(gpu="NVIDIA H100 80GB HBM3"), _key(driver="590.10"),
                _key(problem={"m": 128, "n": 4096, "k": 4096, "batch": 1}),
                _key(contract=BUILTIN_CONTRACTS["f16_f32acc_tn"].describe()),
-               _key(builds={"cutlass.a": "gc_cutlass_sm_90a_1111", "cutlass.b": "gc_cutlass_sm_90a_3333"})]
-    assert len({key, *changed}) == 6
+               _key(builds={"cutlass.a": "gc_cutlass_sm_90a_1111", "cutlass.b": "gc_cutlass_sm_90a_3333"}),
+               _key(l2="evict"), _key(l2="rotate")]
+    assert len({key, *changed}) == 8
 
 
 def test_the_pick_cache_keeps_a_pick_and_says_it_was_reused(tmp_path):

@@ -32,7 +32,8 @@ _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_fla
 # what a row is, for the report's summary and the bar colours: the families grouped into four kinds
 KINDS = ("library", "CUTLASS", "hand-written", "custom")
 _KIND_OF_FAMILY = {"library": "library", "cutlass": "CUTLASS", "lab": "hand-written", "mma_sync": "hand-written",
-                   "hopper": "hand-written", "decode": "hand-written", "custom": "custom", "python": "custom"}
+                   "hopper": "hand-written", "decode": "hand-written", "gemv": "hand-written",
+                   "custom": "custom", "python": "custom"}
 
 
 def kind_of(family: str) -> str:

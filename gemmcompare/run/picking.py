@@ -100,7 +100,8 @@ def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
     cache = PickCache(_cache_dir(runnable))
     key = pick_key(gpu=executor.device.name, cc=executor.device.arch, driver=_driver(executor),
                    problem={"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}, contract=contract.describe(),
-                   tuned=tuned.name, builds={c.name: _build_id(ext) for c, ext in runnable})
+                   tuned=tuned.name, builds={c.name: _build_id(ext) for c, ext in runnable},
+                   l2=executor.exp.timing.l2)
     by_name = {c.name: c for c, _ in runnable}
     hit = cache.get(key)
     if hit is not None and hit.winner in by_name:

@@ -26,11 +26,14 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS picks (
 
 
 def pick_key(*, gpu: str, cc: str, driver: str | None, problem: dict[str, Any], contract: dict[str, Any],
-             tuned: str, builds: dict[str, str]) -> str:
+             tuned: str, builds: dict[str, str], l2: str) -> str:
     """The cache key: a hash of everything a pick depends on. `builds` maps each raced candidate to its
-    build's identity (the extension's module name, which hashes its sources, compiler and flags)."""
+    build's identity (the extension's module name, which hashes its sources, compiler and flags); `l2` is the
+    timing contract's L2 policy the race ran under (a memory-bound winner under a flushed L2 need not win
+    under a clean one: llm-shapes/gemv-probe-*)."""
     blob = json.dumps({"gpu": gpu, "cc": cc, "driver": driver, "problem": problem, "contract": contract,
-                       "tuned": tuned, "builds": dict(sorted(builds.items()))}, sort_keys=True, default=str)
+                       "tuned": tuned, "builds": dict(sorted(builds.items())), "l2": l2},
+                      sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

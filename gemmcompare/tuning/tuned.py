@@ -14,6 +14,8 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # decode (M <= 16, memory-bound): A's re-reads against CTAs per SM (cols), loads in flight per thread (unroll),
     # and how many cluster CTAs split K
     "decode": {"cols": [16, 32, 64], "unroll": [1, 2], "splits": [1, 2, 4, 8]},
+    # gemv (M <= 4): CTA size (how short the last wave is) and loads in flight per lane
+    "gemv": {"warps": [2, 4, 8], "unroll": [4, 8, 16]},
     "hopper.wgmma_tma": {"block": _HOPPER_BLOCKS},  # one stage, one consumer: the tile is all it has
     "hopper.pipelined": {"block": _HOPPER_BLOCKS, "stages": [3, 4]},
     # two consumer warpgroups split the tile's M: 64-row tiles take one
