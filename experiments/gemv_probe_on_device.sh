@@ -6,7 +6,7 @@
 #    turn, L2 evicted, flushed, rotated, then the evicted one again on the pick cache (the rerun);
 # 3. prints per problem the medians side by side (experiments/l2_policy_table.py) and the rerun's moves.
 # BUDGET_S (default 560) bounds it all. Comes back: OUT/steps.txt, OUT/probe.tgz (run folders under
-# runs/<spec stem>/, the store, the pick cache, every step's log), OUT/table.txt.
+# runs/<policy>/: evict, flush, rotate, evict_rerun; the store, the pick cache, every step's log), OUT/table.txt.
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/gemv-probe; rm -rf "$W"; mkdir -p "$W" "$OUT"
