@@ -26,10 +26,22 @@
 # driver (the cache's key; a pick whose key differs is raced again, and its row says so). EXTRA_SHAPES (the run's
 # --shapes, e.g. a problem an earlier call did not reach) runs those problems last, in a run folder of their own
 # (extra_runs/; not a shard: `gemmcompare merge` does not join it), with the time that is left.
+# A variant of the study in one call: L2=evict (or rotate, warm) runs the spec with that `timing.l2` instead of
+# flush (a copy of the spec, in $W; the pick cache keys picks by policy), ONLY=<regex> builds and runs only the
+# implementations it matches (`--only`), SHAPES=<MxNxK,...> only those problems (`--shapes`); e.g. the decode
+# problems evicted, the goal's rows only:
+#   L2=evict RUNS=1 ONLY='cublas|cutlass|decode|gemv|split_k' SHAPES=1x4096x4096,... bash experiments/llm_shapes_on_device.sh
 set -u
 OUT=${OUT:?set OUT}
 W=/tmp/llm-shapes; rm -rf "$W"; mkdir -p "$W" "$OUT"
 PIP_LOG="$W/pip.log" source experiments/device_env.sh
+SPEC=experiments/llm_shapes.yaml
+if [ -n "${L2:-}" ]; then
+  SPEC="$W/llm_shapes_$L2.yaml"
+  sed "s/^timing: {l2: flush,/timing: {l2: $L2,/" experiments/llm_shapes.yaml >"$SPEC"
+  grep -q "^timing: {l2: $L2," "$SPEC" || { echo "L2=$L2: the spec's timing line was not rewritten" >&2; exit 2; }
+fi
+select_args=(${ONLY:+--only "$ONLY"} ${SHAPES:+--shapes "$SHAPES"})
 # The build cache lives outside $W, so that a call that finds the machine still warm from the one before (the
 # device tool keeps it about 30 s) reuses its builds instead of spending ~200 s on them again. The pick cache
 # beside it starts empty in every call (run 1 races afresh) unless PICKS_FROM seeds it.
@@ -47,19 +59,19 @@ trap 'pack; exit 143' TERM INT
 python3 -m compileall -q gemmcompare
 TOTAL_S=${TOTAL_S:-560}; started=$(date +%s)
 left_but() { echo $(( TOTAL_S - ($(date +%s) - started) - $1 )); }  # seconds of TOTAL_S left, less a reserve
-t0=$(date +%s); timeout --kill-after=10 ${BUILD_LIMIT_S:-200} python3 -m gemmcompare build experiments/llm_shapes.yaml \
-  --no-progress >"$W/build.log" 2>&1
+t0=$(date +%s); timeout --kill-after=10 ${BUILD_LIMIT_S:-200} python3 -m gemmcompare build "$SPEC" \
+  "${select_args[@]}" --no-progress >"$W/build.log" 2>&1
 echo "build exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
 for i in ${RUNS:-1 2}; do
   limit=$([ "$i" = 1 ] && echo "${RUN1_LIMIT_S:-$(left_but "${RUN2_MIN_S:-100}")}" || echo "${RUN2_LIMIT_S:-$(left_but 0)}")
   [ "$limit" -ge 10 ] || limit=10
-  t0=$(date +%s); timeout -s INT --kill-after=15 "$limit" python3 -m gemmcompare run experiments/llm_shapes.yaml \
-    "${run_args[@]}" >"$W/run_$i.log" 2>&1
+  t0=$(date +%s); timeout -s INT --kill-after=15 "$limit" python3 -m gemmcompare run "$SPEC" \
+    "${run_args[@]}" "${select_args[@]}" >"$W/run_$i.log" 2>&1
   echo "run $i exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)" | tee -a "$W/steps.txt"
 done
 if [ -n "${EXTRA_SHAPES:-}" ] && [ "$(left_but 0)" -ge 20 ]; then
   limit=$(left_but 0); t0=$(date +%s)
-  timeout -s INT --kill-after=15 "$limit" python3 -m gemmcompare run experiments/llm_shapes.yaml --shapes "$EXTRA_SHAPES" \
+  timeout -s INT --kill-after=15 "$limit" python3 -m gemmcompare run "$SPEC" --shapes "$EXTRA_SHAPES" \
     --store "$W/extra.db" --runs-dir "$W/extra_runs" --no-progress >"$W/run_extra.log" 2>&1
   echo "run extra ($EXTRA_SHAPES) exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)" | tee -a "$W/steps.txt"
 fi
