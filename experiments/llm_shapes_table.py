@@ -1,5 +1,6 @@
 """Issue 25's LLM-shapes study read against its goals, from two runs (fresh races, then on the pick cache):
     PYTHONPATH=. python3 experiments/llm_shapes_table.py RUN1[,RUN1b...] RUN2[,RUN2b...] [COMPILE_RUN] > table.md
+RUN2 `-`: one run only (a variant of the study without its rerun: the run-2 columns and lines are left out).
 RUN1 and RUN2 are run folders (results.json or .csv, plain or gzipped; a merged run of shards is one folder);
 several, comma-separated, are joined problem by problem: a problem's rows come from the folder that has most of
 them (a run cut short leaves its last problem with a row or two, measured whole in another folder).
@@ -125,13 +126,16 @@ def own_moves(r1: pd.DataFrame, r2: pd.DataFrame, rows: pd.DataFrame) -> str:
 
 
 def main(run1: str, run2: str, compile_run: str | None = None) -> None:
-    r1, r2 = load(run1), load(run2)
-    s1, s2 = summarize(r1), summarize(r2)
+    rerun = run2 != "-"
+    r1 = load(run1)
+    r2 = load(run2) if rerun else None
+    s1 = summarize(r1)
+    s2 = summarize(r2) if rerun else s1.iloc[0:0]
     tc = compiled(compile_run)
     extra = " torch.compile % |" if compile_run else ""
-    print("| problem | cuBLAS us | CUTLASS tuned % | best hand-written % | which | its GB/s (cuBLAS) "
-          f"| run 2: CUTLASS / best hand-written | move (points) |{extra}")
-    print("|---|---:|---:|---:|---|---:|---|---|" + ("---:|" if compile_run else ""))
+    again_head = " run 2: CUTLASS / best hand-written | move (points) |" if rerun else ""
+    print(f"| problem | cuBLAS us | CUTLASS tuned % | best hand-written % | which | its GB/s (cuBLAS) |{again_head}{extra}")
+    print("|---|---:|---:|---:|---|---:|" + ("---|---|" if rerun else "") + ("---:|" if compile_run else ""))
     for key, row in s1.iterrows():
         m, n, k = key
         decode = m < PREFILL_M
@@ -145,24 +149,29 @@ def main(run1: str, run2: str, compile_run: str | None = None) -> None:
         cell = ""
         if compile_run:
             cell = f" {tc.loc[key].pct:.1f} ({tc.loc[key].ran}) |" if key in tc.index else " not reached |"
+        again_cells = f" {again} | {move} |" if rerun else ""
         print(f"| {m}x{n}x{k} | {row.cublas_ms * 1e3:.2f} | {row.cutlass_pct:.1f} | {row.hand_pct:.1f} | "
-              f"{row.hand_fam} | {gb} | {again} | {move} |{cell}")
+              f"{row.hand_fam} | {gb} |{again_cells}{cell}")
 
     prefill = s1[s1.index.get_level_values(0) >= PREFILL_M]
     decode = s1[s1.index.get_level_values(0) < PREFILL_M]
     print()
-    print(f"- problems: {len(s1)} in run 1, {len(s2)} in run 2")
+    print(f"- problems: {len(s1)} in run 1" + (f", {len(s2)} in run 2" if rerun else " (no rerun)"))
     low = s1[s1.cutlass_pct < 95]
     print(f"- tuned CUTLASS >= 95% at every problem: {'met' if low.empty else 'NOT met'} "
           f"(min {s1.cutlass_pct.min():.1f}%; below: {', '.join(f'{m}x{n}x{k} {v:.1f}' for (m, n, k), v in low.cutlass_pct.items()) or 'none'}); "
-          f"geometric mean {geomean(s1.cutlass_pct):.1f}% (run 2: {geomean(s2.cutlass_pct):.1f}%; goal 100%)")
-    weakest = "x".join(str(int(v)) for v in decode.hand_pct.idxmin())
+          f"geometric mean {geomean(s1.cutlass_pct):.1f}%"
+          + (f" (run 2: {geomean(s2.cutlass_pct):.1f}%; goal 100%)" if rerun else " (goal 100%)"))
+    weakest = "x".join(str(int(v)) for v in decode.hand_pct.idxmin()) if decode.hand_pct.notna().any() else "none"
     print(f"- best hand-written >= 90% at prefill: min {prefill.hand_pct.min():.1f}%; >= 80% at decode: min "
           f"{decode.hand_pct.min():.1f}% ({weakest})")
     beat = decode[decode.hand_pct >= 110]
     print(f"- a project kernel >= 110% of cuBLAS at decode: {len(beat)} problem{'' if len(beat) == 1 else 's'} "
           + ", ".join(f"{m}x{n}x{k} {r.hand_fam} {r.hand_pct:.1f}% at {r.hand_gb_s:.0f} GB/s (cuBLAS {r.cublas_gb_s:.0f})"
                       for (m, n, k), r in beat.iterrows()))
+    if not rerun:
+        print(f"- {second_opinion(r1)}")
+        return
     both = r1.merge(r2, on=["m", "n", "k", "implementation"], suffixes=("_1", "_2"))
     tuned = both[both.implementation.str.contains(r"\.tuned")]
     moved = tuned[(tuned.pct_of_baseline_2 - tuned.pct_of_baseline_1).abs() > 3]
