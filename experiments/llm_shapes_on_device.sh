@@ -45,9 +45,6 @@ select_args=(${ONLY:+--only "$ONLY"} ${SHAPES:+--shapes "$SHAPES"})
 # The build cache lives outside $W, so that a call that finds the machine still warm from the one before (the
 # device tool keeps it about 30 s) reuses its builds instead of spending ~200 s on them again. The pick cache
 # beside it starts empty in every call (run 1 races afresh) unless PICKS_FROM seeds it.
-# Unbuffered: a step cut by its time limit otherwise loses its log (the build logs of study-e7588f0 shard 1
-# and decode-evict-b7eb13e came back empty).
-export PYTHONUNBUFFERED=1
 export GEMMCOMPARE_CACHE_DIR=${LLM_CACHE_DIR:-/tmp/llm-shapes-cache}
 mkdir -p "$GEMMCOMPARE_CACHE_DIR"; rm -f "$GEMMCOMPARE_CACHE_DIR/picks.sqlite"
 run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress ${SHARD:+--shard "$SHARD"})

@@ -178,3 +178,43 @@ def test_arch_is_checked_the_same_way_everywhere(capsys):
             main([*cmd, "--arch", "sm_9x"])
         assert info.value.code == 2
         assert "bad architecture 'sm_9x'" in capsys.readouterr().err
+
+
+def test_build_without_the_bar_logs_each_extension_as_it_finishes(monkeypatch, capsys, tmp_path):
+    """`gemmcompare build --no-progress` (a log file, a device script) says which extension finished when, so a
+    build cut off by a time limit still shows how far it got; cached ones are not repeated there, and failures
+    are named. The build is stubbed: it reports two extensions through the callback, then its outcome."""
+    from types import SimpleNamespace
+
+    from gemmcompare import cli
+    from gemmcompare.build import experiment
+    from gemmcompare.build.experiment import ExperimentBuilds
+    from gemmcompare.build.extension import BuildFailure, LoadedExtension
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: log\nproblems: [{m: 256, n: 256, k: 256}]\ncontracts: [f16_f32acc_tn]\n"
+                    "implementations:\n  - cutlass: {config: sm90_coop_128x256x64_c1x1}\n")
+    built = SimpleNamespace(arch="sm_90a", module_name="gc_built")
+    cached = SimpleNamespace(arch="sm_90a", module_name="gc_cached")
+    broken = SimpleNamespace(arch="sm_90a", module_name="gc_broken")
+    seen = {}
+
+    def fake_build(exp, device, **options):
+        seen["on_done"] = options.get("on_done")
+        (impl,) = exp.implementations
+        ext = LoadedExtension(None, built, [], 12.5, False, tmp_path)
+        if options.get("on_done"):
+            options["on_done"](built, ext)
+            print("MIDDLE")  # what comes after the first extension is reported
+            options["on_done"](cached, LoadedExtension(None, cached, [], 3.0, True, tmp_path))
+            options["on_done"](broken, BuildFailure(broken, "error: nope", "", 4.25))
+        return ExperimentBuilds(by_impl={impl.name: ext}, target_cc=90)
+
+    monkeypatch.setattr(experiment, "build_experiment", fake_build)
+    assert cli.main(["build", str(spec), "--arch", "sm_90a", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("built       gc_built (12.5 s)") < out.index("MIDDLE") < out.index("failed      gc_broken (4.2 s)")
+    assert "gc_cached" not in out
+    # with the bar, the bar is the progress: no callback
+    assert cli.main(["build", str(spec), "--arch", "sm_90a"]) == 0
+    assert seen["on_done"] is None

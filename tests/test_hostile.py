@@ -244,8 +244,12 @@ except SystemExit as exc:
     code = exc.code
 finally:
     ru = resource.getrusage(resource.RUSAGE_SELF)
+    # This process's own peak: VmHWM belongs to the memory map made at exec. ru_maxrss does not: Linux carries
+    # the forking parent's peak across fork and exec (preexec_fn forces a fork), so it read pytest's ~1 GB late
+    # in a full run, not validate's.
+    hwm_kib = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
     with open(STATS, "w") as f:
-        json.dump({"rss_mib": ru.ru_maxrss / 1024, "cpu_s": ru.ru_utime + ru.ru_stime, "wall_s": time.time() - t0}, f)
+        json.dump({"rss_mib": hwm_kib / 1024, "cpu_s": ru.ru_utime + ru.ru_stime, "wall_s": time.time() - t0}, f)
 sys.exit(code)
 """
 

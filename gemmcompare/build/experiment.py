@@ -31,9 +31,9 @@ def target_cc(device: DeviceInfo | None, arch: str | None) -> int:
 
 
 def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None, cache_dir: Path | None = None,
-                     jobs: int | None = None, progress: bool = True) -> ExperimentBuilds:
+                     jobs: int | None = None, progress: bool = True, on_done=None) -> ExperimentBuilds:
     """Build every implementation of `exp` that has a row it can run on `device` (or on --arch), and every
-    candidate of a tuned one."""
+    candidate of a tuned one. `on_done(plan, result)` is called as each extension is ready (build_extensions)."""
     from ..tuning.tuned import with_candidates
 
     outcome = ExperimentBuilds(target_cc=target_cc(device, arch))
@@ -52,7 +52,7 @@ def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None,
         return outcome
     plans = plan_extensions([r for _, r in wanted])
     module_of = {p.merge_key: p.module_name for p in plans}
-    built = build_extensions(plans, cache_dir=cache_dir, jobs=jobs, progress=progress)
+    built = build_extensions(plans, cache_dir=cache_dir, jobs=jobs, progress=progress, on_done=on_done)
     for impl, req in wanted:
         outcome.by_impl[impl.name] = built[module_of[req.merge_key]]
     return outcome

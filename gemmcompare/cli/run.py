@@ -99,8 +99,17 @@ def cmd_build(args) -> int:
 
     exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
     cache_dir = Path(args.cache_dir) if args.cache_dir else None
+
+    def log_finished(plan, result) -> None:
+        # Without the bar (output to a log file), a line per extension as it finishes: a build cut short by a
+        # time limit still says how far it got, where the summary below would never be printed.
+        if isinstance(result, BuildFailure):
+            print(f"failed      {plan.module_name} ({result.seconds:.1f} s)", flush=True)
+        elif not result.cache_hit:
+            print(f"built       {plan.module_name} ({result.build_seconds:.1f} s)", flush=True)
+
     outcome = build_experiment(exp, probe_build_target(), arch=args.arch, cache_dir=cache_dir, jobs=args.jobs,
-                               progress=not args.no_progress)
+                               progress=not args.no_progress, on_done=log_finished if args.no_progress else None)
     filters = {impl.name: impl.kernel_filter for impl in exp.implementations}
     failed = 0
     for name, result in outcome.by_impl.items():
