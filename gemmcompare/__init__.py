@@ -3,7 +3,7 @@
 From Python (see gemmcompare.api):
 
     import gemmcompare
-    df, receipt = gemmcompare.load("experiments/results/h200/quickstart")
+    df, receipt = gemmcompare.load("experiments/studies/quickstart/h200")
     df, receipt = gemmcompare.run("experiments/quickstart.yaml", shapes="4096x4096x4096")
     verdicts = gemmcompare.compare(base, cand)
 

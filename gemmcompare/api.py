@@ -1,9 +1,9 @@
 """The Python API, for notebooks and scripts: the command line's runs, rows and verdicts as pandas frames.
 
     import gemmcompare
-    df, receipt = gemmcompare.load("experiments/results/h200/quickstart")   # run folder, results file, run id, store
+    df, receipt = gemmcompare.load("experiments/studies/quickstart/h200")   # run folder, results file, run id, store
     df, receipt = gemmcompare.run("experiments/quickstart.yaml", shapes="4096x4096x4096", only="cublas")
-    verdicts = gemmcompare.compare("experiments/results/h200/quickstart", (df, receipt))
+    verdicts = gemmcompare.compare("experiments/studies/quickstart/h200", (df, receipt))
 
 `load` and `run` give one row per result with every stored column (times in milliseconds, at full precision;
 `samples_ms` as a list of floats, `params`, `checks`, `timing`, `telemetry` decoded) and the run's GPU in a
@@ -34,7 +34,7 @@ Source = Union[str, Path, Any]  # a run folder, results.json/csv, a run id/prefi
 
 def load(source: Source, *, store: str | Path | None = None, run: str = "latest") -> tuple["pd.DataFrame", dict]:
     """(rows, receipt) of one run. `source`: a run folder or its results.json / results.csv, either maybe gzipped (committed runs under
-    experiments/results/<gpu>/), a run id, unique id prefix or 'latest' in `store` (default ./gemmcompare.db), or
+    experiments/studies/<study>/<gpu>/), a run id, unique id prefix or 'latest' in `store` (default ./gemmcompare.db), or
     a store itself (a .db file or a Store), in which case `run` picks the run (default 'latest').
     Raises SourceError (a GemmCompareError, exit code 2 on the command line) naming what cannot be found."""
     from .store import DEFAULT_STORE, SourceError, load_source

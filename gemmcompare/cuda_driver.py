@@ -2,7 +2,7 @@
 capability, SMs, L2 and memory, in CUDA's numbering after CUDA_VISIBLE_DEVICES.
 
 Why not torch: the parent of a run only needs these five facts before it builds and hands work to its
-measuring workers, and `import torch` costs it 3.4-4.9 s on the H200 (experiments/results/h200/first-contact/
+measuring workers, and `import torch` costs it 3.4-4.9 s on the H200 (experiments/studies/first-contact/h200/
 first-answer-19dd200/: the run's "GPU probe" phase), competing with the worker's own import of torch, which is
 the run's critical path. cuInit and these queries take milliseconds and create no CUDA context. torch asks the
 same driver (through the runtime), so the numbering and the values are the same (a GPU test compares them).

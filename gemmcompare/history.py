@@ -1,10 +1,10 @@
 """Implementations' figures over many runs, by date and git commit: a table and a plot.
 
 Runs come from SQLite stores and from run folders alike (a folder holding results.json or results.csv, or a
-folder of such folders, e.g. experiments/results/h200). The implementation is named exactly, by a part of
+folder of such folders, e.g. experiments/studies). The implementation is named exactly, by a part of
 its name, or by a regular expression; each one matched (at most MAX_IMPLEMENTATIONS) is its own series.
 
-    h = history(["experiments/results/h200", "gemmcompare.db"], "library.cublas", problem="4096x4096x4096")
+    h = history(["experiments/studies", "gemmcompare.db"], "library.cublas", problem="4096x4096x4096")
     print(h.text()); write_history(h, "reports/history")
 """
 

@@ -16,7 +16,7 @@ The model, per output element:
     (block scales: each interval's sum times its two block scales, into the FP32 sum, as DeepGEMM does).
 Sums are in the quantized (FP8) domain, as the kernel's are.
 
-Checked against the H200 (experiments/results/h200/fp8/gpu-tests-bdb73fd): at 1024^3, uniform, seed
+Checked against the H200 (experiments/studies/fp8/h200/gpu-tests-bdb73fd): at 1024^3, uniform, seed
 1428195294, bf16 out, with the GPU's scales (gpu_scales below) the promoting model writes C = -0.1015625 at
 (775, 844), the element cuBLASLt and CUTLASS both wrote, and puts 347 elements outside the old strict bound
 (the GPU: 355, same worst element). (The GPU's scales there were amax * fl32(1/448), torch's CUDA division by a

@@ -18,7 +18,7 @@ from test_compare import SLOW
 from test_report import make_rows, store_run
 
 ROOT = Path(__file__).resolve().parents[1]
-H200 = ROOT / "experiments" / "results" / "h200"
+STUDIES = ROOT / "experiments" / "studies"
 
 
 def _has_cuda() -> bool:
@@ -38,14 +38,14 @@ def test_import_is_cheap_and_names_load_on_use():
 
 
 def test_load_a_committed_run_folder_and_its_csv():
-    df, receipt = gemmcompare.load(H200 / "quickstart")
+    df, receipt = gemmcompare.load(STUDIES / "quickstart" / "h200")
     assert len(df) == 12 and receipt["gpu"] == "NVIDIA H200" and df.attrs["receipt"] is receipt
     assert (df["gpu"] == "NVIDIA H200").all()
     samples = df["samples_ms"].iloc[0]
     assert isinstance(samples, list) and len(samples) == df["n_samples"].iloc[0] and isinstance(samples[0], float)
     row = df[(df["problem"] == "4096x4096x4096") & (df["contract"] == "f16_f32acc_tn") & df["is_baseline"]].iloc[0]
     assert abs(row["median_ms"] - 0.1853) < 5e-5  # milliseconds, full precision (the README's figure, rounded)
-    csv_df, _ = gemmcompare.load(str(H200 / "quickstart" / "results.csv"))
+    csv_df, _ = gemmcompare.load(str(STUDIES / "quickstart" / "h200" / "results.csv"))
     assert list(csv_df["median_ms"]) == list(df["median_ms"])
 
 
@@ -55,12 +55,12 @@ def test_a_gzipped_receipt_loads_as_its_plain_files_do(tmp_path):
     import gzip
     import shutil
 
-    plain, receipt = gemmcompare.load(H200 / "quickstart")
+    plain, receipt = gemmcompare.load(STUDIES / "quickstart" / "h200")
     for name in ("results.json", "results.csv"):
         folder = tmp_path / name.replace(".", "_")
         folder.mkdir()
-        shutil.copy(H200 / "quickstart" / "receipt.json", folder / "receipt.json")
-        (folder / f"{name}.gz").write_bytes(gzip.compress((H200 / "quickstart" / name).read_bytes()))
+        shutil.copy(STUDIES / "quickstart" / "h200" / "receipt.json", folder / "receipt.json")
+        (folder / f"{name}.gz").write_bytes(gzip.compress((STUDIES / "quickstart" / "h200" / name).read_bytes()))
         for source in (folder, folder / f"{name}.gz", str(folder / f"{name}.gz")):
             df, got = gemmcompare.load(source)
             assert list(df["median_ms"]) == list(plain["median_ms"]) and got["gpu"] == receipt["gpu"], source
@@ -95,7 +95,7 @@ def test_load_from_a_store_by_file_object_and_id(tmp_path):
 
 
 def test_compare_gives_a_frame_of_verdicts(tmp_path):
-    base = gemmcompare.load(H200 / "timing_check" / "run1")
+    base = gemmcompare.load(STUDIES / "timing" / "h200" / "timing-check" / "run1")
     same = gemmcompare.compare(base, base)
     assert isinstance(same, pd.DataFrame) and set(same["verdict"]) <= {"SAME", "UNKNOWN"}  # noisy rows: UNKNOWN
     assert same.attrs["exit_code"] == 0 and "no regression" in same.attrs["summary"]
@@ -105,7 +105,7 @@ def test_compare_gives_a_frame_of_verdicts(tmp_path):
     cand.loc[slow, "median_ms"] *= 1.2
     cand.loc[slow, "pct_of_baseline"] /= 1.2  # the kernel, not the card: its % of the same-run baseline drops too
     cand.attrs["receipt"] = base[1]
-    verdicts = gemmcompare.compare(H200 / "timing_check" / "run1", cand)  # a path on one side, a frame on the other
+    verdicts = gemmcompare.compare(STUDIES / "timing" / "h200" / "timing-check" / "run1", cand)  # a path on one side, a frame on the other
     assert verdicts.loc[verdicts["implementation"].str.startswith("mma_sync")
                         & (verdicts["problem"] == "1024x1024x1024"), "verdict"].tolist() == ["SLOWER"]
     assert verdicts.attrs["exit_code"] == 1 and verdicts.attrs["threshold"] == 0.03

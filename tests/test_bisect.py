@@ -25,7 +25,7 @@ from gemmcompare.results import Status
 from test_report import BASELINE, make_rows, receipt_for
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments" / "bisect_demo"))
+sys.path.insert(0, str(ROOT / "experiments" / "studies" / "regressions" / "bisect_demo"))
 from make_history import CULPRIT_INDEX, make_history  # noqa: E402
 
 KERNEL = "custom.tiled_gemm"

@@ -1,7 +1,7 @@
 """Build child processes (build/processes.py): results come back in the order they finish, a failure comes
 back as ChildFailed, and a child whose parent is gone leaves quietly. Seen on the H200: when `timeout` killed
 `gemmcompare build`, each build child that finished afterwards printed a BrokenPipeError traceback into the
-build log (experiments/results/h200/llm-shapes/partial-4e01d11/build.log)."""
+build log (experiments/studies/llm-shapes/h200/partial-4e01d11/build.log)."""
 
 import math
 import subprocess

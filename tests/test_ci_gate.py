@@ -13,7 +13,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 GATE = ROOT / "examples" / "ci" / "gpu_regression_gate.py"
-HONEST = ROOT / "experiments" / "results" / "h200" / "honest-numbers"
+HONEST = ROOT / "experiments" / "studies" / "honest-numbers" / "h200"
 
 pytestmark = pytest.mark.skipif(not HONEST.exists(), reason="no committed honest-numbers receipts")
 

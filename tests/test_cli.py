@@ -17,7 +17,7 @@ import pytest
 from gemmcompare.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
-H200 = ROOT / "experiments" / "results" / "h200"
+STUDIES = ROOT / "experiments" / "studies"
 STARTUP_BOUND_S = 1.5  # generous: the README measures about 0.35-0.5 s; torch alone takes 2-3 s to import
 HEAVY = ("torch", "pandas", "matplotlib")
 
@@ -102,7 +102,7 @@ def test_report_of_a_committed_run_writes_outside_it_unless_asked(tmp_path, monk
     run = tmp_path / "committed"
     run.mkdir()
     for f in ("results.json", "receipt.json"):
-        (run / f).write_bytes((H200 / "quickstart" / f).read_bytes())
+        (run / f).write_bytes((STUDIES / "quickstart" / "h200" / f).read_bytes())
     assert main(["report", str(run), "--plots", "percent_of_baseline", "--store", str(tmp_path / "none.db")]) == 0
     assert not (run / "report").exists()
     written = list((tmp_path / "reports").glob("*/report.html"))

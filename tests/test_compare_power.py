@@ -13,7 +13,7 @@ from gemmcompare.compare import compare
 from gemmcompare.store.run_folder import load_result_file
 from test_report import BASELINE, make_rows, receipt_for
 
-H200 = Path(__file__).resolve().parents[1] / "experiments" / "results" / "h200"
+H200 = Path(__file__).resolve().parents[1] / "experiments" / "studies" / "timing" / "h200"
 KERNEL = "cutlass[config=sm90_tma_coop_128x256x64_c2x1]"
 BIG = ((8192,) * 3,)
 
@@ -34,7 +34,7 @@ def row(comp, impl):
 
 
 def test_two_runs_of_one_spec_at_one_commit_do_not_regress():
-    base, cand = (load_result_file(H200 / "timing_check" / name) for name in ("run1", "run2"))
+    base, cand = (load_result_file(H200 / "timing-check" / name) for name in ("run1", "run2"))
     comp = compare(base, cand)
     t = comp.table
     big = t[(t["problem"] == "8192x8192x8192") & (t["implementation"] == "library.cublas")].iloc[0]

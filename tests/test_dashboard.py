@@ -21,7 +21,7 @@ from test_report import BASELINE, CONTRACT, MMA, make_rows, receipt_for, store_r
 
 SLOW = MMA.format(smem="swizzle", stages=3)
 PROBLEMS = ((1024,) * 3, (2048,) * 3, (4096,) * 3)
-RESULTS = Path(__file__).resolve().parents[1] / "experiments" / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "experiments" / "studies"
 
 
 def synthetic_runs(n_runs: int, *, step_at: int | None = None, factor: float = 1.15, cv: float = 0.015) -> list[Run]:

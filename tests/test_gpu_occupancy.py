@@ -1,5 +1,5 @@
 """Each kernel's own occupancy query (NAME_occupancy, gemm_abi.h) against the model: the compile half runs
-anywhere with nvcc, the runtime's answers need a GPU (experiments/occupancy_on_device.py does every kernel)."""
+anywhere with nvcc, the runtime's answers need a GPU (experiments/studies/occupancy/occupancy_on_device.py does every kernel)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The device script's summary (experiments/honest_summary.py) on the CPU, from a synthetic work folder: it
+"""The device script's summary (experiments/studies/honest-numbers/honest_summary.py) on the CPU, from a synthetic work folder: it
 must print every part, and say what is missing instead of failing."""
 
 import dataclasses
@@ -9,11 +9,10 @@ from experiment_scripts import load_script
 from gemmcompare.store.run_folder import RunFolder
 from test_report import make_rows, receipt_for
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "honest_summary.py"
 
 
 def _module():
-    return load_script(SCRIPT.name)
+    return load_script("studies/honest-numbers/honest_summary.py")
 
 
 def _run(folder: Path, run_id: str, rows):

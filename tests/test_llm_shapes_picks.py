@@ -1,11 +1,11 @@
-"""experiments/llm_shapes_picks.py: the table of which candidate won which problem, read from run folders."""
+"""experiments/studies/llm-shapes/llm_shapes_picks.py: the table of which candidate won which problem, read from run folders."""
 
 import json
 
 from experiment_scripts import EXPERIMENTS, load_script
 
-picks = load_script("llm_shapes_picks.py")
-RECEIPT = EXPERIMENTS / "results" / "h200" / "llm-shapes" / "partial-4e01d11" / "runs"
+picks = load_script("studies/llm-shapes/llm_shapes_picks.py")
+RECEIPT = EXPERIMENTS / "studies" / "llm-shapes" / "h200" / "study-e7588f0" / "runs"
 
 
 def _folder(tmp_path, name, rows):

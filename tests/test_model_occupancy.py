@@ -126,9 +126,9 @@ def test_the_h200_kernels_of_this_project():
 
 
 def test_every_answer_the_h200_runtime_gave():
-    # experiments/results/h200/occupancy-check: cudaOccupancyMaxActiveBlocksPerMultiprocessor on the lent H200
+    # experiments/studies/occupancy/h200/check: cudaOccupancyMaxActiveBlocksPerMultiprocessor on the lent H200
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "experiments", "results", "h200", "occupancy-check", "occupancy.csv")
+                        "experiments", "studies", "occupancy", "h200", "check", "occupancy.csv")
     if not os.path.exists(path):
         pytest.skip("no recorded runtime answers")
     with open(path) as f:

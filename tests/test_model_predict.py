@@ -84,7 +84,7 @@ def test_memory_bound_problems_and_an_explicit_l2_bandwidth():
     fed = predict(GemmProblem(4096, 4096, 4096), _mma_sync(), H200, l2_bandwidth=1e12)
     assert fed.bound == "l2" and fed.operand_ms == pytest.approx(fed.tile_traffic.total_bytes / 1e12 * 1e3)
     # why panel traffic is not charged to HBM by default: at 4.8 TB/s it would take 0.35 ms, yet CUTLASS's
-    # 128x256 cooperative kernel measured 0.1876 ms there (experiments/results/h200/library-vs-handwritten-fourth-session)
+    # 128x256 cooperative kernel measured 0.1876 ms there (experiments/studies/library-vs-handwritten/h200-fourth-session)
     at_hbm = predict(GemmProblem(4096, 4096, 4096), _mma_sync(), H200, l2_bandwidth=H200.memory_bandwidth)
     assert round(at_hbm.operand_ms, 2) == 0.35 and at_hbm.operand_ms > 0.1876
 
@@ -149,7 +149,7 @@ def test_rows_of_each_family_become_kernels():
 
 def _measured_h200_rows():
     """The committed H200 results.csv files' PASS rows, as text (gzipped ones too: large receipts keep them so)."""
-    root = os.path.join(REPO, "experiments", "results", "h200", "**")
+    root = os.path.join(REPO, "experiments", "studies", "**", "h200*", "**")
     for path in glob.glob(os.path.join(root, "results.csv"), recursive=True) + glob.glob(
             os.path.join(root, "results.csv.gz"), recursive=True):
         with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
@@ -180,7 +180,7 @@ def test_no_measured_h200_row_beats_its_prediction_by_more_than_ten_percent():
     its count); by more than 10% only the rows listed in KNOWN_FASTER."""
     rows = list(_measured_h200_rows())
     if not rows:
-        pytest.skip("no H200 results in experiments/results/h200")
+        pytest.skip("no H200 results in experiments/studies")
     checked, faster = 0, set()
     for path, row in rows:
         try:

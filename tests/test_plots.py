@@ -26,7 +26,10 @@ from gemmcompare.results import Status
 from gemmcompare.store import load_result_file
 from test_report import BASELINE, MMA, make_rows, receipt_for
 
-H200 = Path(__file__).resolve().parents[1] / "experiments" / "results" / "h200"
+STUDIES = Path(__file__).resolve().parents[1] / "experiments" / "studies"
+# committed receipts these tests draw from
+RECEIPTS = {"library-vs-handwritten": "library-vs-handwritten/h200", "cutlass-sm90-sweep": "cutlass-sm90/h200/sweep",
+            "quickstart": "quickstart/h200", "mma-sync-sweep": "mma-sync/h200/sweep"}
 PLOT_MODULES = ("throughput", "baseline", "roofline", "bandwidth", "errors", "heatmap", "distribution",
                 "architectures")
 
@@ -54,7 +57,7 @@ def rows_of(run_id="r1", **kw) -> pd.DataFrame:
 
 
 def committed(name: str) -> pd.DataFrame:
-    return combine_runs(load_result_file(H200 / name))
+    return combine_runs(load_result_file(STUDIES / RECEIPTS[name]))
 
 
 def draw(kind: str, rows: pd.DataFrame, tmp_path: Path):
@@ -143,7 +146,7 @@ def test_percent_bars_cut_a_few_outliers_and_label_them():
 
 
 def test_percent_bars_of_the_committed_library_run(tmp_path, figures):
-    (plot,) = draw("percent_of_baseline", committed("library-vs-handwritten-fourth-session"), tmp_path)
+    (plot,) = draw("percent_of_baseline", committed("library-vs-handwritten"), tmp_path)
     ax = figures["pct_of_baseline_f16_f32acc_tn"].axes[0]
     texts = [t.get_text() for t in ax.texts]
     assert "527" in texts  # the unaligned shape's bar is cut at the top and says its value
@@ -215,7 +218,7 @@ def test_percent_bars_that_fit_in_one_row_keep_their_figure(tmp_path, figures):
 # -- roofline, errors ---------------------------------------------------------------------------------------------
 
 def test_roofline_names_every_problem_and_its_ceilings(tmp_path, figures):
-    draw("roofline", committed("library-vs-handwritten-fourth-session"), tmp_path)
+    draw("roofline", committed("library-vs-handwritten"), tmp_path)
     ax = figures["roofline_f16_f32acc_tn_NVIDIA H200"].axes[0]
     named = {t.get_text() for t in ax.texts}
     assert {"4096x4096x4096", "3999x5001x4097", "8192x8192x8192"} <= named

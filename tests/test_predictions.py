@@ -139,12 +139,12 @@ def test_the_report_shows_predictions_and_flags_rows_far_from_their_bound(tmp_pa
 
 
 def test_a_report_of_rows_from_before_predictions_says_so(tmp_path):
-    report = build_report(str(ROOT / "experiments" / "results" / "h200" / "quickstart"), tmp_path)
+    report = build_report(str(ROOT / "experiments" / "studies" / "quickstart" / "h200"), tmp_path)
     assert "No row has a prediction" in report.markdown.read_text()
 
 
 def _validation():
-    return load_script("predictions_vs_measured.py")
+    return load_script("studies/occupancy/predictions_vs_measured.py")
 
 
 def test_predicted_within_25_percent_for_80_percent_of_the_4096_cubed_rows_of_the_sweep_and_ladder(tmp_path):
@@ -156,7 +156,7 @@ def test_predicted_within_25_percent_for_80_percent_of_the_4096_cubed_rows_of_th
     assert pvm.within(square, 0.10) >= 0.70
     # the committed table is what the script writes today
     pvm.main(str(tmp_path))
-    committed = ROOT / "experiments" / "results" / "analysis" / "predicted-vs-measured-h200"
+    committed = ROOT / "experiments" / "studies" / "occupancy" / "analysis-h200"
     assert (tmp_path / "summary.md").read_text() == (committed / "summary.md").read_text()
 
 
@@ -200,7 +200,7 @@ def test_analyze_the_lab_ladder_for_the_h200_reproduces_the_committed_report(tmp
     rows = list(csv.DictReader(open(out / "rows.csv")))
     assert sum(r["status"] == "PREDICTED" for r in rows) == 25 and sum(r["status"] == "SKIP" for r in rows) == 23
     assert all(r["registers"] for r in rows if r["status"] == "PREDICTED" and not r["implementation"].startswith("library"))
-    committed = ROOT / "experiments" / "results" / "analysis" / "lab_ladder_h200"
+    committed = ROOT / "experiments" / "studies" / "lab-ladder" / "analysis-h200"
     new = pd.read_csv(out / "predictions.csv")
     old = pd.read_csv(committed / "predictions.csv")
     pd.testing.assert_frame_equal(new, old)

@@ -294,7 +294,7 @@ def test_build_report_from_a_run_id_and_store_path(tmp_path):
     assert report.summary["run_id"].unique().tolist() == ["20250101-zz"]
 
 
-COMMITTED = Path(__file__).resolve().parents[1] / "experiments" / "results" / "h200" / "quickstart"
+COMMITTED = Path(__file__).resolve().parents[1] / "experiments" / "studies" / "quickstart" / "h200"
 
 
 @pytest.mark.skipif(not COMMITTED.exists(), reason="no committed quickstart receipt")

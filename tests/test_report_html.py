@@ -18,7 +18,7 @@ from gemmcompare.results import Status
 from gemmcompare.store import load_result_file
 from test_report import BASELINE, MMA, make_rows, receipt_for
 
-H200 = Path(__file__).resolve().parents[1] / "experiments" / "results" / "h200"
+STUDIES = Path(__file__).resolve().parents[1] / "experiments" / "studies"
 CUTLASS = "cutlass[config=sm90_tma_coop_128x256x64_c2x1]"
 
 
@@ -99,9 +99,9 @@ def test_report_page_in_headless_chromium(tmp_path):
 
 
 @needs_browser
-@pytest.mark.parametrize("run", ["cutlass-sm90-sweep", "byo_kernel"])  # the longest names; failures
+@pytest.mark.parametrize("run", ["cutlass-sm90/h200/sweep", "byo-kernel/h200"])  # the longest names; failures
 def test_committed_run_reports_fit_1400_pixels(tmp_path, run):
-    build_report(load_result_file(H200 / run), tmp_path / run, plots=["percent_of_baseline"])
+    build_report(load_result_file(STUDIES / run), tmp_path / run, plots=["percent_of_baseline"])
     assert_readable(check_page(tmp_path / run / "report.html", width=1400), 1400)
 
 
@@ -121,9 +121,15 @@ def test_the_browser_check_sees_errors_and_wide_tables(tmp_path):
 def test_the_browser_check_loads_images_beside_the_page(tmp_path):
     """The probed copy is elsewhere; an image next to the original still loads (and only once loaded is
     the probe read, so a failure could not be missed by arriving late)."""
-    import shutil
     page = tmp_path / "ok.html"
-    shutil.copy(H200 / "byo_kernel" / "report" / "distribution_f16_f32acc_tn.png", tmp_path / "plot.png")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.plot([0, 1], [1, 0])
+    fig.savefig(tmp_path / "plot.png")
+    plt.close(fig)
     page.write_text("<html><head></head><body><img src='plot.png'></body></html>")
     result = check_page(page, width=1400)
     assert result["errors"] == [] and result["broken_images"] == [], result
@@ -134,10 +140,10 @@ def test_compare_and_history_pages_fit_and_sort(tmp_path):
     from gemmcompare.compare import compare, write_comparison
     from gemmcompare.history import history, write_history
 
-    release_ab = H200 / "cutlass-sm90-release-ab"
+    release_ab = STUDIES / "cutlass-sm90" / "h200" / "release-ab"
     comp = compare(load_result_file(release_ab / "assert"), load_result_file(release_ab / "release"))
     page = write_comparison(comp, tmp_path / "cmp")[2]
     assert_readable(check_page(page, width=1400), 1400)
-    h = history(H200, r"cutlass3x_sm90.*128x256x64_2x1x1_coop_epitma_stauto_persistent_tn_align8_rasterH_swz1$")
+    h = history(STUDIES, r"cutlass3x_sm90.*128x256x64_2x1x1_coop_epitma_stauto_persistent_tn_align8_rasterH_swz1$")
     page = write_history(h, tmp_path / "hist")[2]
     assert_readable(check_page(page, width=1400), 1400)

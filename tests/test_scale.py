@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiment_scripts import committed_specs
 from fake_device import BACKEND, DEVICE, GPUS, fake_builds
 from gemmcompare import cli, shards
 from gemmcompare.errors import UsageError
@@ -20,7 +21,7 @@ from gemmcompare.spec import load_spec, parse_spec
 from gemmcompare.store import Store
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-COMMITTED = sorted(EXPERIMENTS.glob("*.yaml")) + sorted(EXPERIMENTS.glob("*/*.yaml"))
+COMMITTED = committed_specs()
 
 SPEC = """
 name: fake-scale
@@ -372,7 +373,7 @@ def test_a_build_travels_to_a_worker_that_does_not_have_it(tmp_path, monkeypatch
 
 
 def test_the_device_scripts_judge_reads_every_pass_it_will_get(tmp_path, monkeypatch, capsys):
-    """experiments/scale_out_on_device.sh ends in experiments/scaling/compare_passes.py, which reads the four
+    """experiments/studies/scale-out/scale_out_on_device.sh ends in experiments/studies/scale-out/compare_passes.py, which reads the four
     passes' stores (one GPU, --gpus all, two shards merged, the Dask engine). Fed by the same passes on the
     fake GPUs, it finds every pass, the same rows and statuses as one GPU, every % of baseline within 3
     points of it (the fake's GPU 1 is 10% slower in time, not in ratio), and a rows/s figure for each."""
@@ -388,7 +389,7 @@ def test_the_device_scripts_judge_reads_every_pass_it_will_get(tmp_path, monkeyp
     assert cli.main(["merge", str(out / "runs" / "merged-shards"), str(out / "shard0.db"), str(out / "shard1.db"),
                      "--store", str(out / "merged.db")]) == 0, capsys.readouterr().err
     fake_run(out, monkeypatch, name="cluster", cluster="local", gpus="all")
-    judge = load_script("scaling/compare_passes.py")
+    judge = load_script("studies/scale-out/compare_passes.py")
     judge.main(out)
     summary = __import__("json").loads((out / "summary.json").read_text())
     passes, checks = summary["passes"], summary["checks"]

@@ -1,4 +1,4 @@
-"""The small-kernel study's report step on the CPU (experiments/small_kernel_timing.py): ncu's per-kernel
+"""The small-kernel study's report step on the CPU (experiments/studies/honest-numbers/small_kernel_timing.py): ncu's per-kernel
 records grouped into launches by case, ratios against ncu, the spin kernel's intercept and slope."""
 
 import json
@@ -8,11 +8,10 @@ import pytest
 
 from experiment_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "small_kernel_timing.py"
 
 
 def _module():
-    return load_script(SCRIPT.name)
+    return load_script("studies/honest-numbers/small_kernel_timing.py")
 
 
 def _ncu_csv(durations_ns):

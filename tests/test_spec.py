@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from experiment_scripts import committed_specs
+
 import pytest
 
 from gemmcompare.errors import SpecError
@@ -27,7 +29,7 @@ def issues(text):
 
 
 def test_every_committed_experiment_is_valid():
-    specs = sorted(EXPERIMENTS.glob("*.yaml")) + sorted(EXPERIMENTS.glob("*/*.yaml"))
+    specs = committed_specs()
     assert specs, "no experiment specs found"
     for path in specs:
         load_spec(path)  # raises on any problem

@@ -14,7 +14,7 @@ from gemmcompare.profilers.spin import spin_request
 from gemmcompare.spec import load_spec
 
 pytestmark = pytest.mark.compile
-PLANTED = Path(__file__).resolve().parents[1] / "experiments" / "planted_slowdown"
+PLANTED = Path(__file__).resolve().parents[1] / "experiments" / "studies" / "regressions" / "planted_slowdown"
 
 
 def _compile(req, tmp_path: Path):

@@ -4,7 +4,7 @@ verdict table as Markdown to the job summary, leave the reports in one folder fo
 on a regression. github-actions.yml and gitlab-ci.yml in this folder call it.
 
     python examples/ci/gpu_regression_gate.py --spec experiments/quickstart.yaml \\
-        --baseline experiments/results/h200/quickstart --out gate
+        --baseline experiments/studies/quickstart/h200 --out gate
 
 Steps (each a `gemmcompare` command, so the gate judges exactly as a person at a terminal would):
   1. gemmcompare run SPEC --store OUT/gate.db --runs-dir OUT/runs      (skipped with --candidate RUN)

@@ -32,7 +32,7 @@ def cmd_dashboard(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("dashboard", **parser_args(
         "a static site of every run found: latest verdicts and every implementation's series",
-        "example: gemmcompare dashboard experiments/results --out site\n"
+        "example: gemmcompare dashboard experiments/studies --out site\n"
         "More: docs/regressions.md\n\n"
         + exit_codes(0, 2, c2="a RUNS path is missing or holds no run, a run cannot be read, or --out cannot be "
                               "written"),

@@ -1,7 +1,7 @@
 """`report`, `compare` and `history`: reading runs back as tables, plots and verdicts.
 
 A RUN is a run id in the store, a unique prefix of one, or 'latest'; or a run folder, a results.json or a
-results.csv (committed baselines under experiments/results/<gpu>/). Exit codes: report and history 0;
+results.csv (committed baselines under experiments/studies/<study>/<gpu>/). Exit codes: report and history 0;
 compare 1 when a row regressed, else 0; 2 when an input cannot be found or read (the message names it).
 `report` writes under reports/ unless asked (--out, --in-place): a committed run folder stays untouched.
 """
@@ -114,7 +114,7 @@ def cmd_history(args) -> int:
     elif not sources:
         if not Path(DEFAULT_STORE).exists():
             return _fail("history", SourceError(f"no store at ./{DEFAULT_STORE}: name runs with --runs PATH... "
-                                                f"(run folders, e.g. experiments/results/h200) or a store with --store"))
+                                                f"(run folders, e.g. experiments/studies) or a store with --store"))
         sources.append(DEFAULT_STORE)
     try:
         h = history(sources, args.implementation, problem=args.problem, contract=args.contract)
@@ -161,7 +161,7 @@ def register(subparsers) -> None:
     c = subparsers.add_parser("compare", **parser_args(
         "noise-aware comparison of two runs; exit 1 on a regression",
         "examples: gemmcompare compare 20250101-ab 20250102-cd\n"
-        "          gemmcompare compare --baseline experiments/results/h200/quickstart latest\n"
+        "          gemmcompare compare --baseline experiments/studies/quickstart/h200 latest\n"
         "The rule: docs/reports.md\n\n"
         + exit_codes(0, 1, 2, c0="no row regressed", c1="a row is SLOWER or a REGRESSION",
                      c2="a run cannot be found or read, or bad arguments"),
@@ -177,7 +177,7 @@ def register(subparsers) -> None:
 
     h = subparsers.add_parser("history", **parser_args(
         "implementations' figures over many runs (store or run folders)",
-        "example: gemmcompare history 'cutlass3x_sm90.*128x256x64_2x1x1' --runs experiments/results/h200\n\n"
+        "example: gemmcompare history 'cutlass3x_sm90.*128x256x64_2x1x1' --runs experiments/studies\n\n"
         + exit_codes(0, 2, c2="nothing matches, the pattern matches too many implementations, or a run cannot be "
                               "read (the message lists the candidates)"),
         "TFLOP/s (with its 95% CI band) and % of baseline of one or a few implementations over every run found, "
@@ -187,7 +187,7 @@ def register(subparsers) -> None:
                    help="a name, a part of one, or a regular expression; each implementation it matches (at most 6) "
                         "is its own series")
     h.add_argument("--runs", nargs="+", metavar="PATH",
-                   help="run folders, folders of run folders (e.g. experiments/results/h200) or store files")
+                   help="run folders, folders of run folders (e.g. experiments/studies) or store files")
     h.add_argument("--problem", metavar="MxNxK", help="only this problem")
     h.add_argument("--contract", metavar="C", help="only this contract")
     add_store(h, store_help, default=None)

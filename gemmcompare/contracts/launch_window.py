@@ -9,7 +9,7 @@ whatever runs it. The difference is the same for every kernel (cuBLAS at 256^3 t
 window within 3% of ncu: docs/timing.md), so a row timed by CUPTI reports CUPTI's span plus this window,
 and keeps the raw span beside it (`timing.cupti_median_ms`).
 
-The window is a property of the GPU and its driver: it is measured (experiments/small_kernel_timing.py,
+The window is a property of the GPU and its driver: it is measured (experiments/studies/honest-numbers/small_kernel_timing.py,
 which needs ncu), not derived. On a device not measured here, CUPTI's figure is reported as it is, and the
 row says so; `timing.launch_window_us` in a spec sets it (0 reports CUPTI's span alone).
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 # device name (as CUDA reports it) -> (window in microseconds, where it was measured)
 MEASURED_US: dict[str, tuple[float, str]] = {
     "NVIDIA H200": (0.80, "spin kernel, ncu intercept 1.41 us - CUPTI intercept 0.61 us, at 5e81498 "
-                          "(experiments/results/h200/honest-numbers/small/small_kernel_timing.md)"),
+                          "(experiments/studies/honest-numbers/h200/small/small_kernel_timing.md)"),
 }
 
 

@@ -199,7 +199,7 @@ def _cupti_profiler():
     """The profiler a KernelClock starts: torch.autograd.profiler.profile through Kineto (CUPTI), which is what
     torch.profiler.profile wraps. torch.profiler's own start first asks whether torch has `_inductor`, and that
     question imports torch's whole compiler package: 3.7 s of a first start on the H200
-    (experiments/results/h200/first-contact/first-answer-643cc42/cupti_diag.log), pure Python that competes with
+    (experiments/studies/first-contact/h200/first-answer-643cc42/cupti_diag.log), pure Python that competes with
     the worker for the GIL. Once a Python row has imported inductor, that answer is free and it matters (under
     inductor's CUDA graphs torch.profiler keeps CUPTI from being torn down), so torch.profiler is used then."""
     if "torch._inductor" in sys.modules:

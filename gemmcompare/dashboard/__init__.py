@@ -8,7 +8,7 @@ regressions over commits and dates.
   site.py     the pages (index, per spec, per series, across GPUs) and build_dashboard
 
     from gemmcompare.dashboard import build_dashboard
-    build_dashboard(["experiments/results"], "site")
+    build_dashboard(["experiments/studies"], "site")
 """
 
 from .site import Dashboard, build_dashboard  # noqa: F401

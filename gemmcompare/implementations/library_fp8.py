@@ -78,7 +78,7 @@ class CublasLtFp8(Implementation):
             if contract.c is not DType.BF16:
                 return Skip(f"blockwise scales with a bf16 output only here (the combination torch's tests use); "
                             f"{contract.c.value} output untried")
-            if contract.fast_accum:  # what torch 2.11 answered on the H200 (experiments/results/h200/fp8/)
+            if contract.fast_accum:  # what torch 2.11 answered on the H200 (experiments/studies/fp8/h200/)
                 return Skip("cuBLASLt has no fast accumulation with 128x128 block scales (torch: \"scaled_gemm "
                             "doesn't support fast accum with 128x128 blockwise scaling\")")
             k_blocks = blocks(problem.k)

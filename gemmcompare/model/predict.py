@@ -55,7 +55,7 @@ from .work import GemmWork, element_bytes, gemm_work
 
 # A fixed cost every timed launch pays (launch, ramp-up, drain). On the lent H200 the smallest timed kernels
 # of this project's results took 4.4 to 4.8 us (lab.wmma_padded at 64x64x64 and 31x29x37, cuBLAS at 31x29x37
-# 4.9 us, experiments/results/h200/), whatever their math: 4 us is below all of them. An explicit argument.
+# 4.9 us, experiments/studies), whatever their math: 4 us is below all of them. An explicit argument.
 LAUNCH_LATENCY_MS = 0.004
 SUB_PARTITIONS = 4  # one warp issues to one of an SM's four sub-partitions
 

@@ -23,7 +23,7 @@ import sys
 
 # do_bench's measuring time (ms). Its samples run back to back (an L2 clear, the launch), with no pause: over
 # its default 100 ms a 4096^3 GEMM pushed the H200 off its boost clock and read 11% above the harness's
-# interleaved batches; a shorter stretch stays at the clock the harness measures at (experiments/results/h200).
+# interleaved batches; a shorter stretch stays at the clock the harness measures at (experiments/studies).
 DO_BENCH_REP_MS = 20
 DO_BENCH_WARMUP_MS = 5
 DO_BENCH_REPEATS = 3

@@ -1,5 +1,5 @@
 """A kernel of known duration (extensions/timing/spin.cu): it spins on %globaltimer for a given number of
-nanoseconds. Every timing method is checked against it (experiments/small_kernel_timing.py and the GPU
+nanoseconds. Every timing method is checked against it (experiments/studies/honest-numbers/small_kernel_timing.py and the GPU
 tests): a method's figure should be the spin length times (1 +- 2%) plus the method's fixed intercept.
 
     spin = load_spin()                 # builds once (cached) like any gemmcompare extension
