@@ -37,7 +37,7 @@ class RunSource:
 
 
 def _looks_like_path(text: str) -> bool:
-    return "/" in text or "\\" in text or text.endswith((".json", ".csv", ".gz")) or text.startswith(".")
+    return "/" in text or "\\" in text or text.endswith((".json", ".csv", ".gz", ".xz")) or text.startswith(".")
 
 
 def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:

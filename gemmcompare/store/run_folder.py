@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -75,21 +76,24 @@ def exact_floats() -> dict:
     return {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 
 
-RESULT_SUFFIXES = (".json", ".json.gz", ".csv", ".csv.gz")  # a results file's (large committed ones are gzipped)
+# A results file's endings. Committed receipts keep their rows compressed: results.json.xz (xz halves what gzip
+# leaves of the raw samples), older ones .gz; a run writes them plain.
+COMPRESSIONS = {".gz": gzip.decompress, ".xz": lzma.decompress}
+RESULT_SUFFIXES = tuple(kind + comp for kind in (".json", ".csv") for comp in ("", *COMPRESSIONS))
 RESULT_FILES = tuple(f"results{suffix}" for suffix in RESULT_SUFFIXES)  # a folder's, first found
 
 
 def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFrame]:
     """(receipt, rows) from a run folder, a results.json or a results.csv (committed baselines), checked
     (store/validation.py): a file that is not gemmcompare results raises InputError naming it. Either file
-    may be gzipped (results.json.gz, results.csv.gz: how large committed receipts are kept)."""
+    may be compressed (results.json.xz / .gz, results.csv.xz / .gz: how committed receipts are kept)."""
     p = Path(path)
     if p.is_dir():
         p = next((p / name for name in RESULT_FILES if (p / name).exists()), p / "results.csv")
-    gz = p.suffix == ".gz"
-    kind = Path(p.stem).suffix if gz else p.suffix
+    decompress = COMPRESSIONS.get(p.suffix)
+    kind = Path(p.stem).suffix if decompress else p.suffix
     if kind == ".json":
-        data = json.loads(gzip.decompress(p.read_bytes()) if gz else p.read_text())
+        data = json.loads(decompress(p.read_bytes()) if decompress else p.read_text())
         if not isinstance(data, dict):
             raise InputError(f"{p}: not gemmcompare results: a {type(data).__name__}, not a mapping with "
                              f"'receipt' and 'results'")
@@ -97,14 +101,14 @@ def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFr
         records = check_records(data.get("results", []), str(p))
         return receipt, check_rows(pd.DataFrame(records), str(p)) if records else pd.DataFrame(records)
     if kind == ".csv":
-        df = pd.read_csv(p, **exact_floats())  # (pandas reads .csv.gz as it is)
+        df = pd.read_csv(p, **exact_floats())  # (pandas reads .csv.gz and .csv.xz as they are)
         for col in JSON_COLUMNS:
             if col in df:
                 df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
         receipt_path = p.parent / "receipt.json"
         receipt = json.loads(receipt_path.read_text()) if receipt_path.exists() else {}
         return check_receipt(receipt, str(receipt_path)), check_rows(df, str(p))
-    raise FileNotFoundError(f"{path}: not a run folder, results.json or results.csv (either may be gzipped)")
+    raise FileNotFoundError(f"{path}: not a run folder, results.json or results.csv (either may be compressed: .gz, .xz)")
 
 
 def rows_from(iterable: Iterable[Result]) -> pd.DataFrame:
