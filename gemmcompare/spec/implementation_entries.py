@@ -18,19 +18,19 @@ from typing import Any, Sequence
 
 import yaml
 
-from .contracts.correctness import FIXTURES, CorrectnessSettings
-from .contracts.precision import BUILTIN_CONTRACTS, LAYOUTS, Epilogue, Math, Order, PrecisionContract, Scaling
-from .contracts.storage import Storage
-from .contracts.timing import L2_POLICIES, TimingSettings
-from .contracts.timing_methods import METHODS as TIMING_METHODS
-from .dtypes import DType, FP8_DTYPES
-from .errors import SpecError
-from .implementations import PARAMETRIZED, FIXED, instantiate
-from .implementations.base import Param, Implementation
-from .limits import (MAX_IMPLEMENTATIONS, MAX_ISSUES, MAX_NESTING, MAX_PROBLEMS, MAX_ROWS, MAX_SPEC_BYTES, MAX_VALUES,
+from ..contracts.correctness import FIXTURES, CorrectnessSettings
+from ..contracts.precision import BUILTIN_CONTRACTS, LAYOUTS, Epilogue, Math, Order, PrecisionContract, Scaling
+from ..contracts.storage import Storage
+from ..contracts.timing import L2_POLICIES, TimingSettings
+from ..contracts.timing_methods import METHODS as TIMING_METHODS
+from ..dtypes import DType, FP8_DTYPES
+from ..errors import SpecError
+from ..implementations import PARAMETRIZED, FIXED, instantiate
+from ..implementations.base import Param, Implementation
+from ..limits import (MAX_IMPLEMENTATIONS, MAX_ISSUES, MAX_NESTING, MAX_PROBLEMS, MAX_ROWS, MAX_SPEC_BYTES, MAX_VALUES,
                      exceeded)
-from .problems import GemmProblem, expand_sweep, pow2_values, range_values
-from .report.kinds import PLOT_NAMES as PLOTS
+from ..problems import GemmProblem, expand_sweep, pow2_values, range_values
+from ..report.kinds import PLOT_NAMES as PLOTS
 
 MAX_DIM = 2**31 - 1  # a dimension beyond this cannot be indexed by any kernel we build
 
@@ -791,7 +791,7 @@ def _expand_tuned(ck: _Checker, family, params: dict, fp: tuple, contracts: list
     """An entry tuned per problem (gemmcompare/tuning): `tune: auto`, `tune: {param: [values]}` or, for
     CUTLASS, `config: auto`. One TunedImplementation per combination of its other parameters (and per
     contract where the family takes element types from it), holding every candidate."""
-    from .tuning.tuned import MAX_CANDIDATES, TunedImplementation, auto_grid
+    from ..tuning.tuned import MAX_CANDIDATES, TunedImplementation, auto_grid
 
     params = dict(params)
     raw = params.pop(TUNE_KEY, None)
