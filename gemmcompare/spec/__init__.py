@@ -6,8 +6,8 @@ valid.
 """
 
 from ..errors import SpecError  # noqa: F401
+from .experiment import Experiment, ProblemEntry, ReportSettings, count_rows  # noqa: F401
 from .issues import MAX_MESSAGE_CHARS, SpecIssue, nearest, printable  # noqa: F401
 from .checker import MAX_DIM  # noqa: F401
 from .implementation_entries import (CONTRACT_KEYS, CORRECTNESS_KEYS, DIMS, PLOTS, PROBLEM_KEYS,  # noqa: F401
-                                     SWEEP_ITEM_KEYS, TIMING_KEYS, TOP_KEYS, TUNE_KEY, Experiment, ProblemEntry,
-                                     ReportSettings, count_rows, load_spec, parse_spec)
+                                     SWEEP_ITEM_KEYS, TIMING_KEYS, TOP_KEYS, TUNE_KEY, load_spec, parse_spec)
