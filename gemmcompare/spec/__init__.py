@@ -9,5 +9,6 @@ from ..errors import SpecError  # noqa: F401
 from .experiment import Experiment, ProblemEntry, ReportSettings, count_rows  # noqa: F401
 from .issues import MAX_MESSAGE_CHARS, SpecIssue, nearest, printable  # noqa: F401
 from .checker import MAX_DIM  # noqa: F401
-from .implementation_entries import (CONTRACT_KEYS, CORRECTNESS_KEYS, DIMS, PLOTS, PROBLEM_KEYS,  # noqa: F401
-                                     SWEEP_ITEM_KEYS, TIMING_KEYS, TOP_KEYS, TUNE_KEY, load_spec, parse_spec)
+from .problem_entries import DIMS, PROBLEM_KEYS, SWEEP_ITEM_KEYS  # noqa: F401
+from .implementation_entries import (CONTRACT_KEYS, CORRECTNESS_KEYS, PLOTS, TIMING_KEYS, TOP_KEYS,  # noqa: F401
+                                     TUNE_KEY, load_spec, parse_spec)
