@@ -10,5 +10,6 @@ from .experiment import Experiment, ProblemEntry, ReportSettings, count_rows  # 
 from .issues import MAX_MESSAGE_CHARS, SpecIssue, nearest, printable  # noqa: F401
 from .checker import MAX_DIM  # noqa: F401
 from .problem_entries import DIMS, PROBLEM_KEYS, SWEEP_ITEM_KEYS  # noqa: F401
-from .implementation_entries import (CONTRACT_KEYS, CORRECTNESS_KEYS, PLOTS, TIMING_KEYS, TOP_KEYS,  # noqa: F401
-                                     TUNE_KEY, load_spec, parse_spec)
+from .contract_entries import CONTRACT_KEYS  # noqa: F401
+from .implementation_entries import (CORRECTNESS_KEYS, PLOTS, TIMING_KEYS, TOP_KEYS, TUNE_KEY, load_spec,  # noqa: F401
+                                     parse_spec)
