@@ -11,5 +11,5 @@ from .issues import MAX_MESSAGE_CHARS, SpecIssue, nearest, printable  # noqa: F4
 from .checker import MAX_DIM  # noqa: F401
 from .problem_entries import DIMS, PROBLEM_KEYS, SWEEP_ITEM_KEYS  # noqa: F401
 from .contract_entries import CONTRACT_KEYS  # noqa: F401
-from .implementation_entries import (CORRECTNESS_KEYS, PLOTS, TIMING_KEYS, TOP_KEYS, TUNE_KEY, load_spec,  # noqa: F401
-                                     parse_spec)
+from .implementation_entries import TOP_KEYS, TUNE_KEY, load_spec, parse_spec  # noqa: F401
+from .settings import CORRECTNESS_KEYS, PLOTS, TIMING_KEYS  # noqa: F401
