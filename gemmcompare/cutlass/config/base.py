@@ -19,10 +19,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..contracts.precision import Math, Order, Scaling
-from ..contracts.quantize import BLOCK
-from ..dtypes import DType
-from . import tags
+from ...contracts.precision import Math, Order, Scaling
+from ...contracts.quantize import BLOCK
+from ...dtypes import DType
+from .. import tags
 
 
 class ConfigError(ValueError):
