@@ -11,10 +11,22 @@ Two names per configuration:
   so configurations that differ only in run-time arguments share one compiled kernel.
 - `procedural_name`: kernel_name plus the run-time arguments (raster order, swizzle, split-K slices...).
   It names the implementation, its entry symbol and its result rows.
+
+  fields.py     Field (one field, parsing its values), the fields every kernel template has, TYPE_FIELDS and
+                contract_type_fields (the fields a precision contract fixes), ConfigError
+  base.py       GemmConfig (what every kernel template's dataclass shares) and TiledGemmConfig
+  sm80.py       Sm80Config: CUTLASS 2.x device::GemmUniversal
+  sm90.py       Sm90Config: CUTLASS 3.x CollectiveBuilder (TMA + wgmma)
+  sm90_fp8.py   Sm90Fp8Config: sm90 with FP8 A and B, per-tensor or block scales
+  cute_sm80.py  CuteSm80Config: our own CuTe kernel
 """
 
 from .fields import TYPE_FIELDS, ConfigError, Field, contract_type_fields
-from .base import GemmConfig, CuteSm80Config, Sm80Config, Sm90Config, Sm90Fp8Config
+from .base import GemmConfig
+from .sm80 import Sm80Config
+from .sm90 import Sm90Config
+from .sm90_fp8 import Sm90Fp8Config
+from .cute_sm80 import CuteSm80Config
 
 __all__ = ["ConfigError", "Field", "GemmConfig", "TYPE_FIELDS", "contract_type_fields", "Sm80Config", "Sm90Config",
            "Sm90Fp8Config", "CuteSm80Config"]
