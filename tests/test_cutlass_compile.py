@@ -175,6 +175,6 @@ def test_block_scaling_compiles_to_the_blockwise_mainloop(compiled):
     """scaling block is CUTLASS's blockwise FP8 mainloop (scales multiplied in at each promotion) with a plain
     alpha epilogue and the builder's own stage count (the scale layouts: tests/test_cutlass_fp8.py)."""
     output, _ = _report(compiled, "sm90_fp8_blockwise_coop_128x128x128_c1x1", kernel=True)
-    assert "MainloopSm90TmaGmmaWarpSpecializedBlockwiseFP8ILi6E" in output  # 6 stages, as config.py counts them
+    assert "MainloopSm90TmaGmmaWarpSpecializedBlockwiseFP8ILi6E" in output  # 6 stages, as config/ counts them
     assert "KernelTmaWarpSpecializedCooperativeFP8Blockwise" in output and "E4M3E4M3" in output
     assert "Sm90ScalarBroadcast" not in output and "LinearCombination" in output

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmcompare import spec as spec_module
+from gemmcompare.spec import implementation_entries as spec_module
 from gemmcompare.cli import main
 from gemmcompare.cutlass.catalog import lookup
 from gemmcompare.cutlass.config import ConfigError, contract_type_fields

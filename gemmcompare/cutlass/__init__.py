@@ -1,6 +1,6 @@
 """CUTLASS and CuTe GEMM configurations as data.
 
-- config.py: one frozen dataclass per kernel template (sm80: CUTLASS 2.x GemmUniversal, sm90: CUTLASS 3.x
+- config/: one frozen dataclass per kernel template (sm80: CUTLASS 2.x GemmUniversal, sm90: CUTLASS 3.x
   CollectiveBuilder, cute_sm80: a CuTe kernel of our own); fields map one to one to template parameters.
 - tags.py: every enum -> C++ spelling, in one place.
 - render.py: config -> C++ source text, from the templates in cutlass_configs/templates/.

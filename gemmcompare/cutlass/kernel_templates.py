@@ -1,10 +1,10 @@
 """The kernel templates: one table row per kernel template, everything gemmcompare knows about it.
 
-A row names the kernel template's configuration dataclass (its fields and rules, config.py), its two templates
+A row names the kernel template's configuration dataclass (its fields and rules, config/), its two templates
 (cutlass_configs/templates/), the function that fills the kernel template's own placeholders (the common ones are
 in render.common_values), and the pattern of its kernels' names in the ptxas report.
 
-Adding a template = its templates + one row here (+ a dataclass in config.py if its fields are new; a
+Adding a template = its templates + one row here (+ a dataclass in config/ if its fields are new; a
 kernel template with the fields of an existing one subclasses it and changes TEMPLATE and NAME_PREFIX). See docs/cutlass.md.
 """
 

@@ -1,0 +1,109 @@
+"""Reading a spec: the file (bounded, UTF-8), its YAML, the top-level keys, then each section in turn; every
+issue found is raised at once in one SpecError, else the Experiment is returned."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..contracts.correctness import FIXTURES
+from ..errors import SpecError
+from ..limits import MAX_ROWS, MAX_SPEC_BYTES, exceeded
+from .checker import _Checker, _kind
+from .contract_entries import _contracts
+from .experiment import Experiment, count_rows
+from .implementation_entries import _implementations
+from .issues import SpecIssue, nearest
+from .problem_entries import _problems
+from .settings import _correctness, _report, _timing
+from .yaml_lines import _compose
+
+
+TOP_KEYS = {"name", "description", "problems", "contracts", "implementations", "baseline", "correctness", "timing", "report"}
+
+
+def load_spec(path: str | Path) -> Experiment:
+    """Read, validate and expand an experiment spec. Raises SpecError listing every issue."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            data = f.read(MAX_SPEC_BYTES + 1)  # never more: the path may be /dev/zero or a 50 GB file
+    except FileNotFoundError:
+        raise SpecError([SpecIssue(str(path), (), None, "file not found")]) from None
+    except OSError as exc:  # a folder, no permission, an I/O error
+        raise SpecError([SpecIssue(str(path), (), None, f"cannot read the spec: {exc.strerror or exc}")]) from None
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecError([SpecIssue(str(path), (), None, _too_big())])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SpecError([SpecIssue(str(path), (), line, f"not UTF-8 text (byte {exc.start}: {exc.reason})")]) from None
+    return parse_spec(text, str(path), base_dir=p.parent)
+
+
+def _too_big() -> str:
+    return exceeded(f"the spec is more than {MAX_SPEC_BYTES:,} bytes", MAX_SPEC_BYTES, "MAX_SPEC_BYTES")
+
+
+def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) -> Experiment:
+    if len(text) > MAX_SPEC_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
+        raise SpecError([SpecIssue(file, (), None, _too_big())])
+    data, lines = _compose(text, file)
+    ck = _Checker(file, lines)
+    if not isinstance(data, dict):
+        raise SpecError([SpecIssue(file, (), 1, f"a spec must be a mapping of keys (name, problems, ...), got {_kind(data)}")])
+    ck.unknown_keys(data, TOP_KEYS, (), "the spec")
+    for required in ("name", "problems", "contracts", "implementations"):
+        if required not in data:
+            ck.error((), f"missing required key {required!r}")
+
+    name = data.get("name", "")
+    if "name" in data and (not isinstance(name, str) or not name or not all(ch.isalnum() or ch in "-_" for ch in name)):
+        ck.error(("name",), f"name must be letters, digits, '-' and '_', got {name!r}")
+    description = data.get("description", "") or ""
+    if not isinstance(description, str):
+        ck.error(("description",), "description must be a string")
+
+    problems = _problems(ck, data.get("problems"))
+    contracts = _contracts(ck, data.get("contracts"))
+    implementations = _implementations(ck, data.get("implementations"), contracts, base_dir or Path("."))
+    correctness = _correctness(ck, data.get("correctness"))
+    timing = _timing(ck, data.get("timing"))
+    report = _report(ck, data.get("report"), contracts)
+
+    baseline = data.get("baseline")
+    if baseline is not None:
+        names = [impl.name for impl in implementations]
+        if not isinstance(baseline, str):
+            ck.error(("baseline",), f"baseline must be an implementation name, got {_kind(baseline)}")
+        elif baseline not in names:
+            ck.error(("baseline",), f"baseline {baseline!r} is not one of this spec's implementations {names}",
+                     nearest(baseline, names))
+
+    for entry_index, entry in enumerate(problems):
+        if entry.fixtures:
+            bad = [f for f in entry.fixtures if f not in FIXTURES]
+            for f in bad:
+                ck.error(("problems", entry_index, "fixtures"), f"unknown fixture {f!r}; expected {list(FIXTURES)}", nearest(f, FIXTURES))
+
+    rows = count_rows(len(problems), contracts, implementations)
+    if rows > MAX_ROWS:
+        ck.error((), exceeded(f"{len(problems):,} problems x {rows // max(len(problems), 1):,} (contract, "
+                              f"implementation) pairs make {rows:,} rows", MAX_ROWS, "MAX_ROWS"))
+    if ck.issues:
+        raise SpecError(ck.all_issues())
+    return Experiment(
+        name=name,
+        description=description,
+        path=file,
+        text=text,
+        spec_hash=hashlib.sha256(text.encode()).hexdigest(),
+        problems=tuple(problems),
+        contracts=tuple(contracts),
+        implementations=tuple(implementations),
+        baseline=baseline,
+        correctness=correctness,
+        timing=timing,
+        report=report,
+    )
