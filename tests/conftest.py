@@ -4,6 +4,10 @@ import pytest
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
     config.addinivalue_line("markers", "compile: compiles kernels with nvcc (no GPU needed)")
+    # A compile test that also builds a torch binding: what it compiles depends on the installed torch's headers,
+    # so CI's floor environment runs it too (.ci/run); the other compile tests depend only on nvcc and
+    # nvidia-cutlass's headers.
+    config.addinivalue_line("markers", "torch_build: a compile test that builds a torch binding")
 
 
 def _has_cuda() -> bool:

@@ -62,6 +62,7 @@ def test_missing_cutlass_package_is_named(monkeypatch):
 
 
 @pytest.mark.compile
+@pytest.mark.torch_build
 def test_compile_error_is_a_build_error_naming_the_users_file_and_line(tmp_path):
     from gemmcompare.build.extension import BuildFailure, build_extensions, plan_extensions
     from gemmcompare.spec import parse_spec

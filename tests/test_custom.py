@@ -94,6 +94,7 @@ def test_example_kernel_and_adapter_compile(tmp_path):
 
 
 @pytest.mark.compile
+@pytest.mark.torch_build
 def test_example_builds_through_the_builder(tmp_path):
     """The whole extension (user file + adapter + generated torch binding) builds and imports."""
     from gemmcompare.build.extension import BuildFailure, build_extensions, plan_extensions

@@ -695,6 +695,7 @@ def _name(pid: int) -> str:
 
 
 @pytest.mark.compile
+@pytest.mark.torch_build
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_one_ctrl_c_stops_every_build_process(tmp_path):
     """Two extensions building side by side (each compiling its torch binding: tens of seconds); one Ctrl-C,
