@@ -87,10 +87,11 @@ def filter_command(noise: tuple[Noise, ...] = KNOWN_NOISE) -> list[str]:
 
 
 @contextlib.contextmanager
-def without_known_noise(noise: tuple[Noise, ...] = KNOWN_NOISE, wait_s: float = 5.0):
+def without_known_noise(noise: tuple[Noise, ...] = KNOWN_NOISE, wait_s: float = 1.0):
     """Run the block with fd 2 through the filter (see the module's doc). On leaving, fd 2 is the real standard
-    error again and the filter has passed on everything written inside (waited for up to `wait_s`: a child
-    process started inside the block holds the pipe open as long as it lives, and the filter serves it)."""
+    error again and the filter has passed on everything written inside: it is waited for, up to `wait_s` (it
+    ends within milliseconds, unless a process started inside the block, e.g. a compiler's worker pool, holds
+    its copy of the pipe: the filter then serves that process for as long as it lives, and is not waited for)."""
     global _active
     with _lock:
         nested, _active = _active, True

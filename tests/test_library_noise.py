@@ -107,3 +107,45 @@ def test_a_workers_first_cupti_start_on_its_warm_up_thread_writes_no_library_lin
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["cupti-warm-up", "MainThread"]
     assert out.stderr == "start 1\nstart 2\n"
+
+
+def test_a_first_start_on_the_main_thread_leaves_fd_2_alone():
+    """libkineto's line needs another thread than torch's importer: `profile`'s timing process and an
+    --in-process run start the profiler on the main thread, and no filter is started around it."""
+    out = _child("""
+        from gemmcompare.contracts import timing_methods as tm
+
+        class FakeProfile:
+            def __enter__(self):
+                os.write(2, b"started\\n")
+                return self
+            def __exit__(self, *exc):
+                return False
+            function_events = []
+
+        tm._cupti_profiler = FakeProfile
+        for _ in range(2):
+            clock = tm.KernelClock()
+            assert clock.start(), clock.error
+            clock.stop()
+        print(tm._first_start["done"], "gemmcompare.library_noise" in sys.modules)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False"] and out.stderr == "started\nstarted\n"
+
+
+def test_a_process_started_inside_the_block_does_not_hold_it_up_and_its_lines_still_come():
+    """A process started inside the block (inductor's compile workers, say) keeps its copy of the pipe: leaving
+    the block does not wait for it past a second, and its lines go on through the filter."""
+    out = _child("""
+        import subprocess, time
+        from gemmcompare.library_noise import without_known_noise
+        t0 = time.monotonic()
+        with without_known_noise():
+            late = subprocess.Popen([sys.executable, "-c", "import os, time; time.sleep(3); "
+                                     "os.write(2, b'late line\\\\n'); os.write(2, (%r + '\\\\n').encode())" % NOISE])
+        print(f"{time.monotonic() - t0:.1f}")
+        late.wait()
+    """)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout) < 2.5 and out.stderr == "late line\n"

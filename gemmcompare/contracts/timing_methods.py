@@ -236,16 +236,18 @@ class _TorchProfilerEvents:
 
 
 # The first profiler start of a process sets up libkineto, which then writes a line that says nothing the user
-# must act on straight to fd 2 when that start is on another thread than the one that imported torch (the
-# warm-up's is): library_noise.py keeps it out of the run's output, and lets everything else through.
+# must act on straight to fd 2 when that start is on another thread than the one that imported torch (the main
+# thread, here): a measuring worker's is, on its warm-up thread, and a Dask worker's, on a task thread.
+# library_noise.py keeps that line out of the run's output and lets everything else through.
 _first_start = {"done": False, "lock": threading.Lock()}
 
 
 def _first_start_quiet():
-    """library_noise.without_known_noise() around the process's first profiler start; nothing around the rest."""
+    """library_noise.without_known_noise() around the process's first profiler start when it is not on the main
+    thread; nothing around the others (`profile`'s timing process, an --in-process run: fd 2 left alone)."""
     with _first_start["lock"]:
         first, _first_start["done"] = not _first_start["done"], True
-    if not first:
+    if not first or threading.current_thread() is threading.main_thread():
         return contextlib.nullcontext()
     from ..library_noise import without_known_noise
 
