@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-# as the H200 printed it on every run (experiments/results/h200/fp8/hopper-fp8-tuned-d5f69ec/run.log)
+# as the H200 printed it (experiments/studies/fp8/h200/hopper-fp8-fc56fed/pytest_fp8_hopper.log; every run.log there too)
 NOISE = "ERROR: External init callback must run in same thread as registerClient (166033088 != -97517248)"
 
 
