@@ -10,12 +10,14 @@ compare.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import re
 from dataclasses import dataclass
 from typing import Iterator
 
 from .contracts.precision import PrecisionContract
+from .contracts.timing import L2_POLICIES
 from .errors import InputError
 from .limits import MAX_PROBLEMS, MAX_ROWS, exceeded
 from .implementations.base import Implementation, Skip, Support
@@ -117,15 +119,32 @@ def parse_shapes(text: str) -> tuple[ProblemEntry, ...]:
     return tuple(entries)
 
 
-def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False, only: str | None = None) -> Experiment:
-    """The experiment with other problem shapes, without timing, or with fewer implementations. A
-    narrowed experiment gets its own spec hash, so --resume cannot mix it with the full one."""
+def check_l2(policy: str) -> str:
+    """An --l2 value: one of the timing contract's L2 policies, or an InputError (exit 2) that lists them."""
+    if policy in L2_POLICIES:
+        return policy
+    close = difflib.get_close_matches(str(policy), L2_POLICIES, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise InputError(f"--l2 {str(policy)[:40]!r} is not an L2 policy: expected one of {', '.join(L2_POLICIES)}{hint}")
+
+
+def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False, only: str | None = None,
+           l2: str | None = None) -> Experiment:
+    """The experiment with other problem shapes, without timing, with fewer implementations, or under another
+    L2 policy (`l2`: as if the spec's `timing: {l2: ...}` said it; the rows, the receipt and the tuning pick
+    cache's key all read exp.timing.l2). A narrowed experiment gets its own spec hash, so --resume cannot mix
+    it with the full one; an `l2` equal to the spec's own policy changes nothing, the hash neither."""
+    other_l2 = l2 is not None and check_l2(l2) != exp.timing.l2
+    if other_l2:
+        exp = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, l2=l2))
     if shapes:
         exp = dataclasses.replace(exp, problems=parse_shapes(shapes))
     if check_only:
         exp = dataclasses.replace(exp, problems=tuple(dataclasses.replace(e, time=False) for e in exp.problems))
-    if shapes or check_only or only:
+    if shapes or check_only or only or other_l2:
         tag = f"{exp.spec_hash}|shapes={shapes}|check_only={check_only}|only={only}"
+        if other_l2:  # only then: the hashes of runs narrowed without it stay as they were (--resume)
+            tag += f"|l2={l2}"
         exp = dataclasses.replace(exp, spec_hash=hashlib.sha256(tag.encode()).hexdigest())
     if only:
         try:

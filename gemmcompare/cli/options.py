@@ -95,6 +95,20 @@ def add_narrowing(p, shapes_default: str | None = None) -> None:
     p.add_argument("--only", default=None, metavar="REGEX", help="only the implementations whose name matches")
 
 
+def add_l2(p, for_build: bool = False) -> None:
+    """--l2: the spec's timing.l2 replaced, as if the spec said it (plan.narrow checks the value: exit 2)."""
+    from ..contracts.timing import L2_POLICIES  # no torch: --help stays quick
+
+    policies = ", ".join(L2_POLICIES)
+    if for_build:
+        what = (f"accepted ({policies}) so that a run's command line builds as it is; no build depends on the "
+                f"L2 policy, so it changes nothing here")
+    else:
+        what = (f"time under this L2 policy instead of the spec's timing.l2: {policies} (docs/timing.md); the "
+                f"spec hash, receipt, rows and tuning picks then read it as if the spec said it")
+    p.add_argument("--l2", default=None, metavar="POLICY", help=what)
+
+
 def add_threshold(p, whose: str) -> None:
     from ..receipt import DEFAULT_COMPARE_THRESHOLD  # receipt.py imports no pandas: --help stays quick
 

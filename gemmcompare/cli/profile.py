@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from .options import add_build_options, add_json, add_narrowing, exit_codes, load_spec, parser_args, write_json
+from .options import (add_build_options, add_json, add_l2, add_narrowing, exit_codes, load_spec, parser_args,
+                      write_json)
 
 
 def cmd_profile(args) -> int:
@@ -16,10 +17,11 @@ def cmd_profile(args) -> int:
     from ..profilers.ncu import stall_profile, timing_profile
     from ..profilers.tools import find_tool
 
+    exp = narrow(load_spec(args.spec), args.shapes, False, args.only, l2=args.l2)  # bad arguments first (exit 2)
     ncu = find_tool("ncu")
-    exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
     l2 = ncu_l2(exp.timing.l2)
-    print(f"profile: the spec's L2 policy is {exp.timing.l2}; ncu's launches run with {L2_HOW[l2]}")
+    whose = "--l2" if args.l2 else "the spec's L2 policy"
+    print(f"profile: {whose} is {exp.timing.l2}; ncu's launches run with {L2_HOW[l2]}")
     out_rows = []
     for cell in make_plan(exp).cells:
         if not cell.support:
@@ -27,9 +29,9 @@ def cmd_profile(args) -> int:
         row = (args.spec, cell.implementation.name, cell.entry.problem.label, cell.contract.name)
         rec = {"problem": row[2], "contract": row[3], "implementation": row[1]}
         if not args.stalls_only:
-            rec.update(timing_profile(ncu, *row, args.launches, args.timeout, l2))
+            rec.update(timing_profile(ncu, *row, args.launches, args.timeout, l2, l2_override=args.l2))
         if args.stalls or args.stalls_only:
-            rec["stalls"] = stall_profile(ncu, *row, args.timeout, l2)
+            rec["stalls"] = stall_profile(ncu, *row, args.timeout, l2, l2_override=args.l2)
         out_rows.append(rec)
     if not args.stalls_only:
         print_timings(out_rows)
@@ -87,6 +89,7 @@ def register(subparsers) -> None:
         exit_codes(0, 1, 2, c1="a row could not be profiled (ncu's message is printed)")))
     p.add_argument("spec", metavar="SPEC")
     add_narrowing(p)
+    add_l2(p)
     p.add_argument("--launches", type=int, default=5, help="profiled launches per row")
     p.add_argument("--stalls", action="store_true",
                    help="also profile one launch per row with ncu's stall sections: kernel name, registers, "

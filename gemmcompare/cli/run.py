@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import (add_build_options, add_narrowing, add_run_storage, exit_codes, load_spec, parser_args,
-                      run_options)
+from .options import (add_build_options, add_l2, add_narrowing, add_run_storage, exit_codes, load_spec,
+                      parser_args, run_options)
 
 
 def cmd_validate(args) -> int:
@@ -45,7 +45,7 @@ def cmd_run(args) -> int:
 
     phases = {"start_s": process_age_s()}  # the interpreter's start and imports, until this command began
     t0 = time.monotonic()
-    exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only)
+    exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only, l2=args.l2)
     phases["spec_s"] = time.monotonic() - t0
     runner = Runner(exp, run_options(args), phases={k: v for k, v in phases.items() if v is not None})
     outcome = runner.run()
@@ -97,7 +97,7 @@ def cmd_build(args) -> int:
     from ..device import probe_build_target
     from ..plan import narrow
 
-    exp = narrow(load_spec(args.spec), args.shapes, False, args.only)
+    exp = narrow(load_spec(args.spec), args.shapes, False, args.only, l2=args.l2)  # --l2: checked, nothing else
     cache_dir = Path(args.cache_dir) if args.cache_dir else None
 
     def log_finished(plan, result) -> None:
@@ -141,6 +141,7 @@ def register(sub) -> None:
     add_run_storage(p)
     add_build_options(p)
     add_narrowing(p)
+    add_l2(p)
     p.add_argument("--resume", default=None, metavar="RUN", help="continue run RUN, skipping rows it has")
     p.add_argument("--no-report", action="store_true", help="no report at the end (gemmcompare report RUN writes it)")
     p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
@@ -163,4 +164,5 @@ def register(sub) -> None:
     p.add_argument("spec", metavar="SPEC")
     add_build_options(p)
     add_narrowing(p)
+    add_l2(p, for_build=True)
     p.set_defaults(func=cmd_build)

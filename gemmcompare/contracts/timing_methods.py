@@ -235,6 +235,25 @@ class _TorchProfilerEvents:
         return self.prof.profiler
 
 
+# The first profiler start of a process sets up libkineto, which then writes a line that says nothing the user
+# must act on straight to fd 2 when that start is on another thread than the one that imported torch (the main
+# thread, here): a measuring worker's is, on its warm-up thread, and a Dask worker's, on a task thread.
+# library_noise.py keeps that line out of the run's output and lets everything else through.
+_first_start = {"done": False, "lock": threading.Lock()}
+
+
+def _first_start_quiet():
+    """library_noise.without_known_noise() around the process's first profiler start when it is not on the main
+    thread; nothing around the others (`profile`'s timing process, an --in-process run: fd 2 left alone)."""
+    with _first_start["lock"]:
+        first, _first_start["done"] = not _first_start["done"], True
+    if not first or threading.current_thread() is threading.main_thread():
+        return contextlib.nullcontext()
+    from ..library_noise import without_known_noise
+
+    return without_known_noise()
+
+
 class KernelClock:
     """CUPTI activity records of the launches enqueued between start() and stop(), through torch's profiler
     (_cupti_profiler)."""
@@ -251,7 +270,8 @@ class KernelClock:
                 # clock here is one cycle, read once, so the warning only added a line to every run's output
                 warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
                 self._prof = _cupti_profiler()
-                self._prof.__enter__()
+                with _first_start_quiet():
+                    self._prof.__enter__()
             return True
         except Exception as exc:  # noqa: BLE001 - no CUPTI here: the timer keeps its events
             self.error, self._prof = f"CUPTI unavailable: {exc}", None

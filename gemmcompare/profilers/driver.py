@@ -11,7 +11,9 @@
 Timing and profiling are separate processes because under ncu every launch is intercepted (tens of
 microseconds each), which a timing in the same process would carry. It prints one JSON line.
 
-    python -m gemmcompare.profilers.driver SPEC IMPL MxNxK CONTRACT LAUNCHES [--no-timing|--timing-only]
+`--l2=POLICY` (`profile --l2`): the spec narrowed to that L2 policy, as the command narrowed it.
+
+    python -m gemmcompare.profilers.driver SPEC IMPL MxNxK CONTRACT LAUNCHES [--no-timing|--timing-only] [--l2=POLICY]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ DO_BENCH_WARMUP_MS = 5
 DO_BENCH_REPEATS = 3
 
 
-def _prepare(spec: str, impl_name: str, problem: str, contract_name: str):
+def _prepare(spec: str, impl_name: str, problem: str, contract_name: str, l2: str | None = None):
     """(experiment, device, implementation, problem, contract, operands, build) of the row, or the build
     failure's message."""
     from ..build.experiment import build_experiment
@@ -40,7 +42,7 @@ def _prepare(spec: str, impl_name: str, problem: str, contract_name: str):
     from ..run.inputs import draw_inputs
     from ..spec import load_spec
 
-    exp = narrow(load_spec(spec), problem, False, "^" + re.escape(impl_name) + "$")
+    exp = narrow(load_spec(spec), problem, False, "^" + re.escape(impl_name) + "$", l2=l2)
     device = probe_device()
     built = build_experiment(exp, device, progress=False).by_impl.get(impl_name)
     if isinstance(built, BuildFailure):
@@ -62,12 +64,12 @@ L2_HOW = {"flush": "L2 flushed before each profiled launch",
 
 
 def drive(spec: str, impl_name: str, problem: str, contract_name: str, launches: int, timing: bool = True,
-          profile: bool = True) -> int:
+          profile: bool = True, l2: str | None = None) -> int:
     import torch
 
     from ..contracts.timing import clear_l2, new_flush_buffer, wait_stream
 
-    ready = _prepare(spec, impl_name, problem, contract_name)
+    ready = _prepare(spec, impl_name, problem, contract_name, l2)
     if isinstance(ready, str):
         print(json.dumps({"error": ready}))
         return 1
@@ -163,10 +165,15 @@ def graph_do_bench(timer, name: str, launch, repeats: int = DO_BENCH_REPEATS) ->
             f"{how}, median of {repeats} stretches of {DO_BENCH_REP_MS} ms", runs)
 
 
-if __name__ == "__main__":
-    if len(sys.argv) >= 6:
-        flags = sys.argv[6:]
-        sys.exit(drive(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]),
-                       timing="--no-timing" not in flags, profile="--timing-only" not in flags))
+def main(argv: list[str]) -> int:
+    if len(argv) >= 5:
+        flags = argv[5:]
+        l2 = next((f.partition("=")[2] for f in flags if f.startswith("--l2=")), None)
+        return drive(argv[0], argv[1], argv[2], argv[3], int(argv[4]), timing="--no-timing" not in flags,
+                     profile="--timing-only" not in flags, l2=l2)
     print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-    sys.exit(2)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

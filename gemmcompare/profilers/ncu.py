@@ -38,15 +38,22 @@ def _run_ncu(ncu: str, ncu_args: list[str], spec: str, impl_name: str, problem: 
         return res, (log.read_text() if log.exists() else "")
 
 
+def _l2_flag(l2_override: str | None) -> list[str]:
+    """The driver's flag for `profile --l2`: its processes read the spec again and narrow it as the command did."""
+    return [f"--l2={l2_override}"] if l2_override else []
+
+
 def timing_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: str, launches: int,
-                   timeout: float, l2: str = "flush") -> dict:
+                   timeout: float, l2: str = "flush", l2_override: str | None = None) -> dict:
     """`launches` launches of the row under ncu's gpu__time_duration, next to the event, CUPTI and do_bench
-    medians of the same row timed in a process of its own (never under ncu: ncu intercepts every launch)."""
+    medians of the same row timed in a process of its own (never under ncu: ncu intercepts every launch).
+    `l2`: how ncu's launches meet L2 (driver.ncu_l2); `l2_override`: --l2, the policy the driver times under."""
     timed = subprocess.run([sys.executable, "-m", "gemmcompare.profilers.driver", spec, impl_name, problem,
-                            contract, "0", "--timing-only"], capture_output=True, text=True, timeout=timeout)
+                            contract, "0", "--timing-only", *_l2_flag(l2_override)],
+                           capture_output=True, text=True, timeout=timeout)
     drive = _last_json(timed.stdout) or {}
     res, text = _run_ncu(ncu, ["--cache-control", "none", "--metrics", "gpu__time_duration.sum"], spec,
-                         impl_name, problem, contract, launches, timeout, "--no-timing")
+                         impl_name, problem, contract, launches, timeout, "--no-timing", *_l2_flag(l2_override))
     ncu_ms = ncu_launch_times(text, launches)
     rec = {"ncu_median_ms": statistics.median(ncu_ms) if ncu_ms else None, "ncu_ms": ncu_ms, "l2": l2,
            **{k: drive.get(k) for k in ("event_median_ms", "event_cv", "cupti_median_ms", "launch_window_ms",
@@ -83,14 +90,14 @@ STALL_FIELDS = {
 
 
 def stall_profile(ncu: str, spec: str, impl_name: str, problem: str, contract: str, timeout: float,
-                  l2: str = "flush") -> list[dict]:
+                  l2: str = "flush", l2_override: str | None = None) -> list[dict]:
     """One launch of the row under ncu's stall sections; a record per kernel (see parse_stall_csv). The
     sections replay the kernel: ncu flushes the caches before each replay unless told not to, which under a
     warm policy it is (the replays then find L2 as the unprofiled launch before them left it)."""
     sections = [arg for section in STALL_SECTIONS for arg in ("--section", section)]
     cache = ["--cache-control", "none"] if l2 == "warm" else []
     res, text = _run_ncu(ncu, ["--page", "raw", *cache, *sections], spec, impl_name, problem, contract, 1, timeout,
-                         "--no-timing")
+                         "--no-timing", *_l2_flag(l2_override))
     kernels = parse_stall_csv(text)
     if not kernels:
         return [{"error": (res.stderr[-400:] or text[-400:]) or "ncu reported no kernel"}]
