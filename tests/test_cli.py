@@ -122,7 +122,7 @@ def _committed_names(pattern: str, problem: str | None = None) -> set[str]:
     from gemmcompare.store import load_result_file
 
     names = set()
-    for folder in run_folders(H200):
+    for folder in run_folders(STUDIES):
         rows = load_result_file(folder)[1]
         for name, prob in zip(rows["implementation"], rows["problem"]):
             if re.search(pattern, name) and (problem is None or prob == problem):
@@ -132,17 +132,17 @@ def _committed_names(pattern: str, problem: str | None = None) -> set[str]:
 
 def test_history_reads_committed_run_folders_by_regex(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["history", "library.cublas", "--runs", str(H200), "--problem", "4096x4096x4096",
+    assert main(["history", "library.cublas", "--runs", str(STUDIES), "--problem", "4096x4096x4096",
                  "--contract", "f16_f32acc_tn"]) == 0
     out = capsys.readouterr().out
     assert "history of library.cublas" in out and (tmp_path / "reports" / "history_library.cublas" / "history.png").exists()
     runs = int(out.split(" rows from ")[1].split(" runs")[0])
     assert runs >= 20  # every committed H200 run measures cuBLAS at 4096^3
-    assert main(["history", "mma_sync", "--runs", str(H200)]) == 2
+    assert main(["history", "mma_sync", "--runs", str(STUDIES)]) == 2
     err = capsys.readouterr().err
     assert f"matches {len(_committed_names('mma_sync'))} implementations" in err and "narrow the regular expression" in err
     pattern = r"cutlass3x_sm90.*128x256x64_2x1x1_coop_epitma_stauto_persistent_tn_align8_rasterH_swz1$"
-    assert main(["history", pattern, "--runs", str(H200), "--problem", "4096x4096x4096"]) == 0
+    assert main(["history", pattern, "--runs", str(STUDIES), "--problem", "4096x4096x4096"]) == 0
     # one per dtype pairing of the configuration the committed runs measured (f16 and bf16 in; f32 or same out)
     wanted = _committed_names(pattern, "4096x4096x4096")
     assert len(wanted) >= 2 and f"{len(wanted)} implementations" in capsys.readouterr().out

@@ -145,17 +145,22 @@ def test_percent_bars_cut_a_few_outliers_and_label_them():
     assert axis_top([90, 95, 300, 310, 320])[1] is None  # not a few: every bar fits
 
 
-def test_percent_bars_of_the_committed_library_run(tmp_path, figures):
-    (plot,) = draw("percent_of_baseline", committed("library-vs-handwritten"), tmp_path)
+def test_percent_bars_cut_an_outlier_and_say_its_value(tmp_path, figures):
+    """Three square problems and an odd one where the CUTLASS row reads 527% (aligned copies against cuBLAS off
+    its fast path, as a library-vs-handwritten run on the H200 once showed): that bar is cut at the top, hatched
+    and labelled with its value, and the axis is scaled to the other bars."""
+    cutlass = "cutlass[config=sm90_tma_coop_128x256x64_c2x1]"
+    rows = make_rows("r1", problems=[(1024,) * 3, (2048,) * 3, (4096,) * 3]) + \
+        make_rows("r1", problems=[(3999, 5001, 4097)], slowdown={cutlass: 0.92 / 5.27}, seed=1)
+    frame = combine_runs((receipt_for("r1"), pd.DataFrame([r.to_record() for r in rows])))
+    (plot,) = draw("percent_of_baseline", frame, tmp_path)
     ax = figures["pct_of_baseline_f16_f32acc_tn"].axes[0]
-    texts = [t.get_text() for t in ax.texts]
-    assert "527" in texts  # the unaligned shape's bar is cut at the top and says its value
+    odd = frame[(frame["implementation"] == cutlass) & (frame["m"] == 3999)]["pct_of_baseline"].iloc[0]
+    assert f"{odd:.0f}" in [t.get_text() for t in ax.texts] and 500 < odd < 560  # noisy samples: about 527
     hatched = [b for c in ax.containers if isinstance(c, BarContainer) for b in c if b.get_hatch()]
-    assert len(hatched) == 6 and all(b.get_height() < ax.get_ylim()[1] for b in hatched)
+    assert len(hatched) == 1 and hatched[0].get_height() < ax.get_ylim()[1]
     assert ax.get_ylim()[1] < 200 and "hatched" in plot.caption
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any("128x256x64 cluster 2x1x1" in l.replace("\n", " ") and "coop" in l for l in labels)
-    assert not any("…" in l for l in labels)
+    assert not any("…" in t.get_text() for t in ax.get_legend().get_texts())
 
 
 def test_many_implementations_get_one_panel_per_problem_named_on_the_axis(tmp_path, figures):

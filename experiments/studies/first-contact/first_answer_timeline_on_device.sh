@@ -3,13 +3,10 @@
 # run on the warm cache until LIMIT_S (default 100 s) is spent; each run's phase line and the worker's timeline
 # (each start-up step's end, in seconds from its spawn) printed. OUT/timeline.txt keeps the same.
 #   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/studies/first-contact/first_answer_timeline_on_device.sh
-set -u
-OUT=${OUT:?set OUT}
-W=$(mktemp -d /tmp/timeline.XXXXXX)
-PIP_LOG="$W/pip.log" source experiments/studies/device_env.sh
-export GEMMCOMPARE_CACHE_DIR=$W/cache
-python3 -m compileall -q gemmcompare
-echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}" >"$OUT/timeline.txt"
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+export GEMMCOMPARE_CACHE_DIR=$W-cache  # empty (a cold build), outside W (not packed)
+rm -rf "$GEMMCOMPARE_CACHE_DIR"
+: >"$OUT/timeline.txt"
 python3 -m gemmcompare build experiments/quickstart.yaml --no-progress >"$W/build.log" 2>&1
 started=$(date +%s)
 while [ $(( $(date +%s) - started )) -lt "${LIMIT_S:-100}" ]; do

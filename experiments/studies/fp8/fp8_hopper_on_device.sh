@@ -5,16 +5,8 @@
 # Runs tests/test_gpu_fp8_hopper.py with -s: through the harness, e4m3/e5m2 per-tensor, bf16/f32 out, strict and
 # _fastacc, at 1024^3, 4096^3 and 1000^3 beside library.cublaslt_fp8 (each row's status, TFLOP/s and % of
 # cuBLASLt printed), and the promoting kernel judged on the fp8_accumulation fixture. Log: OUT/pytest_fp8_hopper.log.
-set -u
-OUT=${OUT:?set OUT}
-mkdir -p "$OUT"
-PIP_LOG=/tmp/pip-fp8-hopper.log source experiments/studies/device_env.sh
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 export GEMMCOMPARE_CACHE_DIR=/tmp/gc-fp8-hopper-cache
-echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)" | tee "$OUT/steps.txt"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >>"$OUT/steps.txt" 2>&1
-t0=$(date +%s)
-timeout --kill-after=10 ${TEST_LIMIT_S:-180} python3 -m pytest -m gpu -q -s -p no:cacheprovider \
-  tests/test_gpu_fp8_hopper.py >"$OUT/pytest_fp8_hopper.log" 2>&1
-echo "tests exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$OUT/steps.txt"
+step pytest_fp8_hopper "${TEST_LIMIT_S:-180}" python3 -m pytest -m gpu -q -s -p no:cacheprovider tests/test_gpu_fp8_hopper.py
 grep -E "hopper.fp8|cublaslt" "$OUT/pytest_fp8_hopper.log" | cut -c1-200 | head -40
 grep -E "passed|failed" "$OUT/pytest_fp8_hopper.log" | tail -2

@@ -10,27 +10,23 @@
 #    through the harness (block scales: SKIP rows), and on the fp8_accumulation fixture each PASSes the strict
 #    contract while its fast-accumulation canary FAILs it (numbers printed: `-s`). Log: $OUT/pytest_fp8_python.log.
 # 2. experiments/fp8.yaml at SHAPES, the Python FP8 rows beside cuBLASLt (torch.compile's max-autotune takes
-#    3-69 s per shape and contract, measured). Run folder and log: $OUT/fp8_python.tgz. Prints last: each row's
-#    TFLOP/s and % of cuBLASLt's FP8 row (experiments/studies/fp8/fp8_study_table.py).
-set -u
-OUT=${OUT:?set OUT}
-W=/tmp/fp8-python-work; rm -rf "$W"; mkdir -p "$W" "$OUT"
-PIP_LOG="$W/pip.log" source experiments/studies/device_env.sh
-END=$(( $(date +%s) + ${BUDGET_S:-540} ))
-echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)" | tee "$OUT/steps.txt"
+#    3-69 s per shape and contract, measured). Log: $OUT/fp8_python.log; run folder and store:
+#    $OUT/fp8_python_on_device.tgz. Prints last: each row's TFLOP/s and % of cuBLASLt's FP8 row
+#    (experiments/studies/fp8/fp8_study_table.py).
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+[ -n "${BUDGET_S:-}" ] || END=$(( $(date +%s) + 540 ))  # this study's default budget
 if [ "${LAB_BUILD:-0}" = 1 ]; then
-  python3 -m compileall -q gemmcompare  # the bytecode a pip install writes (the device sets PYTHONDONTWRITEBYTECODE)
+  cache=$GEMMCOMPARE_CACHE_DIR
   export GEMMCOMPARE_CACHE_DIR=/tmp/gc-lab-cache
   step lab_build_cold 120 python3 -m gemmcompare build experiments/lab_ladder.yaml --no-progress
   for i in 1 2 3; do step lab_build_cached_$i 20 python3 -m gemmcompare build experiments/lab_ladder.yaml --no-progress; done
-  export GEMMCOMPARE_CACHE_DIR=/tmp/gemmcompare-cache
+  export GEMMCOMPARE_CACHE_DIR=$cache
 fi
 step pytest_fp8_python 300 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_fp8_python.py \
   ${TESTS:+-k "$TESTS"}
 step fp8_python 400 python3 -m gemmcompare run experiments/fp8.yaml --shapes "${SHAPES:-4096x4096x4096,8192x8192x8192}" \
   --only '^library\.(cublas|cublaslt_fp8|triton_fp8|torch_compile_fp8)$' --store "$W/g.db" --runs-dir "$W/runs" \
   --no-progress
-tar czf "$OUT/fp8_python.tgz" -C "$W" runs g.db 2>/dev/null
 echo "== GPU test (pytest_fp8_python.log) =="
 grep -E "canary|PASS|FAIL|SKIP|passed|failed" "$OUT/pytest_fp8_python.log" | cut -c1-260 | tail -20
 echo "== run (fp8_python.log tail) =="

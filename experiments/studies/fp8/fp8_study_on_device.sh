@@ -8,29 +8,21 @@
 #    candidates and fixed rows, cuBLAS's binding).
 # 2. `gemmcompare run experiments/fp8.yaml` without library.torch_compile_fp8 (its max-autotune took 3-69 s
 #    per shape and contract on the H200: step 4 and experiments/studies/fp8/fp8_python_on_device.sh run it apart). Run folder:
-#    OUT/study.tgz.
+#    runs/ in OUT/fp8_study_on_device.tgz.
 # 3. tests/test_gpu_fp8_cutlass.py -k blockwise: CUTLASS's blockwise entries under the block contracts at odd
 #    shapes and on every fixture (warm builds from step 1).
-# 4. torch.compile of torch._scaled_mm at 4096^3 beside cuBLASLt, per-tensor strict and _fastacc, as time allows.
+# 4. torch.compile of torch._scaled_mm at 4096^3 beside cuBLASLt, per-tensor strict and _fastacc, as time allows
+#    (compile_runs/ in the same .tgz).
 # Prints last the study's table (experiments/studies/fp8/fp8_study_table.py).
-set -u
-OUT=${OUT:?set OUT}
-W=/tmp/fp8-study; rm -rf "$W"; mkdir -p "$W" "$OUT"
-PIP_LOG="$W/pip.log" source experiments/studies/device_env.sh
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 export GEMMCOMPARE_CACHE_DIR=/tmp/gc-fp8-study-cache
-END=$(( $(date +%s) + ${BUDGET_S:-560} ))
-echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)" | tee "$OUT/steps.txt"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >>"$OUT/steps.txt" 2>&1
-gc="python3 -m gemmcompare"
-step build 300 $gc build experiments/fp8.yaml --no-progress
+step build 300 python3 -m gemmcompare build experiments/fp8.yaml --no-progress
 tail -n 1 "$OUT/build.log"
-step study 330 $gc run experiments/fp8.yaml --only '^(?!library\.torch_compile_fp8$)' \
+step study 330 python3 -m gemmcompare run experiments/fp8.yaml --only '^(?!library\.torch_compile_fp8$)' \
   --store "$W/g.db" --runs-dir "$W/runs" --no-progress
-tar czf "$OUT/study.tgz" -C "$W" runs g.db 2>/dev/null
 step blockwise_tests 150 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_fp8_cutlass.py -k blockwise
-step compile_fp8 200 $gc run experiments/fp8.yaml --only '^library\.(cublaslt_fp8|torch_compile_fp8)$' \
+step compile_fp8 200 python3 -m gemmcompare run experiments/fp8.yaml --only '^library\.(cublaslt_fp8|torch_compile_fp8)$' \
   --shapes 4096x4096x4096 --store "$W/c.db" --runs-dir "$W/compile_runs" --no-progress
-tar czf "$OUT/compile_fp8.tgz" -C "$W" compile_runs c.db 2>/dev/null
 grep -E "passed|failed" "$OUT/blockwise_tests.log" | tail -1
 grep -E "phases|^run " "$OUT/study.log" | cut -c1-300
 python3 experiments/studies/fp8/fp8_study_table.py "$W/runs" 2>&1 | cut -c1-150

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 14 ("honest numbers at the edges") on one GPU machine, in one call of at most ~9 minutes.
 #
-#   OUT=/path GEMMCOMPARE_GIT_COMMIT=<sha> bash experiments/studies/honest-numbers/honest_numbers_on_device.sh
+#   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/studies/honest-numbers/honest_numbers_on_device.sh
 #
 # from the repository root (nvidia-cutlass carried as a wheel in .whl/, as for run_on_device.sh). Steps, in
 # order of priority, each under `timeout` and logged; a failing step does not stop the others:
@@ -16,24 +16,19 @@
 #   profile       `gemmcompare profile` (cuBLAS 1024^3..4096^3): the do_bench column beside events and ncu
 #   lvh           experiments/library_vs_handwritten.yaml rerun (the README's plot), if time is left
 #   gpu_tests     tests/test_gpu_honest.py, if time is left
-# Everything lands in $OUT/honest_numbers.tgz (unpack it into experiments/studies/honest-numbers/h200/);
-# $OUT/summary.txt is the short table, printed last; $OUT/steps.txt what each step did.
-set -u
+# Everything lands in $OUT/honest_numbers_on_device.tgz (the runner packs the work folder W on exit, also when the
+# call is cut short; unpack it into experiments/studies/honest-numbers/h200/); $OUT/summary.txt is the short
+# table, printed last; $OUT/steps.txt what each step did (a copy in W for the summary).
+# Budget: HONEST_BUDGET_S, else the runner's BUDGET_S, else 540 s for the whole script; each step is cut 20 s
+# short of what is left (for the summary), and not started with under 20 s.
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 T0=$(date +%s)
-BUDGET=${HONEST_BUDGET_S:-540}          # seconds for the whole script
-OUT=${OUT:?set OUT to the output folder}
-# Work outside $OUT: only a few files come back from it, so it holds the packed .tgz (refreshed after every
-# step, so that a call cut short still returns what was done), steps.txt and summary.txt.
-W=${HONEST_WORK:-/tmp/honest-numbers-work}
-rm -rf "$W"
-mkdir -p "$W/logs" "$OUT"
-: > "$W/steps.txt"
-pack() { tar czf "$OUT/honest_numbers.tgz.tmp" -C "$W" . 2>/dev/null && mv "$OUT/honest_numbers.tgz.tmp" "$OUT/honest_numbers.tgz"
-         cp "$W/steps.txt" "$OUT/steps.txt"; }
+# the runner's END (BUDGET_S) where BUDGET_S is given and HONEST_BUDGET_S not; `left` counts down to END
+if [ -n "${HONEST_BUDGET_S:-}" ] || [ -z "${BUDGET_S:-}" ]; then END=$(( T0 + ${HONEST_BUDGET_S:-540} )); fi
+mkdir -p "$W/logs"
 
-left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
-note() { echo "$*" | tee -a "$W/steps.txt"; }
-# run_step NAME MAX_SECONDS CMD...: CMD under timeout (MAX_SECONDS, or what the budget leaves), logged
+# run_step NAME MAX_SECONDS CMD...: CMD under timeout (MAX_SECONDS, or what the budget leaves less 20 s), its log
+# W/logs/NAME.log (where honest_summary.py reads it), a line in steps.txt; returns CMD's exit
 run_step() {
   local name=$1 want=$2 t rc start
   shift 2
@@ -44,17 +39,13 @@ run_step() {
   timeout -k 10 "$t" "$@" >"$W/logs/$name.log" 2>&1
   rc=$?
   note "$name: exit $rc in $(( $(date +%s) - start )) s (limit $t s)"
-  pack
   return $rc
 }
 
-PIP_LOG="$W/logs/pip.log" source experiments/studies/device_env.sh
 export PATH=$PATH:/usr/local/cuda/bin
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 GC="python3 -m gemmcompare"
-note "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}; ncu $NCU; budget $BUDGET s"
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,power.limit --format=csv \
-  >"$W/nvidia_smi_start.csv" 2>&1
+note "ncu $NCU; budget $(left) s"
 timeout 30 python3 -m pip list 2>/dev/null | grep -i -E "^(torch|triton|nvidia-cutlass) " >"$W/versions.txt"
 
 # -- builds first, in parallel processes (one builder per extension across processes: the cache's lock), and
@@ -116,11 +107,11 @@ else
   note "gpu_tests: SKIPPED ($(left) s left)"
 fi
 
-# -- pack, summarize ------------------------------------------------------------------------------------------
+# -- summarize -----------------------------------------------------------------------------------------------
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$W/nvidia_smi_end.csv" 2>&1
+note "total $(( $(date +%s) - T0 )) s"
+cp "$OUT/steps.txt" "$W/steps.txt"
 timeout 60 python3 experiments/studies/honest-numbers/honest_summary.py "$W" >"$OUT/summary.txt" 2>"$W/logs/summary.log" \
   || echo "summary failed: see logs/summary.log" >>"$OUT/summary.txt"
 cp "$OUT/summary.txt" "$W/summary.txt"
-note "total $(( $(date +%s) - T0 )) s"
-pack
 cat "$OUT/summary.txt"

@@ -5,23 +5,16 @@
 #    / 8; m = 17 a SKIP); prints each row's time, % of cuBLAS and B's streamed bandwidth.
 # 2. `gemmcompare run experiments/decode.yaml`: defaults, every split and the tuned row against cuBLAS at the
 #    8B and 70B decode shapes (BF16). Prints per row: time, % of cuBLAS, B bandwidth (N*K*2 bytes / time).
-# Everything comes back as OUT/decode.tgz (run folder, store, logs); the printed tables in OUT/summary.txt.
-set -u
-OUT=${OUT:?set OUT}
-W=/tmp/decode-study; rm -rf "$W"; mkdir -p "$W" "$OUT"
-PIP_LOG="$W/pip.log" source experiments/studies/device_env.sh
-export GEMMCOMPARE_CACHE_DIR=$W/cache
-t0=$(date +%s)
-timeout 480 python3 -m pytest -m gpu -s -q -p no:cacheprovider tests/test_gpu_decode.py >"$W/pytest.log" 2>&1
-echo "gpu test exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
-t0=$(date +%s)
-timeout 900 python3 -m gemmcompare run experiments/decode.yaml --store "$W/g.db" --runs-dir "$W/runs" --no-progress \
-  >"$W/run.log" 2>&1
-echo "run exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
-tar czf "$OUT/decode.tgz" -C "$W" runs g.db pytest.log run.log steps.txt
+# On a build cache of its own, empty at first. Comes back: OUT/decode_on_device.tgz (run folder, store), the logs
+# OUT/pytest.log and OUT/run.log, and the printed tables in OUT/summary.txt.
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+export GEMMCOMPARE_CACHE_DIR=$W-cache  # empty (cold builds), outside W (not packed)
+rm -rf "$GEMMCOMPARE_CACHE_DIR"
+step pytest 480 python3 -m pytest -m gpu -s -q -p no:cacheprovider tests/test_gpu_decode.py
+step run 900 python3 -m gemmcompare run experiments/decode.yaml --store "$W/g.db" --runs-dir "$W/runs" --no-progress
 {
-  cat "$W/steps.txt"
-  grep -E "^decode\[|passed|failed|Error" "$W/pytest.log" | tail -120
+  cat "$OUT/steps.txt"
+  grep -E "^decode\[|passed|failed|Error" "$OUT/pytest.log" | tail -120
   python3 - "$W/runs" <<'PY'
 import glob, sys
 import pandas as pd

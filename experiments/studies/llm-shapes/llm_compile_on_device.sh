@@ -6,19 +6,12 @@
 # 2. experiments/studies/llm-shapes/llm_cutlass_raster_probe.yaml, with what is left: the study's prefill CUTLASS winners raced over
 #    raster order x swizzle at the four prefill problems where tuned CUTLASS read under 98%.
 # BUDGET_S (default 520) bounds both; each step is cut at what is left (SIGINT first: a run keeps its rows).
-# Comes back: OUT/compile.tgz and OUT/raster.tgz (run folders and stores), the steps' logs, OUT/steps.txt; prints
-# per problem cuBLAS's time and each other row's % of it.
-set -u
-OUT=${OUT:?set OUT}
-W=/tmp/llm-compile; rm -rf "$W"; mkdir -p "$W" "$OUT"
-PIP_LOG="$W/pip.log" source experiments/studies/device_env.sh
-END=$(( $(date +%s) + ${BUDGET_S:-520} ))
-echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)" | tee "$OUT/steps.txt"
-python3 -m compileall -q gemmcompare
+# Comes back: OUT/llm_compile_on_device.tgz (run folders compile/ and raster/, their stores), the steps' logs,
+# OUT/steps.txt; prints per problem cuBLAS's time and each other row's % of it.
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+[ -n "${BUDGET_S:-}" ] || END=$(( $(date +%s) + 520 ))  # this study's default budget
 step compile 420 python3 -m gemmcompare run experiments/studies/llm-shapes/llm_shapes_compile.yaml --store "$W/compile.db" \
   --runs-dir "$W/compile" --no-progress
-tar czf "$OUT/compile.tgz" -C "$W" compile compile.db 2>/dev/null
 step raster 300 python3 -m gemmcompare run experiments/studies/llm-shapes/llm_cutlass_raster_probe.yaml --store "$W/raster.db" \
   --runs-dir "$W/raster" --no-progress
-tar czf "$OUT/raster.tgz" -C "$W" raster raster.db 2>/dev/null
 python3 experiments/studies/print_runs.py "$W"/compile/*/ "$W"/raster/*/

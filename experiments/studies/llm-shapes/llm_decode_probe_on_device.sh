@@ -8,17 +8,12 @@
 # 3. tests/test_gpu_split_k.py, with what is left: the split-K step PASSes with its reduction launched as the
 #    GEMM's programmatic dependent.
 # BUDGET_S (default 520) bounds the three; each step is cut at what is left (SIGINT first: a run keeps its rows).
-# Prints last: per problem, cuBLAS's time and each tuned row's % of it with its pick.
-set -u
-OUT=${OUT:?set OUT}
-W=/tmp/llm-decode-probe; rm -rf "$W"; mkdir -p "$W" "$OUT"
-PIP_LOG="$W/pip.log" source experiments/studies/device_env.sh
-END=$(( $(date +%s) + ${BUDGET_S:-520} ))
-echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)" | tee "$OUT/steps.txt"
-python3 -m compileall -q gemmcompare
+# Prints last: per problem, cuBLAS's time and each tuned row's % of it with its pick. Comes back: the steps' logs,
+# OUT/steps.txt, OUT/llm_decode_probe_on_device.tgz (the run folder and store).
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+[ -n "${BUDGET_S:-}" ] || END=$(( $(date +%s) + 520 ))  # this study's default budget
 step probe 300 python3 -m gemmcompare run experiments/studies/llm-shapes/llm_decode_probe.yaml --store "$W/g.db" --runs-dir "$W/runs" \
   --no-progress
-tar czf "$OUT/probe.tgz" -C "$W" runs g.db 2>/dev/null
 step pytest_swap_ab 200 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_swap_ab.py
 step pytest_split_k 200 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_split_k.py
 echo "== GPU tests =="

@@ -6,12 +6,12 @@
 #    measured afresh; its receipt's phases_s has the tuning seconds (`tuning_s`).
 # 3. The same run again on the warm pick cache: no tuning seconds; the rows should land within 3 points.
 # Each step has a time limit, so that a slow step still leaves the call time to pack what it did. The three share
-# TOTAL_S (560 s): the build gets BUILD_LIMIT_S (200), run 1 what is left but RUN2_MIN_S (100), run 2 the rest, so
-# time a step does not use goes to the next. Estimated from the partial receipt and compile times measured on
+# the runner's BUDGET_S (560 s; TOTAL_S, its old name here, still sets it): the build gets BUILD_LIMIT_S (200),
+# run 1 what is left but RUN2_MIN_S (100), run 2 the rest, so time a step does not use goes to the next. Estimated from the partial receipt and compile times measured on
 # CPU (experiments/studies/llm-shapes/h200/partial-4e01d11/picks.md, "Build cost"): cold build about 180 s, run 1
 # (every race fresh) about 290 s, run 2 (every pick reused) about 145 s: about 55 s more than the call holds, so
 # run 2 is expected to rerun about two thirds of the problems. Each limit can be set as before (RUN1_LIMIT_S...).
-# Comes back: OUT/llm_shapes.tgz (both runs' folders with receipts and reports, the store, logs) and
+# Comes back: OUT/llm_shapes_on_device.tgz (both runs' folders with receipts and reports, the store, logs) and
 # OUT/summary.txt (printed last): per implementation and run, % of cuBLAS (geometric mean, prefill and decode
 # minimum), and each decode row's HBM bandwidth.
 # The whole study does not fit one call (experiments/studies/llm-shapes/h200/study-1c2b5a0: run 1 reached 45 of
@@ -27,55 +27,47 @@
 # --shapes, e.g. a problem an earlier call did not reach) runs those problems last, in a run folder of their own
 # (extra_runs/; not a shard: `gemmcompare merge` does not join it), with the time that is left.
 # A variant of the study in one call: L2=evict (or rotate, warm) runs the spec with that `timing.l2` instead of
-# flush (a copy of the spec, in $W; the pick cache keys picks by policy), ONLY=<regex> builds and runs only the
+# flush (`gemmcompare build|run --l2 $L2`; the pick cache keys picks by policy), ONLY=<regex> builds and runs only the
 # implementations it matches (`--only`), SHAPES=<MxNxK,...> only those problems (`--shapes`); e.g. the decode
 # problems evicted, the goal's rows only:
-#   L2=evict RUNS=1 ONLY='cublas|cutlass|decode|gemv|split_k' SHAPES=1x4096x4096,... bash experiments/studies/llm-shapes/llm_shapes_on_device.sh
-set -u
-OUT=${OUT:?set OUT}
-W=/tmp/llm-shapes; rm -rf "$W"; mkdir -p "$W" "$OUT"
-PIP_LOG="$W/pip.log" source experiments/studies/device_env.sh
+#   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> L2=evict RUNS=1 ONLY='cublas|cutlass|decode|gemv|split_k' \
+#     SHAPES=1x4096x4096,... bash experiments/studies/llm-shapes/llm_shapes_on_device.sh
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+[ -n "${TOTAL_S:-}" ] && END=$(( $(date +%s) + TOTAL_S ))  # TOTAL_S: this script's old name for BUDGET_S
 SPEC=experiments/llm_shapes.yaml
-if [ -n "${L2:-}" ]; then
-  SPEC="$W/llm_shapes_$L2.yaml"
-  sed "s/^timing: {l2: flush,/timing: {l2: $L2,/" experiments/llm_shapes.yaml >"$SPEC"
-  grep -q "^timing: {l2: $L2," "$SPEC" || { echo "L2=$L2: the spec's timing line was not rewritten" >&2; exit 2; }
-fi
-select_args=(${ONLY:+--only "$ONLY"} ${SHAPES:+--shapes "$SHAPES"})
+select_args=(${ONLY:+--only "$ONLY"} ${SHAPES:+--shapes "$SHAPES"} ${L2:+--l2 "$L2"})
 # The build cache lives outside $W, so that a call that finds the machine still warm from the one before (the
 # device tool keeps it about 30 s) reuses its builds instead of spending ~200 s on them again. The pick cache
 # beside it starts empty in every call (run 1 races afresh) unless PICKS_FROM seeds it.
 export GEMMCOMPARE_CACHE_DIR=${LLM_CACHE_DIR:-/tmp/llm-shapes-cache}
 mkdir -p "$GEMMCOMPARE_CACHE_DIR"; rm -f "$GEMMCOMPARE_CACHE_DIR/picks.sqlite"
 run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress ${SHARD:+--shard "$SHARD"})
-pack() {
+save_picks() {  # the pick cache into W (packed) and OUT
   cp "$GEMMCOMPARE_CACHE_DIR/picks.sqlite" "$W/" 2>/dev/null
-  tar czf "$OUT/llm_shapes.tgz" -C "$W" runs g.db build.log run_1.log run_2.log steps.txt picks.sqlite \
-    extra_runs extra.db run_extra.log 2>/dev/null
   cp "$W/picks.sqlite" "$OUT/" 2>/dev/null
 }
+# the runner's packing on exit, the pick cache saved first (also when the call is cut short)
+trap 'save_picks; pack' EXIT
+trap 'save_picks; pack; exit 143' TERM INT
 if [ -n "${PICKS_FROM:-}" ]; then cp "$PICKS_FROM" "$GEMMCOMPARE_CACHE_DIR/picks.sqlite"; fi
-trap 'pack; exit 143' TERM INT
-python3 -m compileall -q gemmcompare
-TOTAL_S=${TOTAL_S:-560}; started=$(date +%s)
-left_but() { echo $(( TOTAL_S - ($(date +%s) - started) - $1 )); }  # seconds of TOTAL_S left, less a reserve
+left_but() { echo $(( $(left) - $1 )); }  # seconds of the budget left, less a reserve
 t0=$(date +%s); timeout --kill-after=10 ${BUILD_LIMIT_S:-200} python3 -m gemmcompare build "$SPEC" \
   "${select_args[@]}" --no-progress >"$W/build.log" 2>&1
-echo "build exit $? in $(( $(date +%s) - t0 )) s" | tee -a "$W/steps.txt"
+note "build exit $? in $(( $(date +%s) - t0 )) s"
 for i in ${RUNS:-1 2}; do
   limit=$([ "$i" = 1 ] && echo "${RUN1_LIMIT_S:-$(left_but "${RUN2_MIN_S:-100}")}" || echo "${RUN2_LIMIT_S:-$(left_but 0)}")
   [ "$limit" -ge 10 ] || limit=10
   t0=$(date +%s); timeout -s INT --kill-after=15 "$limit" python3 -m gemmcompare run "$SPEC" \
     "${run_args[@]}" "${select_args[@]}" >"$W/run_$i.log" 2>&1
-  echo "run $i exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)" | tee -a "$W/steps.txt"
+  note "run $i exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)"
 done
 if [ -n "${EXTRA_SHAPES:-}" ] && [ "$(left_but 0)" -ge 20 ]; then
   limit=$(left_but 0); t0=$(date +%s)
-  timeout -s INT --kill-after=15 "$limit" python3 -m gemmcompare run "$SPEC" --shapes "$EXTRA_SHAPES" \
+  timeout -s INT --kill-after=15 "$limit" python3 -m gemmcompare run "$SPEC" --shapes "$EXTRA_SHAPES" ${L2:+--l2 "$L2"} \
     --store "$W/extra.db" --runs-dir "$W/extra_runs" --no-progress >"$W/run_extra.log" 2>&1
-  echo "run extra ($EXTRA_SHAPES) exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)" | tee -a "$W/steps.txt"
+  note "run extra ($EXTRA_SHAPES) exit $? in $(( $(date +%s) - t0 )) s (limit $limit s)"
 fi
-pack
+save_picks
 python3 - "$W" <<'PY' | tee "$OUT/summary.txt"
 import glob, json, math, sys
 import pandas as pd

@@ -4,14 +4,26 @@ a row moves from one process to the next when nothing else changes.
 
 from __future__ import annotations
 
+import json
 import sys
 
 import gemmcompare
 
 
+def l2_policy(timing) -> str:
+    """The L2 policy a row was timed under, from its timing record (a dict, or its JSON text in results.csv)."""
+    if isinstance(timing, str):
+        try:
+            timing = json.loads(timing)
+        except ValueError:
+            return "?"
+    return (timing.get("l2_policy") or timing.get("l2") or "?") if isinstance(timing, dict) else "?"
+
+
 def main(folders: list[str]) -> None:
     runs = [gemmcompare.load(f)[0] for f in folders]
-    print(f"{len(runs)} runs; median us per run, then spread = max / min - 1")
+    policies = sorted({l2_policy(t) for df in runs for t in df[df.status == "PASS"].timing})
+    print(f"{len(runs)} runs (L2 policy {'+'.join(policies) or '-'}); median us per run, then spread = max / min - 1")
     rows = {}
     for i, df in enumerate(runs):
         for r in df[df.status == "PASS"].itertuples():

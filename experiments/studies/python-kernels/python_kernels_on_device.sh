@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU work of issue 19 (Python, Triton and torch.compile rows), in one call on the lent H200 (6-7.5 min).
 # From the repository root on the device machine, with $OUT the folder that comes back:
-#   bash experiments/studies/python-kernels/python_kernels_on_device.sh
+#   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/studies/python-kernels/python_kernels_on_device.sh
 # 1. the worked example, experiments/python_kernels/python_kernels.yaml: my_triton_gemm PASSES the eight
 #    capstone cases; wrong_k_tail FAILS where K % 32 != 0 (16x16x16, 16x8x16, 611x613x617) with the numbers
 #    (that run exits 1, as it should);
@@ -9,51 +9,24 @@
 #    and 8192^3, f16/bf16 in, f32 or same-dtype out, with % of cuBLAS;
 # 3. the GPU tests of the family, tests/test_gpu_python.py (planted callables);
 # then OUT/summary.txt (the table printed last), OUT/steps.txt (exit code and seconds of each step),
-# OUT/env.txt and OUT/python_kernels_results.tgz (the store, the run folders with their reports, every
-# log). Every step runs under `timeout` (SIGINT first: a run keeps its finished rows and says it was
-# interrupted), each given at most what is left of a 440 s budget.
+# OUT/env.txt, each step's log OUT/NAME.log and OUT/python_kernels_on_device.tgz (the store, the run folders with
+# their reports). Every step runs under `timeout` (SIGINT first: a run keeps its finished rows and says it was
+# interrupted), each given at most what is left of a 410 s budget (BUDGET_S; 30 s more for the summary).
 # No CUTLASS needed. The commit comes from GEMMCOMPARE_GIT_COMMIT, as for every receipt.
-set -u
-OUT=${OUT:?set OUT to the folder that comes back}
-work=${WORK:-/tmp/python_kernels_work}   # outside OUT: only the four files below come back
-rm -rf "$work"
-mkdir -p "$work" "$OUT"
-budget=440
-reserve=30   # the summary and the archive
-source experiments/studies/device_env.sh
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+[ -n "${BUDGET_S:-}" ] || END=$(( $(date +%s) + 410 ))  # this study's default budget
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" >"$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
 
-left() {  # seconds a step may take: its cap, or what the budget has left
-  local cap=$1 rest=$((budget - reserve - SECONDS))
-  [ "$rest" -lt "$cap" ] && cap=$rest
-  [ "$cap" -lt 1 ] && cap=1
-  echo "$cap"
-}
-
-step() {  # step NAME CAP COMMAND...: run it under timeout, log to work/NAME.log, record its exit and seconds
-  local name=$1 cap
-  cap=$(left "$2")
-  shift 2
-  local t0=$SECONDS
-  echo "=== $name (timeout ${cap} s): $*"
-  timeout -s INT -k 20 "$cap" "$@" >"$work/$name.log" 2>&1
-  local rc=$?
-  echo "$name exit $rc in $((SECONDS - t0)) s" | tee -a "$work/steps.txt"
-  tail -n 5 "$work/$name.log"
-}
-
-{
-  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-  echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}"
-} >"$work/env.txt" 2>&1
-cat "$work/env.txt"
-
-run=(python3 -m gemmcompare run --store "$work/gemmcompare.db" --runs-dir "$work/runs" --no-progress)
+run=(python3 -m gemmcompare run --store "$W/gemmcompare.db" --runs-dir "$W/runs" --no-progress)
 step python_kernels 150 "${run[@]}" experiments/python_kernels/python_kernels.yaml
+tail -n 5 "$OUT/python_kernels.log" 2>/dev/null
 step triton_and_compile 270 "${run[@]}" experiments/triton_and_compile.yaml
+tail -n 5 "$OUT/triton_and_compile.log" 2>/dev/null
 step gpu_tests 200 python3 -m pytest -q -m gpu tests/test_gpu_python.py
+tail -n 5 "$OUT/gpu_tests.log" 2>/dev/null
 
-timeout 20 python3 - "$work/gemmcompare.db" >"$OUT/summary.txt" 2>&1 <<'EOF'
+timeout 20 python3 - "$W/gemmcompare.db" >"$OUT/summary.txt" 2>&1 <<'EOF'
 import sys
 
 from gemmcompare.store import Store
@@ -74,9 +47,6 @@ for run_id, name, status in runs:
         print(f"{r.problem:<14} {r.contract:<22} {r.implementation[:24]:<24} {r.status:<6} {num(r.median_ms, '.4f'):>8} "
               f"{num(r.tflops, '.1f'):>8} {num(r.pct_of_baseline, '.1f'):>7} {num(r.build_seconds, '.1f'):>7}  {what}")
 EOF
-echo "summary exit $?" >>"$work/steps.txt"
-cp "$work/steps.txt" "$work/env.txt" "$OUT/" 2>/dev/null
-tar czf "$OUT/python_kernels_results.tgz" -C "$work" . 2>/dev/null
+note "summary exit $?"
 echo "=== done in $SECONDS s"
-cat "$OUT/steps.txt"
 cat "$OUT/summary.txt"

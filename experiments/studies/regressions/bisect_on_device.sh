@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The device half of `gemmcompare bisect` (issue 28), about 4-5 minutes on the lent H200. From the repository root:
-#   GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/studies/regressions/bisect_on_device.sh
+#   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/studies/regressions/bisect_on_device.sh
 # 1. experiments/studies/regressions/bisect_demo/make_history.py makes a scratch repository of a user's kernel (tiled_gemm.cu, a
 #    shared-memory tiled GEMM, ~1 ms at 2048^3) and its spec, with two histories of 8 commits from the tag
 #    `good`: `regressed`, whose 6th commit (tag `culprit`) makes the kernel ~15% slower, and `steady`;
@@ -8,48 +8,40 @@
 #    two ends; `steady` must report no regression (exit 0) after measuring the two ends.
 # Each new kernel source is one build (~25 s, the generated torch binding's share); a commit that changes
 # only the README or the spec is a cache hit, and so is `good` in the second bisect (one repository, one
-# scratch worktree path). Writes to $OUT: setup.txt (the history, nvidia-smi, git), regressed.log,
-# steady.log, regressed_bisect.md/.json, steady_bisect.md/.json, runs.tgz (every step's run folder, log and
-# the store); prints the check last.
-set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-source experiments/studies/device_env.sh
+# scratch worktree path). Writes to $OUT: setup.txt (the history, git), regressed.log, steady.log,
+# regressed_bisect.md/.json, steady_bisect.md/.json, bisect_on_device.tgz (the scratch repository and every
+# step's run folder, log and the store); prints the check last.
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 setup="$OUT/setup.txt"
-echo "gemmcompare commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}" > "$setup"
 if ! command -v git >/dev/null; then
-  echo "git is not installed on this machine: bisect checks commits out with it" | tee -a "$setup"
+  echo "git is not installed on this machine: bisect checks commits out with it" | tee "$setup"
   exit 1
 fi
-git --version >> "$setup"
-timeout 20 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
-  --format=csv >> "$setup" 2>&1
-work=$(mktemp -d /tmp/bisect-demo.XXXXXX)
-python3 experiments/studies/regressions/bisect_demo/make_history.py "$work/repo" >> "$setup" || exit 1
-git -C "$work/repo" log --oneline --graph --all >> "$setup"
-spec="$work/repo/kernel/bisect_demo.yaml"
+git --version > "$setup"
+python3 experiments/studies/regressions/bisect_demo/make_history.py "$W/repo" >> "$setup" || exit 1
+git -C "$W/repo" log --oneline --graph --all >> "$setup"
+spec="$W/repo/kernel/bisect_demo.yaml"
 
 t0=$(date +%s)
-timeout 420 python3 -m gemmcompare bisect "$spec" --good good --bad regressed --out "$work/regressed" \
+timeout 420 python3 -m gemmcompare bisect "$spec" --good good --bad regressed --out "$W/regressed" \
   > "$OUT/regressed.log" 2>&1
 echo "exit $?  ($(( $(date +%s) - t0 )) s)" >> "$OUT/regressed.log"
 t1=$(date +%s)
-timeout 170 python3 -m gemmcompare bisect "$spec" --good good --bad steady --out "$work/steady" \
+timeout 170 python3 -m gemmcompare bisect "$spec" --good good --bad steady --out "$W/steady" \
   > "$OUT/steady.log" 2>&1
 echo "exit $?  ($(( $(date +%s) - t1 )) s)" >> "$OUT/steady.log"
 
 for h in regressed steady; do
   for f in bisect.md bisect.json; do
-    [ -f "$work/$h/$f" ] && cp "$work/$h/$f" "$OUT/${h}_$f"
+    [ -f "$W/$h/$f" ] && cp "$W/$h/$f" "$OUT/${h}_$f"
   done
 done
-tar czf "$OUT/runs.tgz" -C "$work" regressed steady 2>/dev/null
 
 echo "== regressed (gemmcompare bisect SPEC --good good --bad regressed)"
 grep -E "^step |first bad|could be|nothing to bisect|commits measured|^exit" "$OUT/regressed.log"
 echo "== steady (gemmcompare bisect SPEC --good good --bad steady)"
 grep -E "^step |first bad|could be|nothing to bisect|commits measured|^exit" "$OUT/steady.log"
-python3 - "$OUT" "$(git -C "$work/repo" rev-parse culprit)" <<'PY'
+python3 - "$OUT" "$(git -C "$W/repo" rev-parse culprit)" <<'PY'
 import json, sys
 from pathlib import Path
 
