@@ -1,4 +1,4 @@
-"""Per-problem picks (gemmcompare/tuning, run/picking.py) on the CPU: how a spec asks for them, the race,
+"""Per-problem picks (gemmcompare/tuning, runner/picking.py) on the CPU: how a spec asks for them, the race,
 the cache key, and that a tuned row's reported samples are not the ones it was picked on."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.contracts.timing import Measurement, TimingSettings
 from gemmcompare.implementations.base import Implementation, Ok, Skip
 from gemmcompare.results import Status
-from gemmcompare.run import picking
-from gemmcompare.run.executor import ProblemExecutor
+from gemmcompare.runner import picking
+from gemmcompare.runner.executor import ProblemExecutor
 from gemmcompare.spec import parse_spec
 from gemmcompare.tuning.cache import PickCache, pick_key
 from gemmcompare.tuning.select import Pick, narrow, race

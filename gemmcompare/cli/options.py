@@ -123,7 +123,7 @@ def write_json(target: str | None, text: str) -> None:
 
 
 def run_options(args):
-    from ..run.parent import RunOptions
+    from ..runner.parent import RunOptions
 
     return RunOptions(
         store=Path(getattr(args, "store", None) or DEFAULT_STORE), runs_dir=Path(getattr(args, "runs_dir", "runs")),

@@ -200,7 +200,7 @@ class ProblemExecutor:
             self._time(alive, fixtures, contract, p)
 
     def _picked(self, tuned: TunedImplementation, entry: ProblemEntry, contract: PrecisionContract):
-        """A tuned row's winner for this group (run/picking.py), carrying its note; None after emitting the
+        """A tuned row's winner for this group (runner/picking.py), carrying its note; None after emitting the
         row's SKIP or BUILD_ERROR when no candidate can be raced. A tuned row the plan skips stays as it is
         (admission writes its SKIP)."""
         from .picking import NoPick, pick
