@@ -41,7 +41,7 @@ def add_store(p, help_text: str = "SQLite store", default: str | None = DEFAULT_
 
 def arch(text: str) -> str:
     """An --arch value (sm_90a, sm_80, 90), checked here so that a typo is an argument error (exit 2)."""
-    from ..device import parse_arch
+    from ..arch import parse_arch
 
     try:
         parse_arch(text)
