@@ -85,7 +85,7 @@ class FakeExecutor:
         self.builds, self.emit, self.stage = builds, emit, stage
 
     def run(self, entry, contract, impls) -> None:
-        from gemmcompare.runner.executor import base_row
+        from gemmcompare.runner.rows import base_row
 
         p = entry.problem
         timed = []

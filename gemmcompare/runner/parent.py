@@ -27,11 +27,11 @@ from ..plan import Group, Plan, make_plan
 from ..results import Result
 from ..spec import Experiment
 from ..store import DEFAULT_STORE, RunFolder, Store, new_run_id
-from .executor import ContextLost, now
 from .gpu_session import SILENCE_MARGIN_S, SessionLost
 from .gpus import GpuChoice
 from .messages import BuiltExtensionRef, MeasureJob, WorkerSetup
 from .phases import Phases, process_age_s
+from .rows import ContextLost, now
 
 
 @dataclass
