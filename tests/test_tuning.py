@@ -291,21 +291,69 @@ def test_a_wrong_candidate_is_never_picked_and_leaves_no_row(tuned_setup):
     assert set(picked.tuning.race_ms) == {"fake.fast", "fake.slow"} and not picked.tuning.cached
 
 
-def test_a_tuned_rows_reported_samples_are_not_its_race_samples(tuned_setup):
-    """The executor times the pick as a row of its own, from a fresh prepare: the launches behind its
-    reported samples are none of the launches it won the race with."""
-    exp, tuned, group = tuned_setup
-    picked = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
-    race = FakeTimer.made[-1].sampled["fake.fast"]
-    from gemmcompare.contracts.timing import Launcher
+class FakeDraw:
+    """A draw on the CPU: nothing to fingerprint, nothing an implementation could write into."""
 
-    prepared = picked.prepare(None, exp.contracts[0], None, None)  # what the executor's _timed does
-    LAUNCHED["fake.fast"] = []
-    report_timer = FakeTimer(TimingSettings(min_samples=10), 0)
-    m = report_timer.measure([Launcher("fake.fast", prepared.launch)])["fake.fast"]
-    reported = report_timer.sampled["fake.fast"]
-    assert len(m.samples_ms) == 10 and len(race) == picked.tuning.race_samples["fake.fast"]
-    assert set(reported).isdisjoint(race) and min(reported) > max(race)
+    operands, refs, seed = None, None, 7
+
+    def fingerprint(self):
+        return 0
+
+    def intact(self):
+        return True
+
+
+@pytest.fixture
+def cpu_executor(tuned_setup, monkeypatch):
+    """A real ProblemExecutor, its GPU pieces stubbed: device memory, synchronization and the sleep kernel,
+    the stream wait, the draw, and the correctness check (it passes a finite output, fails NaN). The race's
+    timer and the executor's are both FakeTimers."""
+    import torch
+    from types import SimpleNamespace
+
+    from gemmcompare.contracts import correctness, timing
+    from gemmcompare.runner import executor
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda index=None: (2**40, 2**40))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
+    monkeypatch.setattr(executor, "wait_stream", lambda timeout_s, name: None)
+    monkeypatch.setattr(executor, "draw_inputs", lambda fixture, p, contract, seed: FakeDraw())
+    monkeypatch.setattr(timing, "Timer", FakeTimer)
+
+    def check_output(out, refs, contract, settings, k, fixture, seed=None):
+        passed = bool(torch.isfinite(out).all())
+        return correctness.CheckResult(fixture, passed, "" if passed else "NaN in the output", 0.0, 0.0, 0.0, 0.0,
+                                       0.0, 0 if passed else out.numel(), 0 if passed else out.numel(), seed)
+
+    monkeypatch.setattr(correctness, "check_output", check_output)
+    exp, tuned, _ = tuned_setup
+    rows, stages = [], []
+    ex = ProblemExecutor(exp, "run", DEVICE, {}, SimpleNamespace(), emit=rows.append,
+                         stage=lambda impl, what: stages.append((impl, what)))
+    return SimpleNamespace(exp=exp, tuned=tuned, executor=ex, rows=rows, stages=stages)
+
+
+def test_a_tuned_rows_reported_samples_are_not_its_race_samples(cpu_executor):
+    """The executor times the pick as a row of its own, from a fresh prepare: the samples it reports are
+    its own timer's, made by launches of a prepared object the race never launched, after the race."""
+    run = cpu_executor
+    run.executor.run(run.exp.problems[0], run.exp.contracts[0], [run.tuned])
+    (row,) = run.rows  # the tuned row only: no candidate's row (the wrong one failed its check in the race)
+    assert row.implementation == run.tuned.name and row.status is Status.PASS, (row.status, row.reason)
+    assert row.params["pick"] == "fake.fast"
+    race_timer, report_timer = FakeTimer.made  # pick()'s, then the executor's
+    race_samples, reported = race_timer.samples["fake.fast"], report_timer.samples[run.tuned.name]
+    assert len(race_samples) == row.timing["tuning"]["race_samples"]["fake.fast"]
+    assert row.samples_ms == reported and len(reported) == report_timer.n == row.n_samples
+    assert set(row.samples_ms).isdisjoint(race_samples)
+    race_launches, report_launches = race_timer.sampled["fake.fast"], report_timer.sampled[run.tuned.name]
+    assert min(report_launches) > max(race_launches)
+    race_prepared = {id(p) for p in race_timer.prepared["fake.fast"]}  # kept alive by the timer: ids stay unique
+    assert not race_prepared & {id(p) for p in report_timer.prepared[run.tuned.name]}
+    # a hang during the race is blamed on the tuned row, the only name the parent knows
+    assert [what for impl, what in run.stages if impl != run.tuned.name] == []
+    assert any("tuning, fake.wrong: check uniform" == what for _, what in run.stages), run.stages
 
 
 def test_a_second_pick_comes_from_the_cache_without_a_race(tuned_setup):
