@@ -20,8 +20,6 @@ __all__ = ["load", "run", "compare", "__version__"]
 
 
 def __getattr__(name: str):
-    if name == "load":
-        return importlib.import_module(f"{__name__}.api").load
-    if name in ("run", "compare"):  # the package / module of that name, callable as the API function
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in ("load", "run", "compare"):  # the API's functions (gemmcompare.api), imported on first use
+        return getattr(importlib.import_module(f"{__name__}.api"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -84,8 +84,8 @@ def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int
     """Compile what the plan needs for `device` and predict every row (see the module docstring)."""
     from .build.kernel_objects import CompileFailure, compile_requests
     from .plan import make_plan
-    from .run.executor import base_row, copy_build_resources
-    from .run.predictions import apply_prediction
+    from .runner.predictions import apply_prediction
+    from .runner.rows import base_row, copy_build_resources
 
     from .tuning.tuned import with_candidates
 

@@ -11,18 +11,13 @@
 (the same Runner: a worker process per GPU, replaced after a crash or a hang) and raises the errors the
 command line turns into exit codes: SpecError (2), NoDeviceError (3, on a machine without a CUDA device,
 after building what it can), GemmCompareError. Nothing here imports torch, pandas or matplotlib until it is
-called, so `import gemmcompare` stays cheap.
-
-`gemmcompare.run` and `gemmcompare.compare` are also the names of a package and a module (the measuring
-stage, the verdicts); both are callable, so `gemmcompare.run(spec)` means this module's run() whichever way
-they were imported.
+called, so `import gemmcompare` stays cheap. The work is done by the measuring stage (gemmcompare.runner)
+and the verdicts' rule (gemmcompare.verdicts).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Union
 
@@ -84,7 +79,7 @@ def run(spec: str | Path | dict, *, shapes: str | Iterable | None = None, only: 
     isolate=False measures in this process (debugging, like --in-process); report=True writes the run
     folder's report/ as the command does."""
     from .plan import narrow
-    from .run.parent import RunOptions, Runner
+    from .runner.parent import RunOptions, Runner
     from .spec import load_spec, parse_spec
     from .store import DEFAULT_STORE
 
@@ -140,8 +135,8 @@ def compare(base, cand, *, threshold: float | None = None, store: str | Path | N
     or a frame whose attrs hold the receipt). threshold: the smallest relative change that counts (default: the
     candidate spec's, else 0.03). The frame's attrs hold `summary` (the command's text), `notes`, `exit_code`
     (1 when a row regressed), `threshold` and `basis`."""
-    from .compare import compare as compare_runs
     from .receipt import compare_threshold
+    from .verdicts import compare as compare_runs
 
     b_receipt, b_rows, b_label = _pair(base, store)
     c_receipt, c_rows, c_label = _pair(cand, store)
@@ -150,16 +145,3 @@ def compare(base, cand, *, threshold: float | None = None, store: str | Path | N
     table.attrs.update(summary=comp.summary_text(), notes=list(comp.notes), exit_code=comp.exit_code,
                        threshold=comp.threshold, basis=comp.basis)
     return table
-
-
-def callable_module(module_name: str, function: str) -> None:
-    """Make the module `module_name` callable as this module's `function` (see the module doc: the package
-    gemmcompare.run and the module gemmcompare.compare share their names with the API's functions)."""
-    module = sys.modules[module_name]
-
-    class _Callable(types.ModuleType):
-        def __call__(self, *args, **kwargs):
-            return getattr(sys.modules[__name__], function)(*args, **kwargs)
-
-    _Callable.__call__.__doc__ = globals()[function].__doc__
-    module.__class__ = _Callable

@@ -8,7 +8,7 @@ the run's critical path. cuInit and these queries take milliseconds and create n
 same driver (through the runtime), so the numbering and the values are the same (a GPU test compares them).
 
 `devices()` raises DriverUnavailable where the driver cannot answer (no libcuda, an error code); the callers
-then ask torch, as before (gemmcompare.device.probe_device, run/gpus.local_gpus).
+then ask torch, as before (gemmcompare.device.probe_device, runner/gpus.local_gpus).
 """
 
 from __future__ import annotations

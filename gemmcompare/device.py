@@ -1,9 +1,8 @@
-"""The CUDA device a run measures on, and architecture arithmetic (compute capability <-> sm_XY)."""
+"""The CUDA device a run measures on (architecture names and their arithmetic: arch.py)."""
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
 
@@ -117,18 +116,3 @@ def _from_nvml(pynvml, handles) -> DeviceInfo | None:
     name = pynvml.nvmlDeviceGetName(handles[0])
     return DeviceInfo(name=name.decode() if isinstance(name, bytes) else str(name), cc=ccs.pop(), sm_count=0,
                       l2_bytes=0, total_memory_bytes=int(pynvml.nvmlDeviceGetMemoryInfo(handles[0]).total))
-
-
-_ARCH = re.compile(r"(?:sm_)?([1-9][0-9]{1,2})(a?)")  # matched whole: the value reaches nvcc's flags
-
-
-def parse_arch(text: str) -> tuple[int, bool]:
-    """'sm_90a' -> (90, True); 'sm_80' -> (80, False); '90' -> (90, False). Raises ValueError."""
-    m = _ARCH.fullmatch(text.lower()) if isinstance(text, str) else None
-    if not m:
-        raise ValueError(f"bad architecture {text!r}: expected sm_XY or sm_XYa, like sm_80, sm_90a or 90")
-    return int(m.group(1)), m.group(2) == "a"
-
-
-def arch_name(cc: int, specific: bool = False) -> str:
-    return f"sm_{cc}{'a' if specific else ''}"

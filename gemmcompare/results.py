@@ -97,7 +97,7 @@ class Result:
     notes: str = ""
     started_at: str = ""
     finished_at: str = ""
-    # prediction (gemmcompare.model, run/predictions.py): what the kernel's structure allows on this device
+    # prediction (gemmcompare.model, runner/predictions.py): what the kernel's structure allows on this device
     predicted_ms: float | None = None
     predicted_tflops: float | None = None  # logical FLOPs / predicted_ms
     predicted_bound: str | None = None  # compute, memory, l1, l2 or waves

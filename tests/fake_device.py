@@ -22,7 +22,7 @@ from gemmcompare.build.experiment import ExperimentBuilds
 from gemmcompare.build.extension import BuildFailure
 from gemmcompare.device import DeviceInfo
 from gemmcompare.results import Status
-from gemmcompare.run.gpus import GpuChoice
+from gemmcompare.runner.gpus import GpuChoice
 
 BACKEND = "fake_device:FakeSession"
 DEVICE = DeviceInfo("Fake H200", (9, 0), 132, 60 * 2**20, 141 * 2**30, 0)
@@ -85,7 +85,7 @@ class FakeExecutor:
         self.builds, self.emit, self.stage = builds, emit, stage
 
     def run(self, entry, contract, impls) -> None:
-        from gemmcompare.run.executor import base_row
+        from gemmcompare.runner.rows import base_row
 
         p = entry.problem
         timed = []

@@ -26,8 +26,8 @@ baseline: library.cublas
 
 def main(folder: Path, resume: str | None) -> int:
     import fake_device
-    from gemmcompare.run import parent
-    from gemmcompare.run.parent import Runner, RunOptions
+    from gemmcompare.runner import parent
+    from gemmcompare.runner.parent import Runner, RunOptions
     from gemmcompare.spec import parse_spec
 
     measure = fake_device.FakeExecutor.run

@@ -130,13 +130,18 @@ def test_run_on_a_machine_without_a_gpu_raises_what_the_cli_turns_into_exit_3(tm
         gemmcompare.run({"name": "bad", "problems": [{"m": 1, "n": 1, "k": 1}], "implementations": ["library.cublas"]})
 
 
-def test_run_and_compare_stay_callable_after_their_modules_are_imported():
-    code = ("import gemmcompare, gemmcompare.run.parent, gemmcompare.compare as verdicts;"
-            "from gemmcompare.compare import compare as rows_compare;"
-            "print(callable(gemmcompare.run), callable(gemmcompare.compare), gemmcompare.run is gemmcompare.run,"
-            " rows_compare.__module__)")
+def test_run_compare_and_load_are_the_api_functions_whatever_else_is_imported():
+    """The measuring stage (gemmcompare.runner) and the verdicts (gemmcompare.verdicts) are named apart from the
+    API's functions: importing them changes nothing about gemmcompare.run / compare / load."""
+    code = ("import gemmcompare, gemmcompare.runner.parent, gemmcompare.verdicts as verdicts, types;"
+            "from gemmcompare import api, run, compare, load;"
+            "from gemmcompare.verdicts import compare as rows_compare;"
+            "print(gemmcompare.run is api.run is run, gemmcompare.compare is api.compare is compare,"
+            " gemmcompare.load is api.load is load,"
+            " all(isinstance(f, types.FunctionType) for f in (run, compare, load)),"
+            " rows_compare.__module__, hasattr(api, 'callable_module'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    assert out.strip() == "True True True gemmcompare.compare"
+    assert out.strip() == "True True True True gemmcompare.verdicts False"
 
 
 def test_history_of_the_same_api_runs(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from gemmcompare.build import toolchain
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.errors import ToolchainError
-from gemmcompare.run.executor import estimate_bytes
+from gemmcompare.runner.executor import estimate_bytes
 from gemmcompare.implementations import FIXED
 from gemmcompare.implementations.base import Constraints, Skip
 from gemmcompare.problems import GemmProblem

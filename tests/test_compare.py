@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gemmcompare.compare import MIN_SAMPLES, compare, judge, ratio_ticks, shift_interval, write_comparison
+from gemmcompare.verdicts import MIN_SAMPLES, compare, judge, ratio_ticks, shift_interval, write_comparison
 from gemmcompare.history import HistoryError, history, write_history
 from gemmcompare.results import Status
 from gemmcompare.store import Store

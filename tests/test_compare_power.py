@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gemmcompare.compare import compare
+from gemmcompare.verdicts import compare
 from gemmcompare.store.run_folder import load_result_file
 from test_report import BASELINE, make_rows, receipt_for
 
@@ -88,7 +88,7 @@ def test_time_slower_but_share_of_a_faster_baseline_unclear_is_unknown():
 
 
 def test_display_has_the_clock_scaled_times_and_throttling(tmp_path):
-    from gemmcompare.compare import display_comparison
+    from gemmcompare.verdicts import display_comparison
 
     base, cand = run("b"), run("c", throttled={KERNEL: 0.7})
     for _, df in (base, cand):

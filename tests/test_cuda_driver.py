@@ -8,7 +8,7 @@ import ctypes
 import pytest
 
 from gemmcompare import cuda_driver, device
-from gemmcompare.run import gpus
+from gemmcompare.runner import gpus
 
 REAL_DEVICES = cuda_driver.devices  # the function under test, kept before tests replace it
 

@@ -196,8 +196,8 @@ def test_build_builds_each_derived_configuration_once(monkeypatch):
 
 def test_a_run_measures_every_planned_cell_and_nothing_else(tmp_path, monkeypatch):
     from fake_device import BACKEND, DEVICE, GPUS, fake_builds
-    from gemmcompare.run import parent
-    from gemmcompare.run.parent import Runner, RunOptions
+    from gemmcompare.runner import parent
+    from gemmcompare.runner.parent import Runner, RunOptions
 
     monkeypatch.setattr(parent, "build_for", lambda exp, device, o: fake_builds(exp))
     exp = spec(["bf16_bf16out_f32acc_tn", "f16_f32acc_tn_aligned"], f"cutlass: {{config: {C2X1}}}")

@@ -347,7 +347,7 @@ def test_the_harness_passes_the_rendered_mapping_and_fails_a_wrong_one(fixture):
     """The GPU test can fail: the product computed with the rendered layouts PASSes the harness's judgement,
     each other choice of majors FAILs it on every fixture but uniform (whose block scales are all alike)."""
     from gemmcompare.contracts import correctness as corr
-    from gemmcompare.run.inputs import make_draw
+    from gemmcompare.runner.inputs import make_draw
 
     gran, majors = _rendered_scale_layout(render.render(lookup(BLOCKWISE).config)[0].text)
     contract = BUILTIN_CONTRACTS[BLOCK]

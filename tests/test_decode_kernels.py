@@ -21,7 +21,7 @@ from gemmcompare.paths import EXTENSIONS_DIR
 from gemmcompare.plan import make_plan
 from gemmcompare.problems import GemmProblem
 from gemmcompare.spec import load_spec, parse_spec
-from gemmcompare.tuning.tuned import FAMILY_GRIDS, auto_grid
+from gemmcompare.tuning.tuned import auto_grid
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 C = BUILTIN_CONTRACTS
@@ -212,14 +212,17 @@ def test_the_header_defines_what_the_rendered_units_use():
 
 def test_the_tune_grid_is_valid_and_distinct():
     grid = auto_grid("decode", {})
-    assert grid == {k: list(v) for k, v in FAMILY_GRIDS["decode"].items()}
+    assert grid == {"cols": [16, 32, 64], "unroll": [1, 2], "splits": [1, 2, 4, 8]}  # written out: 3 x 2 x 4
+    grid["cols"].append(128)
+    assert auto_grid("decode", {})["cols"] == [16, 32, 64]  # a copy: the family's grid is not the caller's to change
     exp = parse_spec("name: t\nproblems: [{m: 16, n: 4096, k: 4096}]\ncontracts: [bf16_bf16out_f32acc_tn]\n"
                      "implementations:\n  - decode: {tune: auto}\n", "t.yaml")
     (tuned,) = exp.implementations
     assert tuned.name == "decode.tuned[tune=auto]"
     assert len(tuned.candidates) == 24 == len({c.name for c in tuned.candidates})
     assert not [c for c in tuned.candidates if isinstance(c, UnbuildableImplementation)]
-    assert {c.config.splits for c in tuned.candidates} == {1, 2, 4, 8}
+    assert {(c.config.cols, c.config.unroll, c.config.splits) for c in tuned.candidates} == {
+        (cols, unroll, splits) for cols in (16, 32, 64) for unroll in (1, 2) for splits in (1, 2, 4, 8)}
     assert tuned.supports(DECODE, C["bf16_bf16out_f32acc_tn"])
     s = tuned.supports(GemmProblem(64, 4096, 4096), C["bf16_bf16out_f32acc_tn"])
     assert not s and "m=64 > 16" in s.reason

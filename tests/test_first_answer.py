@@ -135,9 +135,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_device  # noqa: E402
 
 from gemmcompare import cli  # noqa: E402
-from gemmcompare.run import parent  # noqa: E402
-from gemmcompare.run.executor import ProblemExecutor  # noqa: E402
-from gemmcompare.run.phases import GROUPS, PARENT, phase_line  # noqa: E402
+from gemmcompare.runner import parent  # noqa: E402
+from gemmcompare.runner.executor import ProblemExecutor  # noqa: E402
+from gemmcompare.runner.phases import GROUPS, PARENT, phase_line  # noqa: E402
 
 RUN_SPEC = """\
 name: phases
@@ -226,12 +226,12 @@ def test_the_measuring_worker_starts_before_the_builds_are_looked_up(tmp_path, m
 
 
 def test_no_worker_is_started_early_where_it_could_not_be_used(monkeypatch):
-    from gemmcompare.run import gpus
+    from gemmcompare.runner import gpus
     from gemmcompare.spec import parse_spec
 
     exp = parse_spec(RUN_SPEC, "phases.yaml")
     started = []
-    monkeypatch.setattr("gemmcompare.run.worker.WorkerHandle.prestart", classmethod(
+    monkeypatch.setattr("gemmcompare.runner.worker.WorkerHandle.prestart", classmethod(
         lambda cls, visible, backend, cupti: started.append(visible) or visible))
     monkeypatch.setattr(gpus, "nvml_visible_gpu", lambda environ=os.environ: None)
     assert parent._prestart(exp, parent.RunOptions(), None) == {}  # no GPU here: nothing to start
@@ -243,7 +243,7 @@ def test_no_worker_is_started_early_where_it_could_not_be_used(monkeypatch):
 
 
 def test_the_pool_ends_early_workers_of_gpus_it_does_not_use():
-    from gemmcompare.run.pool import LocalPool
+    from gemmcompare.runner.pool import LocalPool
 
     class Handle:
         killed = False
@@ -277,8 +277,8 @@ def test_every_phase_the_code_times_is_one_the_phase_line_knows():
 
     root = Path(__file__).resolve().parents[1] / "gemmcompare"
     timed = set()
-    for path in [*root.glob("run/*.py"), root / "contracts" / "timing.py"]:
-        timed |= set(re.findall(r'(?:_phase|timed)\("([a-z_]+_s)"\)', path.read_text()))
+    for path in [*root.glob("runner/*.py"), root / "contracts" / "timing.py"]:
+        timed |= set(re.findall(r'(?:phase|timed)\("([a-z_]+_s)"\)', path.read_text()))
     known = {k for k, _ in GROUPS} | {k for k, _ in PARENT}
     assert {"inputs_refs_s", "tuning_s", "cupti_wait_s", "plan_s"} <= timed
     assert timed <= known, timed - known
@@ -395,7 +395,7 @@ def test_a_prewarmed_worker_leaves_cupti_ready_for_the_timer():
     import torch
 
     from gemmcompare.contracts.timing import Launcher, Timer, TimingSettings
-    from gemmcompare.run.worker import CudaSession
+    from gemmcompare.runner.worker import CudaSession
 
     from gemmcompare.contracts import timing_methods
 
@@ -441,7 +441,7 @@ def test_a_real_runs_receipt_says_where_its_time_went(tmp_path):
 
 def test_cupti_is_warmed_up_only_for_a_run_that_will_start_it():
     from gemmcompare.plan import narrow
-    from gemmcompare.run.worker import wants_cupti
+    from gemmcompare.runner.worker import wants_cupti
     from gemmcompare.spec import parse_spec
 
     exp = parse_spec(RUN_SPEC, "phases.yaml")

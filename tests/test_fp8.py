@@ -18,7 +18,7 @@ from gemmcompare.dtypes import DTYPE_INFO, DType
 from gemmcompare.implementations import FIXED
 from gemmcompare.paths import EXTENSIONS_DIR
 from gemmcompare.problems import GemmProblem
-from gemmcompare.run.inputs import make_draw
+from gemmcompare.runner.inputs import make_draw
 
 E4M3_TN = BUILTIN_CONTRACTS["e4m3_f32out_f32acc_tn_tensor"]
 

@@ -16,7 +16,7 @@ from gemmcompare.contracts.precision import BUILTIN_CONTRACTS, Order, PrecisionC
 from gemmcompare.dtypes import DType
 from gemmcompare.implementations import FIXED
 from gemmcompare.problems import GemmProblem
-from gemmcompare.run.inputs import make_draw
+from gemmcompare.runner.inputs import make_draw
 
 TRITON, COMPILE = "library.triton_fp8", "library.torch_compile_fp8"
 P = GemmProblem(4096, 4096, 4096)

@@ -19,7 +19,7 @@ from gemmcompare.implementations.registry import InvalidConfig, UnbuildableImple
 from gemmcompare.paths import EXTENSIONS_DIR
 from gemmcompare.problems import GemmProblem
 from gemmcompare.spec import parse_spec
-from gemmcompare.tuning.tuned import FAMILY_GRIDS, auto_grid
+from gemmcompare.tuning.tuned import auto_grid
 
 C = BUILTIN_CONTRACTS
 GEMV = GemmProblem(1, 4096, 4096)
@@ -127,12 +127,14 @@ def test_rendered_units_instantiate_the_config_and_dispatch_on_the_types():
 
 
 def test_the_tune_grid_is_valid_and_distinct():
-    assert auto_grid("gemv", {}) == {k: list(v) for k, v in FAMILY_GRIDS["gemv"].items()}
+    assert auto_grid("gemv", {}) == {"warps": [2, 4, 8], "unroll": [4, 8, 16]}  # written out: 3 x 3
     exp = parse_spec("name: t\nproblems: [{m: 1, n: 4096, k: 4096}]\ncontracts: [bf16_bf16out_f32acc_tn]\n"
                      "implementations:\n  - gemv: {tune: auto}\n", "t.yaml")
     (tuned,) = exp.implementations
     assert tuned.name == "gemv.tuned[tune=auto]"
     assert len(tuned.candidates) == 9 == len({c.name for c in tuned.candidates})
+    assert {(c.config.warps, c.config.unroll) for c in tuned.candidates} == {
+        (warps, unroll) for warps in (2, 4, 8) for unroll in (4, 8, 16)}
     assert not [c for c in tuned.candidates if isinstance(c, UnbuildableImplementation)]
     s = tuned.supports(GemmProblem(16, 4096, 4096), C["bf16_bf16out_f32acc_tn"])
     assert not s and "m=16 > 4" in s.reason

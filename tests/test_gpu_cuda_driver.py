@@ -5,7 +5,7 @@ import pytest
 
 from gemmcompare import cuda_driver
 from gemmcompare.device import probe_device, probe_device_with_torch
-from gemmcompare.run.gpus import local_gpus
+from gemmcompare.runner.gpus import local_gpus
 
 pytestmark = pytest.mark.gpu
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gemmcompare.run import parent
+from gemmcompare.runner import parent
 from gemmcompare.spec import parse_spec
 
 pytestmark = pytest.mark.gpu

@@ -7,7 +7,7 @@ import torch
 
 from gemmcompare.implementations.base import Implementation, Ok, Prepared
 from gemmcompare.results import Status
-from gemmcompare.run.parent import Runner, RunOptions
+from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
 from gemmcompare.store import Store
 

@@ -14,7 +14,7 @@ from gemmcompare.contracts import correctness as corr
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.implementations.library_fp8 import CublasLtFp8, has_blockwise
 from gemmcompare.problems import GemmProblem
-from gemmcompare.run.inputs import make_draw
+from gemmcompare.runner.inputs import make_draw
 
 pytestmark = pytest.mark.gpu
 

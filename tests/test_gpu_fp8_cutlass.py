@@ -26,8 +26,8 @@ from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.cutlass.catalog import lookup
 from gemmcompare.implementations.cutlass import CutlassKernel
 from gemmcompare.problems import GemmProblem
-from gemmcompare.run import parent
-from gemmcompare.run.inputs import make_draw
+from gemmcompare.runner import parent
+from gemmcompare.runner.inputs import make_draw
 from gemmcompare.spec import parse_spec
 
 pytestmark = pytest.mark.gpu

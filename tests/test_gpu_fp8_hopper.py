@@ -18,8 +18,8 @@ from gemmcompare.contracts import correctness as corr
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.implementations.registry import PARAMETRIZED, instantiate
 from gemmcompare.problems import GemmProblem
-from gemmcompare.run import parent
-from gemmcompare.run.inputs import make_draw
+from gemmcompare.runner import parent
+from gemmcompare.runner.inputs import make_draw
 from gemmcompare.spec import parse_spec
 
 pytestmark = pytest.mark.gpu

@@ -6,7 +6,7 @@ import statistics
 import pytest
 
 from gemmcompare.results import Status
-from gemmcompare.run.parent import Runner, RunOptions
+from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
 
 pytestmark = pytest.mark.gpu

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gemmcompare.results import Status
-from gemmcompare.run.parent import Runner, RunOptions
+from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import load_spec
 
 pytestmark = pytest.mark.gpu

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gemmcompare.run.parent import Runner, RunOptions
+from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
 from gemmcompare.store import Store
 from interrupting import interrupt_once_rows_land

@@ -9,7 +9,7 @@ import pytest
 from gemmcompare import cli
 from gemmcompare.plan import make_plan, narrow
 from gemmcompare.results import Status
-from gemmcompare.run.parent import Runner, RunOptions
+from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import load_spec
 from gemmcompare.store import Store
 

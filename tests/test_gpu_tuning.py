@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gemmcompare.run import parent
+from gemmcompare.runner import parent
 from gemmcompare.spec import parse_spec
 
 pytestmark = pytest.mark.gpu

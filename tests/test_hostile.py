@@ -24,7 +24,7 @@ from gemmcompare.build import extension
 from gemmcompare.build.cache_entry import damage, entry_files, seal
 from gemmcompare.build.flags import check_flag
 from gemmcompare.cli import main
-from gemmcompare.device import parse_arch
+from gemmcompare.arch import parse_arch
 from gemmcompare.errors import SpecError
 from gemmcompare.limits import MAX_PROBLEMS, MAX_SPEC_BYTES
 from gemmcompare.spec import parse_spec

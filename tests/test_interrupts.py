@@ -37,8 +37,8 @@ def test_a_second_ctrl_c_while_a_run_stops_does_not_cut_its_stopping_short(tmp_p
 
     from test_scale import fake_run
 
-    from gemmcompare.run.gpu_session import GpuSession
-    from gemmcompare.run.parent import Runner
+    from gemmcompare.runner.gpu_session import GpuSession
+    from gemmcompare.runner.parent import Runner
 
     emit, abort = Runner._emit, GpuSession.abort
     aborted = []

@@ -14,7 +14,7 @@ from gemmcompare.cli import main
 from gemmcompare.device import DeviceInfo
 from gemmcompare.report import build_report
 from gemmcompare.results import COLUMNS, Result, Status, decode_record
-from gemmcompare.run.predictions import attach_predictions
+from gemmcompare.runner.predictions import attach_predictions
 from gemmcompare.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -208,7 +208,7 @@ def test_analyze_the_lab_ladder_for_the_h200_reproduces_the_committed_report(tmp
 
 @pytest.mark.gpu
 def test_a_run_on_the_gpu_puts_the_prediction_beside_every_timed_row(tmp_path):
-    from gemmcompare.run.parent import Runner, RunOptions
+    from gemmcompare.runner.parent import Runner, RunOptions
     from gemmcompare.spec import parse_spec
 
     exp = parse_spec("name: p\nproblems: [{m: 1024, n: 1024, k: 1024}]\ncontracts: [f16_f32acc_tt]\n"

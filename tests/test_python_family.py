@@ -22,7 +22,7 @@ from gemmcompare.implementations.base import Operands
 from gemmcompare.implementations.python import (UserCodeError, describe_exception, import_module, load_callable,
                                                 summarize_inductor_code)
 from gemmcompare.problems import GemmProblem
-from gemmcompare.run.inputs import Draw
+from gemmcompare.runner.inputs import Draw
 from gemmcompare.spec import load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -137,7 +137,7 @@ def test_the_browser_check_loads_images_beside_the_page(tmp_path):
 
 @needs_browser
 def test_compare_and_history_pages_fit_and_sort(tmp_path):
-    from gemmcompare.compare import compare, write_comparison
+    from gemmcompare.verdicts import compare, write_comparison
     from gemmcompare.history import history, write_history
 
     release_ab = STUDIES / "cutlass-sm90" / "h200" / "release-ab"

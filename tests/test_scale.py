@@ -14,9 +14,9 @@ from gemmcompare import cli, shards
 from gemmcompare.errors import UsageError
 from gemmcompare.plan import make_plan, narrow
 from gemmcompare.results import Result, Status
-from gemmcompare.run import parent
-from gemmcompare.run.gpus import GpuChoice, select_gpus, uuid_text, visible_entry
-from gemmcompare.run.parent import Runner, RunOptions
+from gemmcompare.runner import parent
+from gemmcompare.runner.gpus import GpuChoice, select_gpus, uuid_text, visible_entry
+from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import load_spec, parse_spec
 from gemmcompare.store import Store
 
@@ -293,7 +293,7 @@ def cpu_cluster():
     """Two Dask worker processes on this CPU, shown fake GPUs 0 and 1 (they inherit the environment as it
     is when the fixture starts them)."""
     _needs_dask()
-    from gemmcompare.run.engine_dask import local_cluster
+    from gemmcompare.runner.engine_dask import local_cluster
 
     cluster = local_cluster(GPUS)
     yield cluster
@@ -339,8 +339,8 @@ def test_a_build_travels_to_a_worker_that_does_not_have_it(tmp_path, monkeypatch
     """What a Dask task does on a host without the parent's build cache: unpack the shipped build."""
     from types import SimpleNamespace
 
-    from gemmcompare.run.engine_dask import _local_builds, pack_build
-    from gemmcompare.run.messages import BuiltExtensionRef, WorkerSetup
+    from gemmcompare.runner.engine_dask import _local_builds, pack_build
+    from gemmcompare.runner.messages import BuiltExtensionRef, WorkerSetup
 
     from gemmcompare.build import cache_entry
 

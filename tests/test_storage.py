@@ -177,7 +177,7 @@ def test_operands_fingerprint_covers_the_zero_padding():
 
 
 def test_rows_record_the_policy_and_leading_dimensions():
-    from gemmcompare.run.executor import storage_lds
+    from gemmcompare.runner.rows import storage_lds
 
     assert storage_lds(GemmProblem(3999, 5001, 4097), TN) == (4097, 4097, 5001)
     assert storage_lds(GemmProblem(3999, 5001, 4097), TN_ALIGNED) == (4104, 4104, 5004)

@@ -1,4 +1,4 @@
-"""Per-problem picks (gemmcompare/tuning, run/picking.py) on the CPU: how a spec asks for them, the race,
+"""Per-problem picks (gemmcompare/tuning, runner/picking.py) on the CPU: how a spec asks for them, the race,
 the cache key, and that a tuned row's reported samples are not the ones it was picked on."""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from fake_device import DEVICE
 from gemmcompare.cli import main
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.contracts.timing import Measurement, TimingSettings
-from gemmcompare.implementations.base import Implementation, Ok, Skip
+from gemmcompare.implementations.base import Implementation, Ok, Prepared, Skip
 from gemmcompare.results import Status
-from gemmcompare.run import picking
-from gemmcompare.run.executor import ProblemExecutor
+from gemmcompare.runner import picking
+from gemmcompare.runner.executor import ProblemExecutor
+from gemmcompare.runner.picking import RaceBench
 from gemmcompare.spec import parse_spec
 from gemmcompare.tuning.cache import PickCache, pick_key
 from gemmcompare.tuning.select import Pick, narrow, race
@@ -165,6 +166,26 @@ def test_the_pick_cache_keeps_a_pick_and_says_it_was_reused(tmp_path):
     assert PickCache(tmp_path).get("k") is None  # unreadable: tune again, never fail the row
 
 
+class FakePrepared(Prepared):
+    """A prepared candidate on the CPU: each launch takes the next global launch number; its output is NaN
+    for a wrong kernel (the check fails it)."""
+
+    def __init__(self, kernel: "FakeKernel"):
+        self.kernel, self.launches = kernel, []
+
+    def launch(self):
+        self.launches.append(next(LAUNCH))
+        LAUNCHED.setdefault(self.kernel.name, []).append(self.launches[-1])
+
+    def output(self):
+        import torch
+
+        return torch.full((2, 2), float("nan") if self.kernel.wrong else 1.0)
+
+    def poison(self):
+        pass
+
+
 class FakeKernel(Implementation):
     """A candidate whose launch records a global launch number; its speed is its race figure."""
 
@@ -178,20 +199,7 @@ class FakeKernel(Implementation):
         return Ok() if self.runs else Skip("tile does not fit")
 
     def prepare(self, problem, contract, operands, extension):
-        kernel = self
-
-        class Prepared:
-            def __init__(self):
-                self.launches = []
-
-            def launch(self):
-                self.launches.append(next(LAUNCH))
-                LAUNCHED.setdefault(kernel.name, []).append(self.launches[-1])
-
-            def reset_output(self):
-                pass
-
-        return Prepared()
+        return FakePrepared(self)
 
 
 LAUNCH = itertools.count()
@@ -199,55 +207,59 @@ LAUNCHED: dict[str, list[int]] = {}
 
 
 class FakeTimer:
-    """Stands for Timer: launches each launcher `n` times; sample i of a launcher is its speed plus a
-    jitter fixed by the launch number, and records which launch made it."""
+    """Stands for Timer: launches each launcher `n` times (n: the settings' min_samples); sample i of a
+    launcher is its kernel's speed scaled by its launch number (so no two launches give the same figure),
+    and records which launch of which prepared object made it."""
 
     made: list["FakeTimer"] = []
 
     def __init__(self, settings, l2_bytes, **kwargs):
         self.n = settings.min_samples
-        self.sampled: dict[str, list[int]] = {}
+        self.sampled: dict[str, list[int]] = {}  # launcher name -> launch numbers behind its samples
+        self.samples: dict[str, list[float]] = {}
+        self.prepared: dict[str, list] = {}  # launcher name -> the prepared object behind each sample
         FakeTimer.made.append(self)
 
     def measure(self, launchers, stage=None):
         out = {}
         for ln in launchers:
             m = Measurement()
+            launch = ln.launches[0]
             for _ in range(self.n):
-                ln.launches[0]()
-                launch_no = LAUNCHED[ln.name][-1] if ln.name in LAUNCHED else None
-                self.sampled.setdefault(ln.name, []).append(launch_no)
-                m.samples_ms.append(SPEED[ln.name] * (1 + 0.01 * (launch_no % 3)))
+                launch()
+                prepared = launch.__self__
+                self.sampled.setdefault(ln.name, []).append(prepared.launches[-1])
+                self.prepared.setdefault(ln.name, []).append(prepared)
+                m.samples_ms.append(prepared.kernel.ms * (1 + 1e-4 * prepared.launches[-1]))
+            self.samples[ln.name] = list(m.samples_ms)
             out[ln.name] = m
         return out
 
+    def describe(self):
+        return {"method": "fake"}
 
-SPEED = {"fake.fast": 1.0, "fake.slow": 2.0, "fake.wrong": 0.1}
 
+class FakeGroup:
+    """The executor's side of a race on the CPU: the RaceBench it hands pick(), over a draw that is no draw
+    and a check that fails the wrong kernel, as the real check does (its row to `emit`, no Prepared)."""
 
-class FakeExecutor:
     def __init__(self, exp, builds):
-        self.exp, self.builds, self.device, self.run_id, self.telemetry = exp, builds, DEVICE, "run", None
-        self.emitted, self.stages = [], []
+        self.exp, self.builds = exp, builds
+        self.stages = []
+
+    def bench(self) -> RaceBench:
+        return RaceBench(exp=self.exp, run_id="run", device=DEVICE, builds=self.builds, stage=self.stage,
+                         phase=lambda name: contextlib.nullcontext(), draw=lambda fixture, p, contract: object(),
+                         check=self.check, driver=lambda: None)
 
     def stage(self, impl, what):
         self.stages.append((impl, what))
 
-    def emit(self, row):
-        self.emitted.append(row)
-
-    @contextlib.contextmanager
-    def _phase(self, name):
-        yield
-
-    def _draw(self, fixture, p, contract):
-        return object()
-
-    def _check_one(self, impl, row, ext, draw, contract, k, fixture):
-        self.stage(impl.name, f"check {fixture}")
-        if impl.wrong:  # as the real check: a FAIL row emitted, no Prepared
+    def check(self, impl, row, ext, draw, contract, k, fixture, *, emit, stage):
+        stage(impl.name, f"check {fixture}")
+        if impl.wrong:
             row.status, row.reason = Status.FAIL, "uniform: 4096 of 262144 elements outside the bound"
-            self.emit(row)
+            emit(row)
             return None
         prepared = impl.prepare(None, contract, None, ext)
         prepared.launch()
@@ -264,44 +276,91 @@ def tuned_setup(tmp_path, monkeypatch):
     cands = [FakeKernel("fast", 1.0), FakeKernel("slow", 2.0), FakeKernel("wrong", 0.1, wrong=True),
              FakeKernel("nofit", 0.5, runs=False)]
     tuned = TunedImplementation("fake", {}, ("variant",), "auto", cands)
-    return exp, tuned, FakeExecutor(exp, {})
+    return exp, tuned, FakeGroup(exp, {})
 
 
 def test_a_wrong_candidate_is_never_picked_and_leaves_no_row(tuned_setup):
-    exp, tuned, ex = tuned_setup
-    picked = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
+    exp, tuned, group = tuned_setup
+    picked = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
     assert isinstance(picked, Picked) and picked.winner.name == "fake.fast" and picked.name == tuned.name
     assert build_name(picked) == "fake.fast"
-    assert ex.emitted == []  # the wrong candidate's FAIL is kept in the pick, not emitted as a row
     # a hang is blamed on the stage last reported: the tuned row's, never a candidate the parent does not know
-    assert ex.stages and all(impl == tuned.name and "fake." in what for impl, what in ex.stages), ex.stages
+    assert group.stages and all(impl == tuned.name and "fake." in what for impl, what in group.stages), group.stages
     assert "FAIL in its check" in picked.tuning.excluded["fake.wrong"]
     assert picked.tuning.excluded["fake.nofit"] == "tile does not fit"
     assert set(picked.tuning.race_ms) == {"fake.fast", "fake.slow"} and not picked.tuning.cached
 
 
-def test_a_tuned_rows_reported_samples_are_not_its_race_samples(tuned_setup):
-    """The executor times the pick as a row of its own, from a fresh prepare: the launches behind its
-    reported samples are none of the launches it won the race with."""
-    exp, tuned, ex = tuned_setup
-    picked = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
-    race = FakeTimer.made[-1].sampled["fake.fast"]
-    from gemmcompare.contracts.timing import Launcher
+class FakeDraw:
+    """A draw on the CPU: nothing to fingerprint, nothing an implementation could write into."""
 
-    prepared = picked.prepare(None, exp.contracts[0], None, None)  # what the executor's _timed does
-    LAUNCHED["fake.fast"] = []
-    report_timer = FakeTimer(TimingSettings(min_samples=10), 0)
-    m = report_timer.measure([Launcher("fake.fast", prepared.launch)])["fake.fast"]
-    reported = report_timer.sampled["fake.fast"]
-    assert len(m.samples_ms) == 10 and len(race) == picked.tuning.race_samples["fake.fast"]
-    assert set(reported).isdisjoint(race) and min(reported) > max(race)
+    operands, refs, seed = None, None, 7
+
+    def fingerprint(self):
+        return 0
+
+    def intact(self):
+        return True
+
+
+@pytest.fixture
+def cpu_executor(tuned_setup, monkeypatch):
+    """A real ProblemExecutor, its GPU pieces stubbed: device memory, synchronization and the sleep kernel,
+    the stream wait, the draw, and the correctness check (it passes a finite output, fails NaN). The race's
+    timer and the executor's are both FakeTimers."""
+    import torch
+    from types import SimpleNamespace
+
+    from gemmcompare.contracts import correctness, timing
+    from gemmcompare.runner import executor
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda index=None: (2**40, 2**40))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
+    monkeypatch.setattr(executor, "wait_stream", lambda timeout_s, name: None)
+    monkeypatch.setattr(executor, "draw_inputs", lambda fixture, p, contract, seed: FakeDraw())
+    monkeypatch.setattr(timing, "Timer", FakeTimer)
+
+    def check_output(out, refs, contract, settings, k, fixture, seed=None):
+        passed = bool(torch.isfinite(out).all())
+        return correctness.CheckResult(fixture, passed, "" if passed else "NaN in the output", 0.0, 0.0, 0.0, 0.0,
+                                       0.0, 0 if passed else out.numel(), 0 if passed else out.numel(), seed)
+
+    monkeypatch.setattr(correctness, "check_output", check_output)
+    exp, tuned, _ = tuned_setup
+    rows, stages = [], []
+    ex = ProblemExecutor(exp, "run", DEVICE, {}, SimpleNamespace(), emit=rows.append,
+                         stage=lambda impl, what: stages.append((impl, what)))
+    return SimpleNamespace(exp=exp, tuned=tuned, executor=ex, rows=rows, stages=stages)
+
+
+def test_a_tuned_rows_reported_samples_are_not_its_race_samples(cpu_executor):
+    """The executor times the pick as a row of its own, from a fresh prepare: the samples it reports are
+    its own timer's, made by launches of a prepared object the race never launched, after the race."""
+    run = cpu_executor
+    run.executor.run(run.exp.problems[0], run.exp.contracts[0], [run.tuned])
+    (row,) = run.rows  # the tuned row only: no candidate's row (the wrong one failed its check in the race)
+    assert row.implementation == run.tuned.name and row.status is Status.PASS, (row.status, row.reason)
+    assert row.params["pick"] == "fake.fast"
+    race_timer, report_timer = FakeTimer.made  # pick()'s, then the executor's
+    race_samples, reported = race_timer.samples["fake.fast"], report_timer.samples[run.tuned.name]
+    assert len(race_samples) == row.timing["tuning"]["race_samples"]["fake.fast"]
+    assert row.samples_ms == reported and len(reported) == report_timer.n == row.n_samples
+    assert set(row.samples_ms).isdisjoint(race_samples)
+    race_launches, report_launches = race_timer.sampled["fake.fast"], report_timer.sampled[run.tuned.name]
+    assert min(report_launches) > max(race_launches)
+    race_prepared = {id(p) for p in race_timer.prepared["fake.fast"]}  # kept alive by the timer: ids stay unique
+    assert not race_prepared & {id(p) for p in report_timer.prepared[run.tuned.name]}
+    # a hang during the race is blamed on the tuned row, the only name the parent knows
+    assert [what for impl, what in run.stages if impl != run.tuned.name] == []
+    assert any("tuning, fake.wrong: check uniform" == what for _, what in run.stages), run.stages
 
 
 def test_a_second_pick_comes_from_the_cache_without_a_race(tuned_setup):
-    exp, tuned, ex = tuned_setup
-    first = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
+    exp, tuned, group = tuned_setup
+    first = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
     races = len(FakeTimer.made)
-    second = picking.pick(ex, tuned, exp.problems[0], exp.contracts[0])
+    second = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
     assert second.winner.name == first.winner.name and second.tuning.cached and len(FakeTimer.made) == races
     assert "reused from the pick cache" in second.tuning.note()
 
@@ -371,7 +430,7 @@ def test_nvidia_heuristics_estimates_cutlass_candidates_and_widens_the_race():
     tuned = next(i for i in exp.implementations if isinstance(i, TunedImplementation))
     contract = exp.contracts[0]
     runnable = [(c, None) for c in tuned.candidates if c.check(exp.problems[0].problem, contract, DEVICE)]
-    predicted, nvidia = picking._predicted(FakeExecutor(exp, {}), runnable, exp.problems[0], contract)
+    predicted, nvidia = picking._predicted(FakeGroup(exp, {}).bench(), runnable, exp.problems[0], contract)
     assert len(nvidia) >= 20 and set(nvidia) <= set(predicted) and all(ms > 0 for ms in nvidia.values())
     raced, left = narrow(predicted, nvidia=nvidia)
     ours = _kept({n: ms for n, ms in predicted.items() if ms is not None}, KEEP_PREDICTED)

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent("""
     import io, multiprocessing, os, sys
-    from gemmcompare.run.worker import thread_lock_for_progress_bars
+    from gemmcompare.runner.worker import thread_lock_for_progress_bars
 
     def child(guard):
         if guard:

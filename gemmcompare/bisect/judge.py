@@ -73,7 +73,7 @@ def row_changes(table) -> list[RowChange]:
 
 def judge_step(reference: Measurement, step: Measurement, threshold: float) -> StepVerdict:
     """The verdict of `step` against the good commit's measurement `reference`."""
-    from ..compare import compare
+    from ..verdicts import compare
 
     if step.run is None:
         return StepVerdict(SKIP, step.failure or "no run", build_failed=True)

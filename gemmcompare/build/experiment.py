@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 
-from ..device import DeviceInfo, parse_arch
+from ..arch import parse_arch
+from ..device import DeviceInfo
 from .extension import BuildFailure, LoadedExtension, build_extensions, plan_extensions
 
 DEFAULT_ARCH_CC = 90  # what to compile for when there is neither a device nor --arch (the H200 we measure on)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..device import parse_arch
+from ..arch import parse_arch
 from ..errors import ToolchainError
 from ..paths import ABI_INCLUDE_DIR
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..cutlass.kernel_templates import TEMPLATES
-from ..device import parse_arch
+from ..arch import parse_arch
 from .options import add_arch, exit_codes, parser_args
 
 ENUMERABLE = (80, 86, 89, 90)  # the architectures cutlass_library's generator is asked about

@@ -41,7 +41,8 @@ def _list_resources(args) -> int:
     import sys
 
     from ..build.extension import BuildFailure, build_extensions, plan_extensions
-    from ..device import parse_arch, probe_device
+    from ..arch import parse_arch
+    from ..device import probe_device
     from ..implementations import FIXED, PARAMETRIZED, instantiate
 
     dev = probe_device()

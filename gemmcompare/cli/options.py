@@ -41,7 +41,7 @@ def add_store(p, help_text: str = "SQLite store", default: str | None = DEFAULT_
 
 def arch(text: str) -> str:
     """An --arch value (sm_90a, sm_80, 90), checked here so that a typo is an argument error (exit 2)."""
-    from ..device import parse_arch
+    from ..arch import parse_arch
 
     try:
         parse_arch(text)
@@ -137,7 +137,7 @@ def write_json(target: str | None, text: str) -> None:
 
 
 def run_options(args):
-    from ..run.parent import RunOptions
+    from ..runner.parent import RunOptions
 
     return RunOptions(
         store=Path(getattr(args, "store", None) or DEFAULT_STORE), runs_dir=Path(getattr(args, "runs_dir", "runs")),

@@ -74,7 +74,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ..compare import compare, write_comparison
+    from ..verdicts import compare, write_comparison
 
     runs = list(args.runs)
     if args.baseline:

@@ -40,8 +40,8 @@ def cmd_run(args) -> int:
     import time
 
     from ..plan import narrow
-    from ..run.parent import Runner
-    from ..run.phases import phase_line, process_age_s
+    from ..runner.parent import Runner
+    from ..runner.phases import phase_line, process_age_s
 
     phases = {"start_s": process_age_s()}  # the interpreter's start and imports, until this command began
     t0 = time.monotonic()

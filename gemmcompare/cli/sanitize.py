@@ -14,7 +14,7 @@ def cmd_sanitize(args) -> int:
     from ..device import probe_device
     from ..plan import narrow
     from ..profilers.sanitizer import kernel_owners, sanitize
-    from ..run.parent import build_for
+    from ..runner.parent import build_for
 
     exp = narrow(load_spec(args.spec), args.shapes, True, args.only)
     owners = kernel_owners(exp, build_for(exp, probe_device(), run_options(args)))

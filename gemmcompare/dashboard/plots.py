@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.transforms import blended_transform_factory
 
-from ..compare import FAILED
+from ..verdicts import FAILED
 from ..report.plots.common import Palette, legend, save_figure, zoom_to_data
 from .series import METRICS, Series
 from .steps import STEP_VERDICTS

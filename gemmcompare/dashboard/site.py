@@ -13,7 +13,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..compare import VERDICT_ORDER, Comparison, display_comparison
+from ..verdicts import VERDICT_ORDER, Comparison, display_comparison
 from ..receipt import DEFAULT_COMPARE_THRESHOLD, compare_threshold
 from ..report.data import problem_sort_key
 from ..report.html import page

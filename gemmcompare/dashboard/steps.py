@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..compare import compare
+from ..verdicts import compare
 from ..receipt import compare_threshold
 from .runs import Run
 

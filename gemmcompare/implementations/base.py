@@ -17,10 +17,11 @@ from typing import Any, Callable
 
 from ..lazy import torch  # loads on first use: reading a spec needs no torch
 
+from ..arch import arch_name
 from ..build.request import BuildRequest
 from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract, Scaling
 from ..contracts.storage import OperandPlan, Storage, allocate, operand_shape, plan_operands, policy_geometry
-from ..device import DeviceInfo, arch_name
+from ..device import DeviceInfo
 from ..dtypes import DTYPE_INFO, DType
 from ..problems import INT32_MAX, GemmProblem
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..build.flags import check_flag, ninja_safe_path  # noqa: F401  (check_flag: the allow-list, re-exported)
 from ..build.request import KernelSource
 from ..contracts.precision import BUILTIN_CONTRACTS
-from ..device import parse_arch
+from ..arch import parse_arch
 from ..limits import MAX_SOURCE_BYTES, exceeded
 from .base import AbiKernel, Constraints, ContractSupport, Param, Skip
 from .registry import Parametrized, register_parametrized

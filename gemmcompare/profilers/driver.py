@@ -39,7 +39,7 @@ def _prepare(spec: str, impl_name: str, problem: str, contract_name: str, l2: st
     from ..contracts import correctness as corr
     from ..device import probe_device
     from ..plan import narrow
-    from ..run.inputs import draw_inputs
+    from ..runner.inputs import draw_inputs
     from ..spec import load_spec
 
     exp = narrow(load_spec(spec), problem, False, "^" + re.escape(impl_name) + "$", l2=l2)

@@ -92,7 +92,7 @@ def query(lib: Path, dims: tuple[int, int, int, int, int, int], codes: tuple[int
 def abi_problem(problem, contract) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(dims, codes) for `problem` under the contract's layouts and storage policy, as the harness lays it out."""
     from ..implementations.base import abi_codes
-    from ..run.executor import storage_lds
+    from ..runner.rows import storage_lds
 
     return (problem.m, problem.n, problem.k, *storage_lds(problem, contract)), abi_codes(contract)
 

@@ -1,7 +1,7 @@
 """The predictions section of a report: the model's time beside the measured one, the bound that limits
 it, occupancy and waves; rows far from their bound flagged; a roofline with the predicted points.
 
-Rows carry their predictions (run/predictions.py fills them while measuring; `gemmcompare analyze` makes
+Rows carry their predictions (runner/predictions.py fills them while measuring; `gemmcompare analyze` makes
 rows with predictions only). "% of bound" is predicted / measured x 100: a kernel at 40% of its bound runs
 2.5 times slower than its structure allows on this device, and is where to look.
 """

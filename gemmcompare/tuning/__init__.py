@@ -9,7 +9,7 @@ A spec asks for it with `tune` on any parametrized family (or `config: auto` for
     - hopper.best: {tune: auto}                           # the family's own grid (tuned.FAMILY_GRIDS)
 
 Such an entry is one row per problem and contract (`<family>.tuned[...]`), whatever its candidates.
-Per group, the worker (run/executor.py) narrows the candidates with the project's model (select.narrow),
+Per group, the worker (runner/executor.py) narrows the candidates with the project's model (select.narrow),
 checks each on one fixture (a wrong kernel cannot be picked), times them briefly (select.BRIEF) and picks
 the lowest median; the winner is then checked on every fixture and timed with the row's full protocol
 on a fresh draw, beside the other rows: its reported samples are not the ones it was picked on

@@ -8,10 +8,9 @@ work an implementation enqueues anywhere else is not ordered with the harness's 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..build.extension import BuildFailure, LoadedExtension
 from ..contracts import correctness as corr
@@ -19,7 +18,6 @@ from ..contracts.precision import Math, PrecisionContract
 from ..contracts.timing import MAX_ROTATION_COPIES, Launcher, rotation_copies, wait_stream
 from ..device import DeviceInfo
 from ..dtypes import DTYPE_INFO, DType
-from ..errors import GemmCompareError
 from ..implementations.base import Implementation, Prepared
 from ..problems import GemmProblem
 from ..results import Result, Status
@@ -27,6 +25,10 @@ from ..spec import Experiment, ProblemEntry
 from ..tuning.tuned import Picked, TunedImplementation, build_name
 from .inputs import Draw, draw_inputs, same_bits
 from .predictions import attach_predictions
+from .rows import ContextLost, Emit, Stage, base_row, copy_build_resources, row_problem
+
+if TYPE_CHECKING:
+    from .picking import RaceBench
 
 # A row is flagged when more than this share of its telemetry samples saw a power or thermal cap.
 THROTTLED_MAJORITY = 0.5
@@ -35,61 +37,6 @@ THROTTLED_MAJORITY = 0.5
 IMPLAUSIBLE_PEAK_FACTOR = 1.05
 # Length of the sleep kernel queued ahead of the poison before a checking launch (see _check_one).
 OTHER_STREAM_GUARD_MS = 5.0
-
-
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-class ContextLost(GemmCompareError):
-    """A kernel left the CUDA context unusable (illegal address, trap, hang): the process must go."""
-
-    def __init__(self, message: str, implementation: str = "", status: Status = Status.CRASH):
-        super().__init__(message)
-        self.implementation, self.status = implementation, status
-
-
-def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: PrecisionContract,
-             impl_name: str, family: str, params: dict) -> Result:
-    p = entry.problem
-    lds = storage_lds(p, contract)
-    return Result(
-        run_id=run_id, problem=p.label, m=p.m, n=p.n, k=p.k, batch=p.batch, contract=contract.name,
-        implementation=impl_name, family=family, params=dict(params), status=Status.SKIP,
-        is_baseline=impl_name == exp.baseline, flops=p.flops, started_at=now(),
-        unique_bytes=p.unique_bytes(DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.b].itemsize,
-                                    DTYPE_INFO[contract.c].itemsize),
-        tolerance=corr.describe_tolerance(exp.correctness, contract, p.k),
-        storage=contract.storage.value, lda=lds[0], ldb=lds[1], ldc=lds[2],
-    )
-
-
-def copy_build_resources(row: Result, res: dict, impl: Implementation) -> None:
-    """ptxas's resources of the row's kernel onto the row (a run's and `analyze`'s rows alike)."""
-    row.registers, row.smem_bytes = res.get("registers"), res.get("smem_bytes")
-    row.spill_stores, row.spill_loads = res.get("spill_stores"), res.get("spill_loads")
-    row.stack_bytes = res.get("stack_bytes")
-    for warning in res.get("perf_warnings", ()):  # e.g. a serialized wgmma pipeline
-        row.add_note(f"ptxas performance loss ({warning})")
-    dynamic = impl.dynamic_smem_bytes()
-    if dynamic:  # ptxas sees only static shared memory
-        row.smem_bytes = (row.smem_bytes or 0) + dynamic
-
-
-def storage_lds(p: GemmProblem, contract: PrecisionContract) -> tuple[int, int, int]:
-    """lda, ldb, ldc the contract's storage policy hands every implementation of this problem."""
-    from ..contracts.storage import operand_shape, policy_geometry
-
-    out = []
-    for which, order, dtype in zip("abc", (contract.order_a, contract.order_b, contract.order_c),
-                                   (contract.a, contract.b, contract.c)):
-        lines, extent = operand_shape(which, p.m, p.n, p.k, order)
-        out.append(policy_geometry(lines, extent, DTYPE_INFO[dtype].itemsize, contract.storage).ld)
-    return out[0], out[1], out[2]
-
-
-def row_problem(row: Result) -> GemmProblem:
-    return GemmProblem(row.m, row.n, row.k, row.batch)
 
 
 def estimate_bytes(p: GemmProblem, contract: PrecisionContract, n_impls: int) -> int:
@@ -123,7 +70,7 @@ class _Timed:
 
 class ProblemExecutor:
     def __init__(self, exp: Experiment, run_id: str, device: DeviceInfo, builds: dict[str, Any], telemetry,
-                 emit: Callable[[Result], None], stage: Callable[[str, str], None] = lambda impl, what: None):
+                 emit: Emit, stage: Stage = lambda impl, what: None):
         self.exp, self.run_id, self.device, self.builds = exp, run_id, device, builds
         self.telemetry, self.emit, self.stage = telemetry, emit, stage
         self.phases: dict[str, float] = {}
@@ -200,7 +147,7 @@ class ProblemExecutor:
             self._time(alive, fixtures, contract, p)
 
     def _picked(self, tuned: TunedImplementation, entry: ProblemEntry, contract: PrecisionContract):
-        """A tuned row's winner for this group (run/picking.py), carrying its note; None after emitting the
+        """A tuned row's winner for this group (runner/picking.py), carrying its note; None after emitting the
         row's SKIP or BUILD_ERROR when no candidate can be raced. A tuned row the plan skips stays as it is
         (admission writes its SKIP)."""
         from .picking import NoPick, pick
@@ -208,13 +155,26 @@ class ProblemExecutor:
         if not tuned.check(entry.problem, contract, self.device):
             return tuned
         try:
-            return pick(self, tuned, entry, contract)
+            return pick(self._race_bench(), tuned, entry, contract)
         except NoPick as exc:
             row = base_row(self.run_id, self.exp, entry, contract, tuned.name, tuned.family, tuned.params)
             row.status = Status.BUILD_ERROR if exc.build_failed else Status.SKIP
             row.reason = f"tuning: {exc}"
             self.emit(row)
             return None
+
+    def _race_bench(self) -> RaceBench:
+        """What a tuned row's race uses of this executor (picking.RaceBench): the run, the GPU and the builds,
+        this group's phases, its draws and its check of one implementation."""
+        from .picking import RaceBench
+
+        return RaceBench(exp=self.exp, run_id=self.run_id, device=self.device, builds=self.builds,
+                         stage=self.stage, phase=self._phase, draw=self._draw, check=self._check_one,
+                         driver=self._driver_version)
+
+    def _driver_version(self) -> str | None:
+        fn = getattr(self.telemetry, "driver_version", None)
+        return fn() if fn is not None else None
 
     def _admit(self, impl: Implementation, row: Result, p: GemmProblem, contract: PrecisionContract,
                too_big: str) -> bool:
@@ -244,11 +204,16 @@ class ProblemExecutor:
             torch.cuda.synchronize()  # the references' GPU time counted here, not in the first check
         return draw
 
-    def _check_one(self, impl, row, ext, draw, contract, k, fixture) -> Prepared | None:
-        """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row."""
+    def _check_one(self, impl, row, ext, draw, contract, k, fixture, *, emit: Emit | None = None,
+                   stage: Stage | None = None) -> Prepared | None:
+        """Prepare, poison, launch once, check. Returns the Prepared on PASS, None after emitting a row (to
+        `emit`, default the executor's; `stage` likewise takes the stage reports: a tuned row's race keeps a
+        candidate's FAIL out of the run and reports under the tuned row's name)."""
         import torch
 
-        self.stage(impl.name, f"check {fixture}")
+        emit = self.emit if emit is None else emit
+        stage = self.stage if stage is None else stage
+        stage(impl.name, f"check {fixture}")
         try:
             prepared = impl.prepare(row_problem(row), contract, draw.operands, ext)
             inputs_before = draw.fingerprint()
@@ -275,20 +240,20 @@ class ProblemExecutor:
         except TimeoutError as exc:
             raise ContextLost(str(exc), impl.name, Status.TIMEOUT) from exc
         except Exception as exc:  # noqa: BLE001 - the implementation's failure is its row
-            self._crash(row, exc, "launch")
+            self._crash(row, exc, "launch", emit)
             return None
         out = prepared.output()
         if draw.fingerprint() != inputs_before or not draw.intact():
             draw.restore()  # the next implementations must see the inputs the references were made from
             row.status = Status.FAIL
             row.reason = f"{fixture}: the implementation wrote into its input matrices"
-            self.emit(row)
+            emit(row)
             return None
         if not same_bits(snapshot, out):
             row.status = Status.FAIL
             row.reason = (f"{fixture}: the output changed after the harness's stream had finished: the "
                           f"implementation does (part of) its work on another stream")
-            self.emit(row)
+            emit(row)
             return None
         check = corr.check_output(out, draw.refs, contract, self.exp.correctness, k, fixture, draw.seed)
         row.checks.append(check.as_dict())
@@ -296,11 +261,11 @@ class ProblemExecutor:
         if not check.passed:
             row.status = Status.FAIL
             row.reason = f"{fixture} (seed {draw.seed}): {check.message}"
-            self.emit(row)
+            emit(row)
             return None
         return prepared
 
-    def _crash(self, row: Result, exc: BaseException, stage: str) -> None:
+    def _crash(self, row: Result, exc: BaseException, stage: str, emit: Emit | None = None) -> None:
         import torch
 
         row.status, row.reason = Status.CRASH, f"{stage}: {exc}".strip()
@@ -308,7 +273,7 @@ class ProblemExecutor:
             torch.cuda.synchronize()
         except Exception as sticky:  # noqa: BLE001 - the context is gone: the worker must be replaced
             raise ContextLost(f"{stage}: {sticky}", row.implementation) from exc
-        self.emit(row)
+        (self.emit if emit is None else emit)(row)
 
     # -- timing ------------------------------------------------------------------------------------
     def _time(self, alive, fixtures, contract: PrecisionContract, p: GemmProblem) -> None:

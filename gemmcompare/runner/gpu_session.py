@@ -36,7 +36,7 @@ class SessionLost(GemmCompareError):
 
 def job_row(setup: WorkerSetup, job: MeasureJob, impl) -> Result:
     """A fresh row for one implementation of a measuring job (its group's problem and contract)."""
-    from .executor import base_row
+    from .rows import base_row
 
     exp = setup.experiment
     contract = next(c for c in exp.contracts if c.name == job.contract)

@@ -626,10 +626,3 @@ the times at the maximum clock differ beyond the threshold too; the baseline row
 side was THROTTLED or the SM clocks differ by more than the threshold.
 REGRESSION: PASS -> FAIL/CRASH/TIMEOUT/BUILD_ERROR.  Exit code 1 on any REGRESSION or SLOWER row.
 """
-
-
-# `gemmcompare.compare(base, cand)` is the API's DataFrame of verdicts (gemmcompare.api.compare); the package
-# attribute becomes this module once it is imported, so the module answers the call.
-from .api import callable_module  # noqa: E402
-
-callable_module(__name__, "compare")

@@ -6,22 +6,61 @@ cannot describe). The pick cache answers if it
 has this key. Otherwise each candidate is checked once on a fresh uniform draw (a candidate that fails is
 left out, never picked: its rows are not emitted, its reason is kept), and the rest race (select.race).
 The executor then measures the winner as the tuned row, from scratch.
+
+The race knows the executor only through the RaceBench it is handed (ProblemExecutor._race_bench): the run,
+the GPU and the builds, and the group's phase timer, draw and check of one implementation.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping, Protocol
 
 from ..build.extension import BuildFailure, LoadedExtension
+from ..contracts.precision import PrecisionContract
 from ..contracts.timing import Launcher, Timer
-from ..implementations.base import Implementation
-from ..results import Status
+from ..device import DeviceInfo
+from ..implementations.base import Implementation, Prepared
+from ..problems import GemmProblem
+from ..results import Result, Status
+from ..spec import Experiment
 from ..tuning.cache import PickCache, pick_key
 from ..tuning.select import Pick, brief_settings, narrow, race
 from ..tuning.tuned import Picked, TunedImplementation
+from .inputs import Draw
+from .rows import ContextLost, Emit, Stage, base_row, copy_build_resources
+
+
+class CheckOne(Protocol):
+    def __call__(self, impl: Implementation, row: Result, ext: Any, draw: Draw, contract: PrecisionContract,
+                 k: int, fixture: str, *, emit: Emit, stage: Stage) -> Prepared | None:
+        """Prepare, poison, launch once and check `impl` on `draw` as the run checks every implementation:
+        the Prepared on a PASS, else None after sending the row (its FAIL or CRASH) to `emit`; what it is
+        doing goes to `stage`. Raises ContextLost when the CUDA context is gone."""
+
+
+@dataclass(frozen=True)
+class RaceBench:
+    """What a tuned row's race uses of the group's executor, which makes one for each race.
+
+    exp, run_id, device, builds: the run's spec (correctness and timing settings), id, GPU and builds.
+    stage: the executor's stage reports (the race reports under the tuned row's name: the parent knows no
+        candidate). phase(name): a block timed as one of the group's phases (phases.GROUPS).
+    draw(fixture, problem, contract): fresh inputs and their FP64 references. check: see CheckOne.
+    driver(): the driver's version, for the pick cache's key (None where telemetry cannot say)."""
+
+    exp: Experiment
+    run_id: str
+    device: DeviceInfo
+    builds: Mapping[str, Any]
+    stage: Stage
+    phase: Callable[[str], AbstractContextManager]
+    draw: Callable[[str, GemmProblem, PrecisionContract], Draw]
+    check: CheckOne
+    driver: Callable[[], str | None]
 
 
 class NoPick(Exception):
@@ -32,33 +71,26 @@ class NoPick(Exception):
         self.build_failed = build_failed
 
 
-@contextlib.contextmanager
-def quiet(executor, tuned_name: str):
-    """The executor's emitted rows collected instead of sent (a candidate's FAIL is no row of the run), and
-    its stage reports made under the tuned row's name (the parent blames a hang on the row it knows)."""
-    emit, stage, dropped = executor.emit, executor.stage, []
-    executor.emit = dropped.append
-    executor.stage = lambda impl, what: stage(tuned_name, f"tuning, {impl}: {what}")
-    try:
-        yield dropped
-    finally:
-        executor.emit, executor.stage = emit, stage
+def quiet(bench: RaceBench, tuned_name: str) -> tuple[list[Result], Stage]:
+    """Where a candidate's check sends its row and its stage reports: the rows collected, not emitted (a
+    candidate's FAIL is no row of the run), the reports made under the tuned row's name (the parent blames a
+    hang on the row it knows)."""
+    return [], lambda impl, what: bench.stage(tuned_name, f"tuning, {impl}: {what}")
 
 
-def _predicted(executor, runnable, entry, contract) -> tuple[dict[str, float | None], dict[str, float]]:
+def _predicted(bench: RaceBench, runnable, entry, contract) -> tuple[dict[str, float | None], dict[str, float]]:
     """Each candidate's predicted time on this device (None where the model cannot describe it), and NVIDIA's
     estimate of those it can describe (nvidia-matmul-heuristics' CUTLASS configurations, where installed)."""
     from ..model.predict import predict_row
-    from .executor import base_row, copy_build_resources
     from .predictions import model_device, nvidia_heuristics
 
     try:
-        spec = model_device(executor.device)
+        spec = model_device(bench.device)
     except (KeyError, ValueError):
         return {c.name: None for c, _ in runnable}, {}
     out, nvidia = {}, {}
     for c, ext in runnable:
-        row = base_row(executor.run_id, executor.exp, entry, contract, c.name, c.family, c.params)
+        row = base_row(bench.run_id, bench.exp, entry, contract, c.name, c.family, c.params)
         if isinstance(ext, LoadedExtension):
             copy_build_resources(row, ext.resources_for(c.kernel_filter_for(contract)), c)
         try:
@@ -73,17 +105,15 @@ def _predicted(executor, runnable, entry, contract) -> tuple[dict[str, float | N
     return out, nvidia
 
 
-def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
+def pick(bench: RaceBench, tuned: TunedImplementation, entry, contract) -> Picked:
     """The winner of `tuned` for this (problem, contract); raises NoPick when nothing can be raced, and
     ContextLost (under the tuned row's name) when a candidate breaks the CUDA context."""
-    from .executor import ContextLost, base_row
-
     p, t0 = entry.problem, time.monotonic()
     excluded: dict[str, str] = {}
     runnable: list[tuple[Implementation, Any]] = []
     any_built_failed = False
     for c in tuned.candidates:
-        s, ext = c.check(p, contract, executor.device), executor.builds.get(c.name)
+        s, ext = c.check(p, contract, bench.device), bench.builds.get(c.name)
         if not s:
             excluded[c.name] = s.reason
         elif isinstance(ext, BuildFailure):
@@ -93,39 +123,39 @@ def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
     if not runnable:
         shown = "; ".join(f"{n}: {r}" for n, r in list(excluded.items())[:3])
         raise NoPick(f"no candidate of {len(tuned.candidates)} can run here ({shown})", any_built_failed)
-    predicted, nvidia = _predicted(executor, runnable, entry, contract)
+    predicted, nvidia = _predicted(bench, runnable, entry, contract)
     raced, left = narrow(predicted, nvidia=nvidia)
     excluded.update(left)
     runnable = [(c, ext) for c, ext in runnable if c.name in raced]
     cache = PickCache(_cache_dir(runnable))
-    key = pick_key(gpu=executor.device.name, cc=executor.device.arch, driver=_driver(executor),
+    key = pick_key(gpu=bench.device.name, cc=bench.device.arch, driver=bench.driver(),
                    problem={"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}, contract=contract.describe(),
                    tuned=tuned.name, builds={c.name: _build_id(ext) for c, ext in runnable},
-                   l2=executor.exp.timing.l2)
+                   l2=bench.exp.timing.l2)
     by_name = {c.name: c for c, _ in runnable}
     hit = cache.get(key)
     if hit is not None and hit.winner in by_name:
         return Picked(tuned, by_name[hit.winner], hit)
-    with executor._phase("tuning_s"):
-        draw = executor._draw("uniform", p, contract)
+    with bench.phase("tuning_s"):
+        draw = bench.draw("uniform", p, contract)
         launchers, keep = [], []
-        with quiet(executor, tuned.name):
-            for c, ext in runnable:
-                row = base_row(executor.run_id, executor.exp, entry, contract, c.name, c.family, c.params)
-                try:
-                    prepared = executor._check_one(c, row, ext, draw, contract, p.k, "uniform")
-                except ContextLost as exc:
-                    raise ContextLost(f"tuning {tuned.name}: candidate {c.name}: {exc}", tuned.name, exc.status) from exc
-                if prepared is None:
-                    excluded[c.name] = f"{row.status.value} in its check: {row.reason}"[:300]
-                    continue
-                resets = [prepared.reset_output] if contract.beta != 0.0 else None
-                launchers.append(Launcher(c.name, prepared.launch, [], resets))
-                keep.append(prepared)  # alive until the race is over
+        dropped, stage = quiet(bench, tuned.name)
+        for c, ext in runnable:
+            row = base_row(bench.run_id, bench.exp, entry, contract, c.name, c.family, c.params)
+            try:
+                prepared = bench.check(c, row, ext, draw, contract, p.k, "uniform", emit=dropped.append, stage=stage)
+            except ContextLost as exc:
+                raise ContextLost(f"tuning {tuned.name}: candidate {c.name}: {exc}", tuned.name, exc.status) from exc
+            if prepared is None:
+                excluded[c.name] = f"{row.status.value} in its check: {row.reason}"[:300]
+                continue
+            resets = [prepared.reset_output] if contract.beta != 0.0 else None
+            launchers.append(Launcher(c.name, prepared.launch, [], resets))
+            keep.append(prepared)  # alive until the race is over
         if not launchers:
             raise NoPick(f"every candidate failed its check ({'; '.join(list(excluded.values())[:2])})", False)
-        settings = brief_settings(executor.exp.timing)
-        timer = Timer(settings, executor.device.l2_bytes)
+        settings = brief_settings(bench.exp.timing)
+        timer = Timer(settings, bench.device.l2_bytes)
         def measure(names):
             got = timer.measure(launchers)
             for name, m in got.items():  # a hang or a CUDA error: the worker must go, the tuned row is to blame
@@ -141,7 +171,7 @@ def pick(executor, tuned: TunedImplementation, entry, contract) -> Picked:
         raise NoPick(f"no candidate gave a race time ({'; '.join(list(failed.values())[:2])})", False)
     result = Pick(winner, medians, counts, excluded,
                   {n: ms for n, ms in predicted.items() if ms is not None}, time.monotonic() - t0, False, nvidia)
-    cache.put(key, result, gpu=executor.device.name, driver=_driver(executor), problem=f"{p.m}x{p.n}x{p.k}",
+    cache.put(key, result, gpu=bench.device.name, driver=bench.driver(), problem=f"{p.m}x{p.n}x{p.k}",
               contract=contract.name, tuned=tuned.name)
     return Picked(tuned, by_name[winner], result)
 
@@ -153,8 +183,3 @@ def _cache_dir(runnable) -> Path | None:
 
 def _build_id(ext) -> str:
     return ext.plan.module_name if isinstance(ext, LoadedExtension) else "no build"
-
-
-def _driver(executor) -> str | None:
-    fn = getattr(executor.telemetry, "driver_version", None)
-    return fn() if fn is not None else None

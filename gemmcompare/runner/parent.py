@@ -27,11 +27,11 @@ from ..plan import Group, Plan, make_plan
 from ..results import Result
 from ..spec import Experiment
 from ..store import DEFAULT_STORE, RunFolder, Store, new_run_id
-from .executor import ContextLost, now
 from .gpu_session import SILENCE_MARGIN_S, SessionLost
 from .gpus import GpuChoice
 from .messages import BuiltExtensionRef, MeasureJob, WorkerSetup
 from .phases import Phases, process_age_s
+from .rows import ContextLost, now
 
 
 @dataclass
@@ -122,7 +122,7 @@ class Runner:
     """The parent side of a run: builds, the store and the run folder, and the measuring workers.
 
     `device` and `gpus` are what this host has, found with torch unless given (the tests give a fake).
-    `phases` may hold what the caller already spent (run/phases.py: start_s, spec_s)."""
+    `phases` may hold what the caller already spent (runner/phases.py: start_s, spec_s)."""
 
     def __init__(self, exp: Experiment, opts: RunOptions, *, device: DeviceInfo | None = None,
                  gpus: list[GpuChoice] | None = None, phases: dict | None = None):
@@ -130,7 +130,7 @@ class Runner:
 
         self.exp, self.opts = exp, opts
         self.phases: dict = {}  # the receipt's measuring summary (build_s, measure_s, rows_measured, ...)
-        self.phases_s = Phases(phases or {})  # every phase's wall seconds (run/phases.py)
+        self.phases_s = Phases(phases or {})  # every phase's wall seconds (runner/phases.py)
         if not opts.isolate and (opts.gpus or opts.cluster):
             raise UsageError("--in-process measures in this process, on GPU 0: it cannot go with --gpus or --cluster")
         self.shard = parse_shard(opts.shard) if opts.shard else None

@@ -36,7 +36,7 @@ class WorkerSetup:
     device_index: int  # CUDA's index; 0 in a worker started with CUDA_VISIBLE_DEVICES naming one GPU
     builds: dict[str, Union[BuiltExtensionRef, BuildFailure]] = field(default_factory=dict)
     # "module:Class" of the worker's device session (worker.CudaSession); the tests' fake device differs
-    backend: str = "gemmcompare.run.worker:CudaSession"
+    backend: str = "gemmcompare.runner.worker:CudaSession"
 
 
 @dataclass(frozen=True)

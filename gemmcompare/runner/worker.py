@@ -140,7 +140,7 @@ def worker_main(conn, setup: WorkerSetup, startup: dict | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         from ..contracts.timing_methods import take_warm_up_steps as warm_up_steps
-        from .executor import ContextLost
+        from .rows import ContextLost
 
         exp = setup.experiment
         _mark("main_imports")
