@@ -1,7 +1,8 @@
 """CPU tests of the `decode` family's Python side (M <= 16, memory-bound): names, contracts and SKIP reasons,
 parameters and InvalidConfig, the rendered translation units, the tune grid and the study spec that uses it.
-Nothing here compiles or runs a kernel (tests/test_kernels_compile.py compiles it, tests/test_gpu_decode.py
-runs it)."""
+Nothing here compiles or runs a kernel: tests/test_decode_compile.py compiles the rendered units (that the header
+defines what they call, that they include no torch, that the Python side's numbers are the header's, what the
+PTX holds), tests/test_gpu_decode.py runs them."""
 
 from __future__ import annotations
 
@@ -71,12 +72,6 @@ def test_sources_one_tu_per_pair_of_types_and_an_entry():
     other = decode(cols=64).build_request("sm_90")
     assert not set(names) & {s.filename for s in other.sources}  # two configurations share one extension
     assert impl.entry_symbol == "gc_decode_c32_w8_u2_sauto" != other.entry
-
-
-def test_kernel_source_includes_no_torch():
-    text = (EXTENSIONS_DIR / "decode" / "decode_gemm.cuh").read_text()
-    includes = re.findall(r'#include\s*[<"]([^>"]+)', text)
-    assert "gemmcompare/gemm_abi.h" in includes and not any("torch" in i or "ATen" in i for i in includes)
 
 
 # -- contracts and shapes ----------------------------------------------------------------------------
@@ -197,14 +192,6 @@ def test_rendered_entry_dispatches_on_the_types():
         assert f"return {sym}_occupancy(args, out, err, err_len);" in text
     assert f'extern "C" int {cfg.symbol()}(const gc_gemm_args* args' in text
     assert "built for A/B -> C types f16->f32, f16->f16, bf16->f32, bf16->bf16 only" in text
-
-
-def test_the_header_defines_what_the_rendered_units_use():
-    text = (EXTENSIONS_DIR / "decode" / "decode_gemm.cuh").read_text()
-    for needle in ("namespace decode", "struct Config", "int launch(", "MAX_M = 16", "RED_PAD = 8",
-                   "cudaLaunchAttributeClusterDimension", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-                   "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"):
-        assert needle in text, needle
 
 
 # -- tuning and the study ------------------------------------------------------------------------------------

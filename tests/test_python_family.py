@@ -19,8 +19,8 @@ from gemmcompare.contracts.storage import Storage
 from gemmcompare.errors import SpecError
 from gemmcompare.implementations import FIXED
 from gemmcompare.implementations.base import Operands
-from gemmcompare.implementations.python import (UserCodeError, describe_exception, import_module, load_callable,
-                                                summarize_inductor_code)
+from gemmcompare.implementations.python_library import summarize_inductor_code
+from gemmcompare.implementations.user_module import UserCodeError, describe_exception, import_module, load_callable
 from gemmcompare.problems import GemmProblem
 from gemmcompare.runner.inputs import Draw
 from gemmcompare.spec import load_spec, parse_spec

@@ -5,7 +5,8 @@ its `Config<...>` template parameters; `MmaSyncConfig` is that mapping as a froz
 here (with reasons, before anything compiles) and rendered into tiny translation units: one explicit
 instantiation per TU, per B layout and per pair of element types, named after the configuration, plus
 an entry TU that picks the layout and the types at launch. Rendering is a pure function of the
-configuration (tested on the CPU).
+configuration (tested on the CPU); names, rendering and registration are parametrized.py's, shared with
+the decode and gemv families.
 
 Element types (not a parameter: every configuration is built for all of them, so a spec's one
 `mma_sync` entry runs under FP16 and BF16 contracts alike): f16 A and B with f32 C; bf16 A and B with
@@ -39,16 +40,14 @@ f16 inputs only (mma.sync has no bf16 form with an f16 accumulator): under a BF1
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..build.request import KernelSource
-from ..paths import EXTENSIONS_DIR
 from ..dtypes import DType
-from .base import AbiKernel, Constraints, ContractSupport, Param, Skip, dispatch_entry, layouts
+from .base import Constraints, ContractSupport, Param, Skip, layouts
 from ..contracts.precision import Epilogue
-from .registry import Parametrized, InvalidConfig, register_parametrized
+from .parametrized import ConfigKernel, KernelConfig, register_config_family
+from .registry import InvalidConfig
 
 SMEM_LIMIT = 227 * 1024  # bytes of dynamic shared memory one block may opt into on sm_80/sm_90
 REG_BUDGET = 224  # accumulators + double-buffered fragments must leave room below 255 registers
@@ -63,8 +62,6 @@ LAYOUT_CHOICES = ("tn", "tt", "both")
 SMEM_TAG = {"row": "gc::mma::Smem::Row", "padded": "gc::mma::Smem::Padded", "swizzle": "gc::mma::Smem::Swizzle"}
 EPI_TAG = {"plain": "gc::mma::Epi::Plain", "bias_relu": "gc::mma::Epi::BiasRelu"}
 MMA_K = {"m16n8k16": 16, "m16n8k8": 8}
-CPP_TYPE = {DType.F16: "__half", DType.BF16: "__nv_bfloat16", DType.F32: "float"}
-ABI_DTYPE = {DType.F16: "GC_F16", DType.BF16: "GC_BF16", DType.F32: "GC_F32"}
 
 # (A and B, C): the element types every f32-accumulate configuration is built for; the f16-accumulate
 # canary is built for the first only.
@@ -80,10 +77,6 @@ def type_suffix(pair: tuple[DType, DType]) -> str:
     if pair == TYPE_PAIRS[0]:
         return ""
     return f"_{inputs.value}" + ("" if output is DType.F32 else f"_{output.value}out")
-
-
-def pair_name(pair: tuple[DType, DType]) -> str:
-    return f"{pair[0].value}->{pair[1].value}"
 
 
 def _pow2(v: int) -> bool:
@@ -116,8 +109,12 @@ class SmemTileSpec:
 
 
 @dataclass(frozen=True)
-class MmaSyncConfig:
+class MmaSyncConfig(KernelConfig):
     """One instantiation of the kernel template, minus the B layout(s) it is built for."""
+
+    family = "mma_sync"
+    header = "mma_sync/mma_sync.cuh"
+    namespace = "gc::mma"
 
     block: tuple[int, int, int] = (128, 256, 64)
     warp_tile: tuple[int, int] = (64, 64)
@@ -223,94 +220,92 @@ class MmaSyncConfig:
                            f"shared memory, more than the {SMEM_LIMIT:,} a block can have")
         return sorted(set(out), key=out.index)
 
-    def validate(self) -> None:
-        problems = self.problems()
-        if problems:
-            raise InvalidConfig("; ".join(problems))
+    # -- rendering: one launcher per B layout and pair of types --------------------------------------
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return self.layouts
 
-    # -- rendering -------------------------------------------------------------------------------
-    def symbol(self, layout: str | None = None, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
-        """extern "C" symbol: the entry (layout None: gc_mma_sync_<ident>_<tn|tt|both>) or the launcher of
-        one layout and pair of types (gc_mma_sync_<ident>_<layout><type suffix>_launch), which the entry
-        calls."""
-        base = f"gc_mma_sync_{self.ident}"
-        return f"{base}_{self.layout_name}" if layout is None else f"{base}_{layout}{type_suffix(types)}_launch"
+    def type_part(self, types: tuple[DType, DType]) -> str:
+        return type_suffix(types)
 
-    def tag(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
-        """The type naming one layout's and pair's kernels (it appears in their mangled names)."""
-        return f"gc_mma_sync_{self.ident}_{layout}{type_suffix(types)}_tag"
-
-    def instance_filename(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
-        return f"mma_sync_{self.ident}_{layout}{type_suffix(types)}.cu"
+    def variant_condition(self, variant: str) -> str:
+        return f"args->order_b == {'GC_COL' if variant == 'tn' else 'GC_ROW'}"
 
     @property
-    def entry_filename(self) -> str:
-        return f"mma_sync_{self.ident}_{self.layout_name}_entry.cu"
+    def entry_ident(self) -> str:
+        return f"{self.ident}_{self.layout_name}"
 
-    def render_instance(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
-        if types not in self.type_pairs:
-            raise ValueError(f"{self.ident} is not built for {pair_name(types)} (only {self.type_pairs_text})")
+    def entry_comment(self) -> str:
+        return (f"// Generated by gemmcompare/implementations/mma_sync.py: the entry of {self.ident}\n"
+                f"// ({'/'.join(self.layouts)}; {self.type_pairs_text}), dispatching on B's storage order and the "
+                f"types.\n")
+
+    @property
+    def built_for(self) -> str:
+        return f"layouts {'/'.join(self.layouts)} and A/B -> C types {self.type_pairs_text}"
+
+    def config_template(self, variant: str) -> str:
         bm, bn, bk = self.block
         wm, wn = self.warp_tile
         args = ", ".join(str(x) for x in (
             bm, bn, bk, wm, wn, self.stages, SMEM_TAG[self.smem], self.group, MMA_K[self.mma],
-            "true" if self.acc == "f16" else "false", EPI_TAG[self.epilogue], "true" if layout == "tn" else "false",
+            "true" if self.acc == "f16" else "false", EPI_TAG[self.epilogue], "true" if variant == "tn" else "false",
         ))
-        sym, tag = self.symbol(layout, types), self.tag(layout, types)
-        cfg = f"gc_mma_sync_{self.ident}_{layout}_config"
-        launch = f"gc::mma::launch<{cfg}, {tag}, {CPP_TYPE[types[0]]}, {CPP_TYPE[types[1]]}>"
-        return (
-            f"// Generated by gemmcompare/implementations/mma_sync.py: one instantiation of mma_sync.cuh.\n"
-            f"// {self.ident}, layout {layout} (A row-major, B {'column' if layout == 'tn' else 'row'}-major, C row-major),\n"
-            f"// {types[0].value} A and B, {types[1].value} C\n"
-            f'#include "mma_sync/mma_sync.cuh"\n'
-            f"\n"
-            f"struct {tag};  // names the kernels in the ptxas report\n"
-            f"using {cfg} = gc::mma::Config<{args}>;\n"
-            f"\n"
-            f'extern "C" int {sym}(const gc_gemm_args* args, char* err, size_t err_len) {{\n'
-            f'  return {launch}(args, "{sym}", err, err_len);\n'
-            f"}}\n"
-            f"\n"
-            f'extern "C" int {sym}_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {{\n'
-            f'  return {launch}(args, "{sym}", err, err_len, out);\n'
-            f"}}\n"
+        return f"gc::mma::Config<{args}>"
+
+    def instance_comment(self, variant: str, types: tuple[DType, DType]) -> str:
+        b_order = "column" if variant == "tn" else "row"
+        return (f"// {self.ident}, layout {variant} (A row-major, B {b_order}-major, C row-major),\n"
+                f"// {types[0].value} A and B, {types[1].value} C\n")
+
+    def symbol(self, layout: str | None = None, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        """extern "C" symbol: the entry (layout None: gc_mma_sync_<ident>_<tn|tt|both>) or the launcher of
+        one layout and pair of types (gc_mma_sync_<ident>_<layout><type suffix>_launch), which the entry
+        calls."""
+        return self.entry_symbol if layout is None else self.launcher_symbol(layout, types)
+
+    def tag(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        """The type naming one layout's and pair's kernels (it appears in their mangled names)."""
+        return self.launcher_tag(layout, types)
+
+    def instance_filename(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        return self.launcher_filename(layout, types)
+
+    def render_instance(self, layout: str, types: tuple[DType, DType] = TYPE_PAIRS[0]) -> str:
+        return self.render_launcher(layout, types)
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> MmaSyncConfig:
+        """Spec parameters -> a checked MmaSyncConfig (warps derive the warp tile, layout `both` is tn and tt).
+        Raises InvalidConfig with the reason."""
+        block = tuple(params.get("block") or MmaSyncConfig.block)
+        if len(block) != 3 or any(not isinstance(v, int) or v <= 0 for v in block):
+            raise InvalidConfig(f"block must be three positive integers, got {block}")
+        warps, warp_tile = params.get("warps"), params.get("warp_tile")
+        if warp_tile is not None:
+            warp_tile = tuple(warp_tile)
+            if len(warp_tile) != 2 or any(not isinstance(v, int) or v <= 0 for v in warp_tile):
+                raise InvalidConfig(f"warp_tile must be two positive integers, got {warp_tile}")
+        else:
+            warp_tile = derive_warp_tile(block, warps if warps is not None else 8)
+        layout = params.get("layout") or "both"
+        if layout not in LAYOUT_CHOICES:
+            raise InvalidConfig(f"layout={layout!r} must be one of {list(LAYOUT_CHOICES)}")
+        cfg = MmaSyncConfig(
+            block=block, warp_tile=warp_tile,
+            stages=int(params.get("stages") if params.get("stages") is not None else MmaSyncConfig.stages),
+            smem=params.get("smem") or MmaSyncConfig.smem,
+            group=int(params.get("group") if params.get("group") is not None else MmaSyncConfig.group),
+            mma=params.get("mma") or MmaSyncConfig.mma,
+            epilogue=params.get("epilogue") or MmaSyncConfig.epilogue,
+            acc=params.get("acc") or MmaSyncConfig.acc,
+            layouts=("tn", "tt") if layout == "both" else (layout,),
         )
-
-    @property
-    def type_pairs_text(self) -> str:
-        return ", ".join(pair_name(p) for p in self.type_pairs)
-
-    def _launchers(self) -> list[tuple[str, tuple[DType, DType]]]:
-        return [(l, t) for l in self.layouts for t in self.type_pairs]
-
-    def render_entry(self) -> str:
-        def when(l: str, t: tuple[DType, DType]) -> str:
-            return (f"args->order_b == {'GC_COL' if l == 'tn' else 'GC_ROW'} && args->dtype_a == {ABI_DTYPE[t[0]]} && "
-                    f"args->dtype_c == {ABI_DTYPE[t[1]]}")
-
-        return dispatch_entry(
-            f"// Generated by gemmcompare/implementations/mma_sync.py: the entry of {self.ident}\n"
-            f"// ({'/'.join(self.layouts)}; {self.type_pairs_text}), dispatching on B's storage order and the types.\n",
-            self.symbol(), [(when(l, t), self.symbol(l, t)) for l, t in self._launchers()],
-            f"mma_sync {self.ident}: built for layouts {'/'.join(self.layouts)} and A/B -> C types "
-            f"{self.type_pairs_text} only")
-
-    def sources(self) -> tuple[KernelSource, ...]:
-        out = [KernelSource(self.instance_filename(l, t), text=self.render_instance(l, t)) for l, t in self._launchers()]
-        out.append(KernelSource(self.entry_filename, text=self.render_entry()))
-        return tuple(out)
-
-    @property
-    def kernel_filter(self) -> str:
-        """Every kernel of the configuration (all layouts and types)."""
-        return self.kernel_filter_for_types(*self.type_pairs)
-
-    def kernel_filter_for_types(self, *pairs: tuple[DType, DType]) -> str:
-        """The kernels of these pairs of types (all layouts): a row's registers are its own types' kernels'."""
-        alts = "|".join(self.layouts)
-        suffixes = "|".join(re.escape(type_suffix(p)) for p in pairs)
-        return rf"gc_mma_sync_{re.escape(self.ident)}_(?:{alts})(?:{suffixes})_tag"
+        cfg.validate()
+        if warps is not None and params.get("warp_tile") is not None and warps != cfg.warps:
+            raise InvalidConfig(f"warps={warps} does not match warp_tile {warp_tile[0]}x{warp_tile[1]} on a "
+                                f"{block[0]}x{block[1]} block ({cfg.warps} warps)")
+        return cfg
 
     def params(self) -> dict[str, Any]:
         """The canonical parameters (the implementation's name is built from these)."""
@@ -343,50 +338,17 @@ def derive_warp_tile(block: tuple[int, int, int], warps: int) -> tuple[int, int]
     return best[1]
 
 
-def config_from_params(params: dict[str, Any]) -> MmaSyncConfig:
-    """Spec parameters -> a checked MmaSyncConfig. Raises InvalidConfig with the reason."""
-    block = tuple(params.get("block") or MmaSyncConfig.block)
-    if len(block) != 3 or any(not isinstance(v, int) or v <= 0 for v in block):
-        raise InvalidConfig(f"block must be three positive integers, got {block}")
-    warps, warp_tile = params.get("warps"), params.get("warp_tile")
-    if warp_tile is not None:
-        warp_tile = tuple(warp_tile)
-        if len(warp_tile) != 2 or any(not isinstance(v, int) or v <= 0 for v in warp_tile):
-            raise InvalidConfig(f"warp_tile must be two positive integers, got {warp_tile}")
-    else:
-        warp_tile = derive_warp_tile(block, warps if warps is not None else 8)
-    layout = params.get("layout") or "both"
-    if layout not in LAYOUT_CHOICES:
-        raise InvalidConfig(f"layout={layout!r} must be one of {list(LAYOUT_CHOICES)}")
-    cfg = MmaSyncConfig(
-        block=block, warp_tile=warp_tile,
-        stages=int(params.get("stages") if params.get("stages") is not None else MmaSyncConfig.stages),
-        smem=params.get("smem") or MmaSyncConfig.smem,
-        group=int(params.get("group") if params.get("group") is not None else MmaSyncConfig.group),
-        mma=params.get("mma") or MmaSyncConfig.mma,
-        epilogue=params.get("epilogue") or MmaSyncConfig.epilogue,
-        acc=params.get("acc") or MmaSyncConfig.acc,
-        layouts=("tn", "tt") if layout == "both" else (layout,),
-    )
-    cfg.validate()
-    if warps is not None and params.get("warp_tile") is not None and warps != cfg.warps:
-        raise InvalidConfig(f"warps={warps} does not match warp_tile {warp_tile[0]}x{warp_tile[1]} on a "
-                            f"{block[0]}x{block[1]} block ({cfg.warps} warps)")
-    return cfg
+config_from_params = MmaSyncConfig.from_params  # spec parameters -> a checked MmaSyncConfig, or InvalidConfig
 
 
-class MmaSyncKernel(AbiKernel):
+class MmaSyncKernel(ConfigKernel):
     family = "mma_sync"
     min_cc = 80  # cp.async, ldmatrix, mma.sync m16n8k16
     build_group = "mma_sync"
-    include_dirs = (str(EXTENSIONS_DIR),)
     constraints = Constraints()  # any m, n, k; ragged tails are zero-filled in shared memory
 
     def __init__(self, cfg: MmaSyncConfig):
-        super().__init__("", cfg.params())
-        self.config = cfg
-        self.entry_symbol = cfg.symbol()
-        self.kernel_filter = cfg.kernel_filter
+        super().__init__(cfg)
         self.description = (
             f"mma.sync {cfg.mma} + ldmatrix + cp.async, {cfg.block[0]}x{cfg.block[1]}x{cfg.block[2]} block, "
             f"{cfg.warp_tile[0]}x{cfg.warp_tile[1]} warp tile ({cfg.warps} warps), {cfg.stages} stages, {cfg.smem} "
@@ -410,14 +372,6 @@ class MmaSyncKernel(AbiKernel):
         if cfg.acc == "f16" and DType.BF16 in (contract.a, contract.b):
             return Skip(CANARY_SKIP)
         return super().supports(problem, contract)
-
-    def kernel_filter_for(self, contract) -> str:
-        """The kernels of the contract's pair of types (those a launch under it can run)."""
-        pair = (contract.a, contract.c)
-        return self.config.kernel_filter_for_types(pair) if pair in self.config.type_pairs else self.kernel_filter
-
-    def sources(self):
-        return self.config.sources()
 
     def dynamic_smem_bytes(self) -> int:
         return max(self.config.smem_bytes(layout) for layout in self.config.layouts)
@@ -448,12 +402,8 @@ PARAMS = [
 ]
 
 
-def make(params: dict[str, Any]) -> MmaSyncKernel:
-    return MmaSyncKernel(config_from_params(params))
-
-
-register_parametrized(Parametrized(
-    "mma_sync", PARAMS, make,
+register_config_family(
+    "mma_sync", PARAMS, MmaSyncKernel, MmaSyncConfig,
     description="hand-written mma.sync + ldmatrix + cp.async multistage GEMM (f16 in, f32 out; bf16 in, f32/bf16 "
                 "out), any m, n, k",
-))
+)

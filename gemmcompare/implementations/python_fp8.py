@@ -17,7 +17,8 @@ from ..contracts.precision import Order, Scaling
 from ..dtypes import DTYPE_INFO, DType
 from .base import Constraints, Implementation, Skip
 from .library_fp8 import CublasLtFp8
-from .python import COMPILE_MODE, _CompiledPrepared, _has_module, _WritesC, fresh_function
+from .python_launch import WritesC
+from .python_library import COMPILE_MODE, CompiledPrepared, fresh_function, has_module
 from .registry import register_fixed
 
 
@@ -45,7 +46,7 @@ class TritonFp8(Implementation):
         return contract.fast_accum
 
     def supports(self, problem, contract):
-        if not _has_module("triton"):
+        if not has_module("triton"):
             return Skip("triton is not installed")
         if not contract.is_fp8:
             return _not_fp8("library.triton_matmul")
@@ -73,7 +74,7 @@ class TritonFp8(Implementation):
         return _TritonFp8Prepared(self.name, problem, contract, operands, self.use_fast_accum(contract))
 
 
-class _TritonFp8Prepared(_WritesC):
+class _TritonFp8Prepared(WritesC):
     first_call_name = "autotune_s"
     first_call_label = "autotuning"
     first_call_what = "Triton compilation and benchmarking every configuration"
@@ -125,7 +126,7 @@ class TorchCompileFp8(Implementation):
         return contract.fast_accum
 
     def supports(self, problem, contract):
-        if not _has_module("triton"):
+        if not has_module("triton"):
             return Skip("triton is not installed (inductor generates Triton code for CUDA)")
         if not contract.is_fp8:
             return _not_fp8("library.torch_compile")
@@ -146,7 +147,7 @@ class TorchCompileFp8(Implementation):
         return _CompiledFp8Prepared(self.name, problem, contract, operands, self.use_fast_accum(contract))
 
 
-class _CompiledFp8Prepared(_CompiledPrepared):
+class _CompiledFp8Prepared(CompiledPrepared):
     def __init__(self, label, problem, contract, operands, fast_accum: bool):
         self.variant = self.fast_accum = fast_accum  # part of the compile key: the canary compiles its own
         super().__init__(label, problem, contract, operands)

@@ -7,6 +7,7 @@ Accumulation. On sm_90 Triton's default for an FP8 `tl.dot` is max_num_imprecise
 own (~14-bit) alignment, never promoted. FAST_ACCUM=False passes max_num_imprecise_acc=BLOCK_K instead: each
 tl.dot accumulates its BLOCK_K (<= 128) products into a fresh partial sum that is then added to the FP32
 accumulator with an FP32 add (Triton's WGMMA lowering), the promotion interval CUTLASS's FP8 mainloop uses.
+The K loop is the one library.triton_matmul runs (triton_tile.py); the scales are this kernel's epilogue.
 
 Imported only where it runs (the measuring worker): it needs triton.
 """
@@ -16,19 +17,20 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .triton_kernels import _config, describe  # noqa: F401  (describe: the row names the chosen config)
+from .triton_tile import describe  # noqa: F401  (the row names the chosen configuration)
+from .triton_tile import accumulate_tile, config, grouped_tile, tile_grid
 
 # After Triton's tutorial FP8 list (03-matrix-multiplication.py): BLOCK_K 64 or 128, so that a strict
 # contract's promotion interval (one tl.dot) is at most 128 of K. Benchmarked once per key, in prepare.
 CONFIGS = [
-    _config(128, 256, 128, 3, 8),
-    _config(256, 128, 128, 3, 8),
-    _config(256, 64, 128, 4, 4),
-    _config(64, 256, 128, 4, 4),
-    _config(128, 128, 128, 4, 4),
-    _config(128, 64, 64, 4, 4),
-    _config(64, 128, 64, 4, 4),
-    _config(128, 32, 64, 4, 4),
+    config(128, 256, 128, 3, 8),
+    config(256, 128, 128, 3, 8),
+    config(256, 64, 128, 4, 4),
+    config(64, 256, 128, 4, 4),
+    config(128, 128, 128, 4, 4),
+    config(128, 64, 64, 4, 4),
+    config(64, 128, 64, 4, 4),
+    config(128, 32, 64, 4, 4),
 ]
 
 
@@ -39,32 +41,10 @@ def fp8_matmul_kernel(a_ptr, b_ptr, c_ptr, scale_a_ptr, scale_b_ptr, M, N, K,
                       ROWCOL: tl.constexpr, FAST_ACCUM: tl.constexpr,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     """C = alpha * (scale_a * scale_b) * (A_q @ B_q); scales (1, 1) each, or (M, 1) and (1, N) when ROWCOL."""
-    pid = tl.program_id(0)  # grouped order, as matmul_kernel in triton_kernels.py
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
-    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for kt in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - kt * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - kt * BLOCK_K, other=0.0)
-        if FAST_ACCUM:
-            acc = tl.dot(a, b, acc)  # sm_90's default: no promotion over all of K
-        else:
-            acc = tl.dot(a, b, acc, max_num_imprecise_acc=BLOCK_K)  # promoted to FP32 every BLOCK_K
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
+    pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    # FAST_ACCUM: sm_90's default, no promotion over all of K; else promoted to FP32 every BLOCK_K
+    acc = accumulate_tile(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, pid_m, pid_n,
+                          BLOCK_M, BLOCK_N, BLOCK_K, PROMOTE=not FAST_ACCUM)
 
     offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -87,10 +67,6 @@ def launch(a, b, c, scale_a, scale_b, alpha: float, rowcol: bool, fast_accum: bo
     """Enqueue C = alpha * scale_a * scale_b * (a @ b) on torch's current stream (a: m x k, b: k x n views)."""
     m, k = a.shape
     n = b.shape[1]
-
-    def grid(opts):
-        return (triton.cdiv(m, opts["BLOCK_M"]) * triton.cdiv(n, opts["BLOCK_N"]),)
-
-    fp8_matmul_autotuned[grid](a, b, c, scale_a, scale_b, m, n, k, a.stride(0), a.stride(1), b.stride(0),
-                               b.stride(1), c.stride(0), c.stride(1), scale_a.stride(0), scale_b.stride(1),
-                               float(alpha), ROWCOL=rowcol, FAST_ACCUM=fast_accum)
+    fp8_matmul_autotuned[tile_grid(m, n)](a, b, c, scale_a, scale_b, m, n, k, a.stride(0), a.stride(1), b.stride(0),
+                                          b.stride(1), c.stride(0), c.stride(1), scale_a.stride(0), scale_b.stride(1),
+                                          float(alpha), ROWCOL=rowcol, FAST_ACCUM=fast_accum)

@@ -1,6 +1,6 @@
 """The Triton GEMM behind `library.triton_matmul`: Triton's tutorial matmul (grouped tile order, one FP32
-accumulator per tile, masked K tail), generic in strides, with a fused alpha/beta epilogue and the
-tutorial's autotuning list plus one Hopper-sized tile.
+accumulator per tile, masked K tail: the tile loop of triton_tile.py), generic in strides, with a fused
+alpha/beta epilogue and the tutorial's autotuning list plus one Hopper-sized tile.
 
 Imported only where it runs (the measuring worker, or a test under TRITON_INTERPRET=1): it needs triton.
 """
@@ -10,24 +10,21 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-
-def _config(bm: int, bn: int, bk: int, stages: int, warps: int) -> triton.Config:
-    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8},
-                         num_stages=stages, num_warps=warps)
-
+from .triton_tile import describe  # noqa: F401  (the row names the chosen configuration)
+from .triton_tile import accumulate_tile, config, grouped_tile, tile_grid
 
 # Triton's tutorial list (03-matrix-multiplication.py, CUDA), plus 256x128x64 for Hopper's larger shared
 # memory. The autotuner benchmarks every entry once per key, in prepare, outside any timed region.
 CONFIGS = [
-    _config(128, 256, 64, 3, 8),
-    _config(256, 128, 64, 3, 8),
-    _config(64, 256, 32, 4, 4),
-    _config(128, 128, 32, 4, 4),
-    _config(128, 64, 32, 4, 4),
-    _config(64, 128, 32, 4, 4),
-    _config(128, 32, 32, 4, 4),
-    _config(64, 32, 32, 5, 2),
-    _config(32, 64, 32, 5, 2),
+    config(128, 256, 64, 3, 8),
+    config(256, 128, 64, 3, 8),
+    config(64, 256, 32, 4, 4),
+    config(128, 128, 32, 4, 4),
+    config(128, 64, 32, 4, 4),
+    config(64, 128, 32, 4, 4),
+    config(128, 32, 32, 4, 4),
+    config(64, 32, 32, 5, 2),
+    config(32, 64, 32, 5, 2),
 ]
 
 
@@ -39,32 +36,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   SCALE: tl.constexpr, HAS_BETA: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     """C = alpha * A @ B + beta * C; A is M x K, B is K x N, C is M x N, any strides."""
-    # Grouped order: GROUP_M row tiles share their B column tiles while those are in L2.
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
-    # Rows and columns past the edge wrap around (modulo) so loads need no M/N mask; the store is masked.
-    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for kt in range(0, tl.cdiv(K, BLOCK_K)):
-        # the K tail is masked to zero: zeros add nothing to the products
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - kt * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - kt * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc)  # f16/bf16 operands, FP32 accumulation
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
+    pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    acc = accumulate_tile(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, pid_m, pid_n,
+                          BLOCK_M, BLOCK_N, BLOCK_K, PROMOTE=False)  # f16/bf16 operands, FP32 accumulation
 
     if SCALE:
         acc = acc * alpha
@@ -97,13 +71,8 @@ def _arguments(a, b, c, alpha: float, beta: float) -> tuple[tuple, dict]:
 def launch(a, b, c, alpha: float, beta: float, kernel=None, **meta) -> None:
     """Enqueue C = alpha * a @ b + beta * c on torch's current stream. `kernel` defaults to the autotuned
     entry; pass `matmul_kernel` and BLOCK_M/BLOCK_N/BLOCK_K/GROUP_M in `meta` for one fixed config."""
-    m, n = a.shape[0], b.shape[1]
     args, flags = _arguments(a, b, c, alpha, beta)
-
-    def grid(opts):
-        return (triton.cdiv(m, opts["BLOCK_M"]) * triton.cdiv(n, opts["BLOCK_N"]),)
-
-    (kernel or matmul_autotuned)[grid](*args, **flags, **meta)
+    (kernel or matmul_autotuned)[tile_grid(a.shape[0], b.shape[1])](*args, **flags, **meta)
 
 
 def precompile(a, b, c, alpha: float, beta: float) -> int:
@@ -117,10 +86,10 @@ def precompile(a, b, c, alpha: float, beta: float) -> int:
     args, flags = _arguments(a, b, c, alpha, beta)
     triton.runtime.driver.active.get_current_target()  # the driver is set up lazily: once, here, not in 9 threads
 
-    def one(config) -> bool:
+    def one(cfg) -> bool:
         try:
             with torch.cuda.device(a.device):  # the current device is per thread
-                matmul_kernel.warmup(*args, grid=(1,), **flags, **config.all_kwargs())
+                matmul_kernel.warmup(*args, grid=(1,), **flags, **cfg.all_kwargs())
             return True
         except Exception:  # noqa: BLE001 - see above
             return False
@@ -128,9 +97,3 @@ def precompile(a, b, c, alpha: float, beta: float) -> int:
     with ThreadPoolExecutor(max_workers=len(CONFIGS)) as pool:
         return sum(pool.map(one, CONFIGS))
 
-
-def describe(config) -> str:
-    """'BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3' for a triton.Config."""
-    parts = [f"{key}={value}" for key, value in config.kwargs.items()]
-    parts += [f"num_warps={config.num_warps}", f"num_stages={config.num_stages}"]
-    return ", ".join(parts)
