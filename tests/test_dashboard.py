@@ -13,6 +13,7 @@ from browser_check import check_page, find_browser
 from gemmcompare.cli import main
 from gemmcompare.dashboard import build_dashboard
 from gemmcompare.dashboard.runs import Run, find_runs
+from gemmcompare.store.run_folder import RESULT_FILES
 from gemmcompare.dashboard.series import build_series
 from gemmcompare.dashboard.steps import flagged, series_steps
 from gemmcompare.report.data import normalise_rows
@@ -136,8 +137,7 @@ def committed_site(tmp_path_factory):
 
 
 def test_the_site_of_every_committed_receipt(committed_site):
-    receipts = {p.parent for pattern in ("results.json", "results.csv", "results.json.gz", "results.csv.gz")
-                for p in RESULTS.rglob(pattern)}
+    receipts = {p.parent for pattern in RESULT_FILES for p in RESULTS.rglob(pattern)}
     runs = find_runs([RESULTS])
     assert len(runs) == len(receipts)
     index = (committed_site / "index.html").read_text()

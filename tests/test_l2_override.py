@@ -58,7 +58,7 @@ def test_narrow_replaces_the_policy_and_gives_the_spec_a_hash_of_its_own(tmp_pat
 
 
 def test_the_pick_cache_key_follows_the_policy_as_a_twin_spec_would(tmp_path):
-    """run/picking.py keys a pick by executor.exp.timing.l2, and the race times under brief_settings(exp.timing):
+    """runner/picking.py keys a pick by executor.exp.timing.l2, and the race times under brief_settings(exp.timing):
     both read the narrowed experiment, so --l2 gives the key a spec that says the policy gives."""
     exp = load_spec(QUICKSTART)
 

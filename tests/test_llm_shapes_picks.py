@@ -28,13 +28,14 @@ def test_a_fresh_race_counts_once_and_before_a_cached_one(tmp_path):
     assert got[(1, 8, 8)]["winner"] == "y"  # the fresh race, not the cached copy read first
 
 
-def test_the_partial_receipt_names_its_winners_and_near_misses(capsys):
+def test_the_study_receipt_names_its_winners_and_near_misses(capsys):
+    """The committed study (both merged runs): every problem's race is counted once per family; the winners
+    its README and the 70B QKV probe name are there (the swapped stream-K kernel at 1x/16x10240x8192)."""
     picks.main(sorted(str(p) for p in RECEIPT.iterdir()))
     out = capsys.readouterr().out
-    assert "## cutlass (26 problems raced)" in out and "## decode (10 problems raced)" in out
-    line = next(l for l in out.splitlines() if l.startswith("| sm90_pp_64x64x64_c1x1 |"))
-    assert line.startswith("| sm90_pp_64x64x64_c1x1 | 10: 1x4096x4096,")
-    # splitk4 lost every race but one by more than 3%: 1x4096x14336, 0.8% behind
-    assert "| sm90_coop_splitk4_128x128x64_c1x1 | 0: - | 1: 1x4096x14336 (+0.8%) |" in out
-    # candidates the trimmed spec no longer lists keep their short names
-    assert "| cols 64 unroll 2 splits 8 |" in out and "| sm90_coop_splitk16_128x128x64_c1x1 |" in out
+    assert "## cutlass (48 problems raced)" in out and "## decode (16 problems raced)" in out
+    assert "## gemv (8 problems raced)" in out  # the M = 1 problems only
+    line = next(l for l in out.splitlines() if l.startswith("| sm90_coop_swapab_streamk_128x16x128_c1x1 |"))
+    assert line.startswith("| sm90_coop_swapab_streamk_128x16x128_c1x1 | 2: 1x10240x8192, 16x10240x8192 |")
+    # a candidate that lost every race by more than 3% says so, and the raced counts are per problem
+    assert "| sm90_coop_streamk_sk_128x128x64_c1x1 | 0: - | 0: - | 48 | - |" in out

@@ -6,6 +6,7 @@ import glob
 import gzip
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 
@@ -148,16 +149,20 @@ def test_rows_of_each_family_become_kernels():
 
 
 def _measured_h200_rows():
-    """The committed H200 results.csv files' PASS rows, as text (gzipped ones too: large receipts keep them so)."""
-    root = os.path.join(REPO, "experiments", "studies", "**", "h200*", "**")
-    for path in glob.glob(os.path.join(root, "results.csv"), recursive=True) + glob.glob(
-            os.path.join(root, "results.csv.gz"), recursive=True):
-        with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
-            for row in csv.DictReader(f):
-                # a tuned row has no prediction of its own (its parameters are a grid; docs/tuning.md)
-                if (row.get("status") == "PASS" and row.get("median_ms") and row.get("family") != "custom"
-                        and ".tuned[" not in row.get("implementation", "")):
-                    yield path, row
+    """The committed H200 receipts' PASS rows (every study's h200*/ run folders, compressed ones too)."""
+    from gemmcompare.store.run_folder import RESULT_FILES, load_result_file
+
+    studies = Path(REPO) / "experiments" / "studies"
+    folders = sorted({p.parent for name in RESULT_FILES for p in studies.rglob(name)
+                      if any(part.startswith("h200") for part in p.relative_to(studies).parts)})
+    for folder in folders:
+        _, df = load_result_file(folder)
+        for row in df.to_dict("records"):
+            # a tuned row has no prediction of its own (its parameters are a grid; docs/tuning.md)
+            if (row.get("status") == "PASS" and row.get("median_ms") == row.get("median_ms")
+                    and row.get("median_ms") is not None and row.get("family") != "custom"
+                    and ".tuned[" not in str(row.get("implementation", ""))):
+                yield folder, row
 
 
 # Rows measured more than 10% faster than predicted, each explained in docs/predictions.md: the L1 count of

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's gemmcompare, also when not installed
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the checkout's gemmcompare, also when not installed
 
 SIZES = (256, 1024, 2048, 4096)
 SPINS_NS = (20_000, 100_000, 1_000_000)

@@ -11,11 +11,12 @@ median within CLOSE of the winner's: a candidate a longer race could have picked
 from __future__ import annotations
 
 import functools
-import gzip
 import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from gemmcompare.store.run_folder import COMPRESSIONS
 
 CLOSE = 0.03
 
@@ -54,10 +55,11 @@ def races(run_folders: list[str]) -> dict[str, dict[tuple, dict]]:
     """family -> (m, n, k) -> timing.tuning, a fresh race preferred to a cached one."""
     out: dict[str, dict[tuple, dict]] = defaultdict(dict)
     for folder in run_folders:
-        path = Path(folder) / "results.json"
-        # committed receipts keep it gzipped (the device tool carries at most 64 MiB of repository)
-        text = path.read_text() if path.exists() else gzip.decompress((path.parent / "results.json.gz").read_bytes()).decode()
-        rows = json.loads(text)["results"]
+        # a run's results.json, or a committed receipt's compressed one (.xz, older ones .gz)
+        path = next(Path(folder) / f"results.json{c}" for c in ("", *COMPRESSIONS)
+                    if (Path(folder) / f"results.json{c}").exists())
+        data = path.read_bytes()
+        rows = json.loads(COMPRESSIONS[path.suffix](data) if path.suffix in COMPRESSIONS else data)["results"]
         for r in rows:
             tuning = (r.get("timing") or {}).get("tuning")
             if r.get("status") != "PASS" or not tuning or not tuning.get("race_ms"):

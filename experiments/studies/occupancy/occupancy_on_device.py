@@ -19,14 +19,14 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("spec", nargs="?", default=str(ROOT / "experiments" / "occupancy_kernels.yaml"))
+    ap.add_argument("spec", nargs="?", default=str(ROOT / "experiments" / "studies" / "occupancy" / "occupancy_kernels.yaml"))
     ap.add_argument("--budget", type=float, default=230.0, help="seconds for compiling, then what is done is used")
     args = ap.parse_args(argv)
     import pandas as pd

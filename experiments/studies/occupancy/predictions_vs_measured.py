@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]  # the repository (this file: experiments/studies/occupancy/)
 sys.path.insert(0, str(ROOT))
 
 from gemmcompare.model.devices import DEVICES  # noqa: E402
@@ -23,14 +23,14 @@ from gemmcompare.report.predictions import predicted_vs_measured  # noqa: E402
 from gemmcompare.report.writers import markdown_table  # noqa: E402
 from gemmcompare.store.run_folder import load_result_file  # noqa: E402
 
-SOURCES = ("cutlass-sm90-sweep", "lab-ladder")
+SOURCES = {"cutlass-sm90-sweep": "cutlass-sm90/h200/sweep", "lab-ladder": "lab-ladder/h200"}  # name: receipt
 SQUARE = "4096x4096x4096"
 
 
 def table() -> pd.DataFrame:
     frames = []
-    for name in SOURCES:
-        _, rows = load_result_file(ROOT / "experiments" / "results" / "h200" / name)
+    for name, receipt in SOURCES.items():
+        _, rows = load_result_file(ROOT / "experiments" / "studies" / receipt)
         t = predicted_vs_measured(rows, DEVICES["h200_sxm"])
         t.insert(0, "source", name)
         frames.append(t)
