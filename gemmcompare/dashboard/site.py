@@ -15,6 +15,7 @@ import numpy as np
 
 from ..verdicts import VERDICT_ORDER, Comparison, display_comparison
 from ..receipt import DEFAULT_COMPARE_THRESHOLD, compare_threshold
+from ..report import rendering
 from ..report.data import problem_sort_key
 from ..report.html import page
 from ..files import slug
@@ -236,14 +237,17 @@ def build_dashboard(paths: Iterable, out: str | Path, *, metric: str = "tflops",
     bar = tqdm(total=total, desc="dashboard", unit="page", file=sys.stderr, dynamic_ncols=True,
                disable=not progress or total < PROGRESS_FROM)
     series: dict[tuple[str, str, str], Series] = {}
-    for key in keys:
-        gpu, contract, problem = key
-        s = build_series([r for r in d.runs if r.gpu == gpu], gpu, contract, problem, metric, threshold)
-        series[key] = s
-        shown = compare_threshold(s.runs[-1].receipt, threshold)  # the band drawn: the latest run's
-        d.pages.append(series_page(s, d.out / "series", series_names[key], shown))
-        bar.update()
+    # Every series page draws a figure: saved on a pool of processes (report/rendering.py) while this one builds
+    # the next series, they cost the wall time of one core's share instead of all of it.
+    ours = not rendering.running() and rendering.prestart()
+    try:
+        with rendering.saving_in_parallel():
+            _series_pages(d, keys, series, series_names, metric, threshold, bar)
+    finally:
+        if ours:
+            rendering.shutdown()
     comps = {}
+
     for (gpu, spec), runs in specs.items():
         comps[(gpu, spec)] = latest_comparison(runs, threshold)
         pairs = {(str(c), str(p)) for r in runs for c, p in r.rows[["contract", "problem"]].itertuples(index=False)}
@@ -258,3 +262,13 @@ def build_dashboard(paths: Iterable, out: str | Path, *, metric: str = "tflops",
     bar.update()
     bar.close()
     return d
+
+
+def _series_pages(d: Dashboard, keys, series: dict, series_names: dict, metric: str, threshold, bar) -> None:
+    for key in keys:
+        gpu, contract, problem = key
+        s = build_series([r for r in d.runs if r.gpu == gpu], gpu, contract, problem, metric, threshold)
+        series[key] = s
+        shown = compare_threshold(s.runs[-1].receipt, threshold)  # the band drawn: the latest run's
+        d.pages.append(series_page(s, d.out / "series", series_names[key], shown))
+        bar.update()

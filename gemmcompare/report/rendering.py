@@ -62,6 +62,10 @@ def prestart(workers: int | None = None) -> bool:
     return True
 
 
+def running() -> bool:
+    return _pool is not None
+
+
 def shutdown() -> None:
     global _pool
     if _pool is not None:
