@@ -11,7 +11,7 @@ step build 300 python3 -m gemmcompare build experiments/studies/first-contact/st
 step storage_check 240 python3 -m gemmcompare run experiments/studies/first-contact/storage_check.yaml \
   --store "$W/gemmcompare.db" --runs-dir "$W/runs" --no-progress
 for policy in warm flush; do
-  step "profile_$policy" 240 python3 -m gemmcompare profile "experiments/studies/timing/profile_l2/cublas_$policy.yaml" \
+  step "profile_$policy" 240 python3 -m gemmcompare profile "experiments/studies/timing/profile_l2/cublas.yaml" --l2 "$policy" \
     --launches 10 --json "$OUT/profile_$policy.json"
 done
 python3 - "$W/gemmcompare.db" <<'PY'
