@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import importlib
 
+from .errors import GemmCompareError, InputError, NoDeviceError, SpecError
+
 __version__ = "0.1.0"
 
-__all__ = ["load", "run", "compare", "__version__"]
+# The errors the API raises, to catch by name: SpecError (a spec is invalid; .problems lists each), InputError (a
+# file, folder or argument), SourceError (a run that cannot be found), NoDeviceError (no CUDA device), and their
+# base GemmCompareError.
+__all__ = ["load", "run", "compare", "__version__", "GemmCompareError", "SpecError", "InputError", "NoDeviceError",
+           "SourceError"]
 
 
 def __getattr__(name: str):
     if name in ("load", "run", "compare"):  # the API's functions (gemmcompare.api), imported on first use
         return getattr(importlib.import_module(f"{__name__}.api"), name)
+    if name == "SourceError":  # lives with the store's lookup, which is not imported until used
+        return importlib.import_module(f"{__name__}.store.lookup").SourceError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -174,3 +174,24 @@ def test_the_notebook_is_a_valid_notebook_that_runs(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT / "examples",
                           env=env, timeout=300)
     assert proc.returncode == 0 and "NOTEBOOK RAN" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_the_errors_are_exported_and_catchable_by_name():
+    import gemmcompare
+    from gemmcompare.errors import GemmCompareError, InputError, NoDeviceError, SpecError
+    from gemmcompare.store.lookup import SourceError
+
+    assert (gemmcompare.SpecError, gemmcompare.InputError, gemmcompare.NoDeviceError,
+            gemmcompare.GemmCompareError, gemmcompare.SourceError) == (SpecError, InputError, NoDeviceError,
+                                                                       GemmCompareError, SourceError)
+    with pytest.raises(gemmcompare.SourceError):
+        gemmcompare.load("no-such-run-folder/")
+
+
+def test_version_prints_the_version(capsys):
+    from gemmcompare import __version__
+    from gemmcompare.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"gemmcompare {__version__}"

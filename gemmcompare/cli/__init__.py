@@ -26,6 +26,7 @@ import argparse
 import os
 import sys
 
+from .. import __version__
 from ..errors import GemmCompareError, SpecError
 from ..interrupts import first_interrupt_only
 from . import analyze, bisect, cutlass, dashboard, listing, merge, new_kernel, profile, report, run, sanitize
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gemmcompare", description="Compare GEMM kernels honestly.",
         epilog=exit_codes(*EXIT_MEANINGS) + "\n(each command's --help lists the codes it returns)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"gemmcompare {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for group in COMMAND_GROUPS:
         group.register(sub)
