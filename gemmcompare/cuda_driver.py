@@ -29,6 +29,11 @@ class DriverUnavailable(Exception):
     """The CUDA driver could not be asked (no libcuda.so.1, or a call failed): ask torch instead."""
 
 
+class DriverMissing(DriverUnavailable):
+    """No libcuda.so.1 at all: no NVIDIA driver on this machine, so no CUDA device for torch either (torch's
+    CUDA loads the same library)."""
+
+
 @dataclass(frozen=True)
 class DriverDevice:
     index: int
@@ -43,7 +48,7 @@ def _load():
     try:
         return ctypes.CDLL("libcuda.so.1")
     except OSError as exc:
-        raise DriverUnavailable(f"libcuda.so.1: {exc}") from exc
+        raise DriverMissing(f"libcuda.so.1: {exc}") from exc
 
 
 def _check(rc: int, call: str) -> None:

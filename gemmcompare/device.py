@@ -26,8 +26,9 @@ class DeviceInfo:
 
 def driver_devices():
     """The devices the CUDA driver lists (cuda_driver.py: milliseconds, no torch import); [] where torch is built
-    without CUDA (it measures nothing, whatever the driver sees); None where the driver cannot answer, so that
-    the caller asks torch."""
+    without CUDA (it measures nothing, whatever the driver sees), and where there is no driver library at all (a
+    machine without an NVIDIA driver: answered in milliseconds, not the seconds torch's import takes); None where
+    the driver is there but cannot answer, so that the caller asks torch."""
     from . import cuda_driver
     from .build.toolchain import torch_versions
 
@@ -35,6 +36,8 @@ def driver_devices():
         return []
     try:
         return cuda_driver.devices()
+    except cuda_driver.DriverMissing:
+        return []
     except cuda_driver.DriverUnavailable:
         return None
 

@@ -95,6 +95,19 @@ def test_probe_device_asks_the_driver_first_and_torch_where_it_cannot(monkeypatc
     assert device.probe_device(0) is None
 
 
+def test_no_driver_library_is_no_device_without_asking_torch(monkeypatch, cuda_torch):
+    """A machine without libcuda.so.1 has no CUDA device for torch either: say so in milliseconds (env, analyze
+    without --device), never import torch to learn it."""
+    def no_lib(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_lib)
+    monkeypatch.setattr(device, "probe_device_with_torch", lambda index=0: pytest.fail("asked torch"))
+    with pytest.raises(cuda_driver.DriverMissing):
+        cuda_driver.devices()
+    assert device.probe_device(0) is None
+
+
 def test_a_cpu_only_torch_sees_no_device_whatever_the_driver_says(monkeypatch):
     monkeypatch.setattr("gemmcompare.build.toolchain.torch_versions", lambda: {"torch": "2.14.1+cpu", "cuda": None})
     monkeypatch.setattr(cuda_driver, "devices", lambda: REAL_DEVICES(FakeDriver([H200])))
