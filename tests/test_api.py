@@ -195,3 +195,29 @@ def test_version_prints_the_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"gemmcompare {__version__}"
+
+
+def test_a_receipt_a_folder_of_runs_and_a_stray_file_each_say_what_to_pass(tmp_path, capsys):
+    """report/compare/load on a path that is not one run: exit 2 with what it is and what to pass instead
+    (a receipt.json once read as an empty run: 0 rows, exit 0)."""
+    import gemmcompare
+    from gemmcompare.cli import main
+
+    quickstart = STUDIES / "quickstart" / "h200"
+    assert main(["report", str(quickstart / "receipt.json"), "--out", str(tmp_path / "r")]) == 2
+    assert f"pass the run folder {quickstart} instead" in capsys.readouterr().err
+    with pytest.raises(gemmcompare.SourceError, match="is a run's receipt"):
+        gemmcompare.load(quickstart / "receipt.json")
+
+    study = STUDIES / "llm-shapes" / "h200" / "study-e7588f0"
+    assert main(["report", str(study), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "holds 2 run folder(s) below it" in err and str(study / "runs" / "merged-run1") in err
+
+    stray = tmp_path / "notes.json"
+    stray.write_text('{"title": "not results"}')
+    assert main(["compare", str(stray), str(quickstart)]) == 2
+    assert "not gemmcompare results: no 'results' list" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(gemmcompare.SourceError, match="no run here"):
+        gemmcompare.load(tmp_path / "empty")

@@ -47,6 +47,7 @@ def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
 
     path = Path(text)
     if path.exists():
+        _check_is_one_run(path)
         try:
             receipt, rows = load_result_file(path)
         except (OSError, ValueError, KeyError, RecursionError) as exc:  # JSONDecodeError is a ValueError
@@ -93,3 +94,24 @@ def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
     return RunSource(receipt, rows, run["run_id"], home, run)
 
 
+
+
+def _check_is_one_run(path: Path) -> None:
+    """A path that is not one run says what it is and what to pass instead (SourceError, exit 2): a run's
+    receipt.json (its folder holds the rows), a folder whose runs sit further down (they are listed), a folder
+    or file with no run at all. Without this, a receipt read as an empty result (0 rows, exit 0)."""
+    from .run_folder import RESULT_FILES
+
+    if path.is_file() and path.name.split(".")[0] == "receipt":
+        has_rows = any((path.parent / name).exists() for name in RESULT_FILES)
+        raise SourceError(f"{path} is a run's receipt (the environment it ran in), not its rows: "
+                          + (f"pass the run folder {path.parent} instead" if has_rows else
+                             f"its folder {path.parent} holds no results.json or results.csv either"))
+    if path.is_dir() and not any((path / name).exists() for name in RESULT_FILES):
+        below = sorted({p.parent for name in RESULT_FILES for p in path.rglob(name)})
+        if not below:
+            raise SourceError(f"{path}: no run here (no results.json or results.csv in it or in any folder below)")
+        shown = "\n  ".join(str(p) for p in below[:10]) + (f"\n  ... and {len(below) - 10} more" if len(below) > 10 else "")
+        raise SourceError(f"{path} is not one run but holds {len(below)} run folder(s) below it; name one of them "
+                          f"(e.g. gemmcompare report {below[0]}):\n  {shown}\n"
+                          f"(`gemmcompare dashboard {path}` and `gemmcompare history IMPL --runs {path}` read them all)")

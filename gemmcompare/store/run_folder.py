@@ -97,6 +97,10 @@ def load_result_file(path: str | os.PathLike) -> tuple[dict[str, Any], pd.DataFr
         if not isinstance(data, dict):
             raise InputError(f"{p}: not gemmcompare results: a {type(data).__name__}, not a mapping with "
                              f"'receipt' and 'results'")
+        if "results" not in data:  # e.g. a receipt.json: read as no rows, it would pass for an empty run
+            raise InputError(f"{p}: not gemmcompare results: no 'results' list (keys: "
+                             f"{', '.join(sorted(map(str, data))[:8]) or 'none'}); pass a run folder, its results.json or "
+                             f"its results.csv")
         receipt = check_receipt(data.get("receipt"), str(p))
         records = check_records(data.get("results", []), str(p))
         return receipt, check_rows(pd.DataFrame(records), str(p)) if records else pd.DataFrame(records)
