@@ -41,7 +41,7 @@ def load(source: Source, *, store: str | Path | None = None, run: str = "latest"
     if path.is_file() and not path.name.endswith(RESULT_SUFFIXES):  # a store file
         src = load_source(run, path)
     elif isinstance(source, (str, Path)):
-        src = load_source(str(source), store or DEFAULT_STORE)
+        src = load_source(str(source), store or DEFAULT_STORE, store_option="load(..., store=PATH)")
     else:
         raise SourceError(f"load: expected a path, a run id or a Store, got {type(source).__name__}")
     return _frame(src.rows, src.receipt)

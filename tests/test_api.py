@@ -221,3 +221,12 @@ def test_a_receipt_a_folder_of_runs_and_a_stray_file_each_say_what_to_pass(tmp_p
     (tmp_path / "empty").mkdir()
     with pytest.raises(gemmcompare.SourceError, match="no run here"):
         gemmcompare.load(tmp_path / "empty")
+
+
+def test_a_missing_store_is_told_in_python_terms(tmp_path, monkeypatch):
+    import gemmcompare
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(gemmcompare.SourceError) as err:
+        gemmcompare.load("latest")
+    assert "store=PATH" in str(err.value) and "--store" not in str(err.value)

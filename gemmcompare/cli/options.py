@@ -34,8 +34,10 @@ def parser_args(help_text: str, epilog: str, description: str | None = None) -> 
                 formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def add_store(p, help_text: str = "SQLite store", default: str | None = DEFAULT_STORE) -> None:
-    shown = f"default ./{default}" if default else "none unless given"
+def add_store(p, help_text: str = "SQLite store", default: str | None = DEFAULT_STORE, shown: str | None = None) -> None:
+    """shown: what the help says of the default, where the command decides it (history: ./gemmcompare.db only
+    when no --runs is given either)."""
+    shown = shown or (f"default ./{default}" if default else "none unless given")
     p.add_argument("--store", default=default, metavar="DB", help=f"{help_text} ({shown})")
 
 

@@ -190,6 +190,6 @@ def register(subparsers) -> None:
                    help="run folders, folders of run folders (e.g. experiments/studies) or store files")
     h.add_argument("--problem", metavar="MxNxK", help="only this problem")
     h.add_argument("--contract", metavar="C", help="only this contract")
-    add_store(h, store_help, default=None)
+    add_store(h, store_help, default=None, shown=f"default: ./{DEFAULT_STORE} when no --runs is given either")
     add_out(h, "the table and plot", "reports/history_IMPL")
     h.set_defaults(func=cmd_history)

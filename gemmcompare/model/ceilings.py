@@ -3,7 +3,7 @@
 A datasheet peak is reached only by the device's native matrix instruction. On Hopper that is wgmma
 (sm_90a); a kernel built on mma.sync (or WMMA, which lowers to the same HMMA instructions) cannot issue
 fast enough to reach it, whatever its tiling: on the lent H200 a register-resident mma.sync loop tops out
-near 630 TFLOP/s against the 989 of the datasheet (DEVICE.md). Plain FFMA loops likewise stay below the
+near 630 TFLOP/s against the 989 of the datasheet (measured on the lent H200, 2026-11-29). Plain FFMA loops likewise stay below the
 FP32 peak. This module keeps those measured ceilings, each with where it was measured, and falls back to
 the datasheet peak (saying so) where nothing was measured.
 
@@ -35,11 +35,13 @@ NATIVE_TENSOR_INSTRUCTION: dict[tuple[int, int], str] = {
 # Instructions that exist only on one architecture's arch-specific target.
 ARCH_ONLY: dict[str, tuple[tuple[int, int], ...]] = {"wgmma": ((9, 0),), "tcgen05": ((10, 0),)}
 
-_H200_DEVICE_MD = ("measured on the lent H200 with a register-resident loop over the whole GPU at 1980 MHz, "
-                   "no throttling (DEVICE.md)")
-_H100_FROM_H200 = "the H200's measurement: the same GH100 SM at the same 1980 MHz boost (DEVICE.md)"
+# Where each figure comes from, as a receipt's device_sources carries it: measurements on the lent H200 that
+# are not committed receipts say when and how they were made, so that no source names a file outside the repository.
+_H200_DEVICE_MD = ("measured on the lent H200 (2026-11-29) with a register-resident loop over the whole GPU at "
+                   "1980 MHz, no throttling (a probe, not a committed receipt)")
+_H100_FROM_H200 = "the H200's measurement: the same GH100 SM at the same 1980 MHz boost"
 _H200_RANDOM = ("wgmma (cuBLAS) on random BF16 data: 788 TFLOP/s for 8192^3 through PyTorch on the lent H200, "
-                "769-798 on a second machine (library/device/KINDS.md), the card at its power limit; the "
+                "769-798 on a second machine, the card at its power limit (probes, not committed receipts); the "
                 "datasheet's 989.4 is not reached on random data")
 
 # (device key, instruction, math class) -> (TFLOP/s, source)

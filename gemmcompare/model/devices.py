@@ -170,9 +170,9 @@ DEVICES: dict[str, DeviceSpec] = {
         "h200_sxm", "NVIDIA H200", "NVIDIA H200", (9, 0), 132, 1980.0, 143771 * 2**20, 60 * 2**20, {
             "rates": "gemmcompare.peaks (H200 SXM datasheet: the H100 SXM's compute, 989.4 FP16/BF16 dense)",
             "bandwidth": "H200 datasheet: 4.8 TB/s HBM3e, via gemmcompare.peaks",
-            "sm_count": "132 SMs as PyTorch reported on the lent H200 (library/device/KINDS.md); 1980 MHz "
-                        "observed under load (DEVICE.md)",
-            "l2_bytes": "60 MB as PyTorch reported on the lent H200 (KINDS.md); the datasheet lists none",
+            "sm_count": "132 SMs as every H200 receipt records (experiments/studies/*/h200/); 1980 MHz, the "
+                        "SM clock its rows record under load",
+            "l2_bytes": "60 MB as every H200 receipt records (experiments/studies/*/h200/); the datasheet lists none",
             "memory_bytes": "143771 MiB as nvidia-smi reported there (141 GB on the datasheet)",
             "limits": _LIMITS_NOTE,
         }),

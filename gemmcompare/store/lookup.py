@@ -40,8 +40,10 @@ def _looks_like_path(text: str) -> bool:
     return "/" in text or "\\" in text or text.endswith((".json", ".csv", ".gz", ".xz")) or text.startswith(".")
 
 
-def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
-    """A run from a path (run folder, results.json, results.csv) or from the store (id, prefix, 'latest')."""
+def load_source(text: str, store_path: str | Path = DEFAULT_STORE, store_option: str = "--store") -> RunSource:
+    """A run from a path (run folder, results.json, results.csv) or from the store (id, prefix, 'latest').
+    store_option: how the caller names another store in a message (the command line's --store, the API's
+    store=)."""
     from .database import Store
     from .run_folder import load_result_file
 
@@ -66,7 +68,7 @@ def load_source(text: str, store_path: str | Path = DEFAULT_STORE) -> RunSource:
     store_file = Path(store_path)
     if not store_file.exists():
         raise SourceError(f"'{text}' is not a file or folder, and there is no store at {store_file} to look it up in "
-                          f"(--store names another)")
+                          f"({store_option} names another)")
     store = Store.open_read(store_file)  # read-only: a read never creates or changes a store
     try:
         run = store.find_run(text)
