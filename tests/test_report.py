@@ -300,7 +300,7 @@ COMMITTED = Path(__file__).resolve().parents[1] / "experiments" / "studies" / "q
 @pytest.mark.skipif(not COMMITTED.exists(), reason="no committed quickstart receipt")
 def test_report_of_the_committed_h200_quickstart(tmp_path):
     receipt, df = load_result_file(COMMITTED)
-    report = build_report((receipt, df), tmp_path / "qs")
+    report = build_report((receipt, df), tmp_path / "qs", plots=list(PLOT_KINDS))  # every kind, not the spec's two
     assert {"throughput_vs_size", "roofline", "error_vs_k", "percent_of_baseline"} <= {
         p.kind for p in report.plots if not p.skipped}
     page = (tmp_path / "qs" / "report.html").read_text()
@@ -360,3 +360,20 @@ def test_every_family_a_row_can_have_is_one_of_the_reports_kinds():
     assert {"hopper", "lab", "mma_sync", "library", "cutlass", "python", "custom"} <= families
     for family in families:
         assert kind_of(family) in KINDS, family
+
+
+def test_report_draws_the_plots_the_runs_spec_names(tmp_path):
+    """The committed quickstart ran a spec that asks for two plot kinds (its receipt names the spec and its
+    hash, and the file is unchanged): `report` draws those two, as the run did, not every kind; a receipt that
+    records report_plots is read first; --plots still chooses."""
+    from gemmcompare.report.build import spec_plots
+    from gemmcompare.spec import load_spec
+
+    receipt, rows = load_result_file(COMMITTED)
+    asked = list(load_spec(Path(__file__).resolve().parents[1] / "experiments" / "quickstart.yaml").report.plots)
+    assert asked == ["throughput_vs_size", "percent_of_baseline"]
+    report = build_report((receipt, rows), tmp_path / "r")
+    assert sorted(p.kind for p in report.plots) == sorted(asked * 2)  # two contracts each
+    assert spec_plots([dict(receipt, report_plots=["roofline"])]) == ["roofline"]
+    assert spec_plots([dict(receipt, spec_hash="another")]) is None  # the spec changed since: every kind
+    assert spec_plots([dict(receipt, report_plots=["roofline"]), dict(receipt, report_plots=["errors_vs_k"])]) is None

@@ -152,7 +152,8 @@ def register(subparsers) -> None:
     p.add_argument("--in-place", action="store_true",
                    help="write into the run folder's report/ (for a committed run: it rewrites files in the tree)")
     p.add_argument("--plots", nargs="+", metavar="KIND",
-                   help="plots to draw (default all: " + ", ".join(PLOT_NAMES) + ")")
+                   help="plots to draw (default: those the run's spec names in `report: {plots: [...]}`, else all: "
+                        + ", ".join(PLOT_NAMES) + ")")
     p.add_argument("--across", metavar="CONTRACT",
                    help="set every contract's rows beside this contract's (the speed-up over it and the error against "
                         "the original inputs; default: the spec's report.across)")

@@ -94,8 +94,39 @@ def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *
         runs = _from_store(runs, store)
     runs = _as_runs(runs)
     across = across or next((r.get("report_across") for r, _ in runs if r.get("report_across")), None)
+    plots = plots or spec_plots([r for r, _ in runs])
     with rendering.saving_in_parallel():  # figures on the prestarted pool, if there is one (rendering.py)
         return _build(runs, Path(out_dir), title, plots, across)
+
+
+def spec_plots(receipts: list[dict]) -> list[str] | None:
+    """The plot kinds the runs' spec asks for (`report: {plots: [...]}`), None for all: the receipt's
+    `report_plots` (recorded since 2026-12-03), else the spec file the receipt names, when it is still the spec
+    that ran (the same spec hash); a report of several specs' runs draws all kinds."""
+    asked = set()
+    for receipt in receipts:
+        if "report_plots" in receipt:
+            kinds = receipt["report_plots"]
+        else:
+            kinds = _plots_of_unchanged_spec(receipt)
+        if not kinds:
+            return None
+        asked.add(tuple(kinds))
+    return list(asked.pop()) if len(asked) == 1 else None
+
+
+def _plots_of_unchanged_spec(receipt: dict) -> list[str] | None:
+    from ..errors import GemmCompareError
+    from ..spec import load_spec
+
+    path = receipt.get("spec")
+    if not path or not receipt.get("spec_hash") or not Path(path).is_file():
+        return None
+    try:
+        exp = load_spec(path)
+    except (GemmCompareError, OSError):
+        return None
+    return list(exp.report.plots) if exp.spec_hash == receipt["spec_hash"] else None
 
 
 def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] | None, across: str | None) -> Report:

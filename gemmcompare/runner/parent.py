@@ -207,6 +207,7 @@ class Runner:
             "timing": {"method": "cuda_events" + ("+graph" if exp.timing.graph else ""), **exp.timing.as_dict()},
             "compare_threshold": exp.report.threshold,
             "report_across": exp.report.across,
+            "report_plots": list(exp.report.plots),  # `gemmcompare report` draws these later too
             "baseline": exp.baseline,
             "isolation": "one worker process per GPU, replaced after a crash or timeout; each group (problem x "
                          "contract) measured on one GPU with its baseline" if self.opts.isolate else "in-process",
