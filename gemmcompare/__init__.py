@@ -6,6 +6,8 @@ From Python (see gemmcompare.api):
     df, receipt = gemmcompare.load("experiments/studies/quickstart/h200")
     df, receipt = gemmcompare.run("experiments/quickstart.yaml", shapes="4096x4096x4096")
     verdicts = gemmcompare.compare(base, cand)
+    gemmcompare.table(df)                      # the report's table of these rows
+    gemmcompare.plot(df, "percent_of_baseline")  # the report's figures of one kind, shown inline in a notebook
 
 The names load on first use (nothing heavy is imported by `import gemmcompare`).
 """
@@ -21,13 +23,15 @@ __version__ = "0.1.0"
 # The errors the API raises, to catch by name: SpecError (a spec is invalid; .problems lists each), InputError (a
 # file, folder or argument), SourceError (a run that cannot be found), NoDeviceError (no CUDA device), and their
 # base GemmCompareError.
-__all__ = ["load", "run", "compare", "__version__", "GemmCompareError", "SpecError", "InputError", "NoDeviceError",
+__all__ = ["load", "run", "compare", "table", "plot", "__version__", "GemmCompareError", "SpecError", "InputError", "NoDeviceError",
            "SourceError"]
 
 
 def __getattr__(name: str):
     if name in ("load", "run", "compare"):  # the API's functions (gemmcompare.api), imported on first use
         return getattr(importlib.import_module(f"{__name__}.api"), name)
+    if name in ("table", "plot"):  # the report's tables and figures for a notebook (gemmcompare.notebook)
+        return getattr(importlib.import_module(f"{__name__}.notebook"), name)
     if name == "SourceError":  # lives with the store's lookup, which is not imported until used
         return importlib.import_module(f"{__name__}.store.lookup").SourceError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -58,9 +58,10 @@ def _from_store_object(store, run: str) -> tuple[Any, dict]:
 
 
 def _frame(rows, receipt: dict) -> tuple["pd.DataFrame", dict]:
+    from .notebook import sortable_problems
     from .report.data import attach_run
 
-    df = attach_run(rows, receipt)
+    df = sortable_problems(attach_run(rows, receipt))
     df.attrs["receipt"] = receipt
     return df, receipt
 
@@ -118,15 +119,24 @@ def _pair(side, store) -> tuple[dict, Any, str | None]:
     import pandas as pd
 
     if isinstance(side, tuple) and len(side) == 2:
-        a, b = side
+        a, b = (_labels(x) for x in side)
         if isinstance(a, pd.DataFrame) and isinstance(b, dict):  # load()'s (rows, receipt)
             return b, a, None
         if isinstance(a, dict) and isinstance(b, pd.DataFrame):  # the report modules' (receipt, rows)
             return a, b, None
     if isinstance(side, pd.DataFrame):
-        return dict(side.attrs.get("receipt") or {}), side, None
+        return dict(side.attrs.get("receipt") or {}), _labels(side), None
     df, receipt = load(side, store=store)
-    return receipt, df, str(side)
+    return receipt, _labels(df), str(side)
+
+
+def _labels(x):
+    """A frame of load()'s with its `problem` categorical back to the plain labels the verdicts' rule joins on."""
+    import pandas as pd
+
+    if isinstance(x, pd.DataFrame) and "problem" in x and isinstance(x["problem"].dtype, pd.CategoricalDtype):
+        return x.assign(problem=x["problem"].astype(str))
+    return x
 
 
 def compare(base, cand, *, threshold: float | None = None, store: str | Path | None = None) -> "pd.DataFrame":
