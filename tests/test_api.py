@@ -165,8 +165,10 @@ def test_the_notebook_is_a_valid_notebook_that_runs(tmp_path):
         assert cell["cell_type"] in ("markdown", "code") and isinstance(cell["source"], list)
         if cell["cell_type"] == "code":
             assert "outputs" in cell and "execution_count" in cell
-    images = [o for c in nb["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    images = [o for c in nb["cells"] for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {}) or "data:image/png;base64," in "".join(o.get("data", {}).get("text/html", ""))]
     assert images, "the committed notebook shows its plot"
+    assert "gemmcompare.report." not in json.dumps(nb["cells"]), "the notebook uses the API, not the report's internals"
     code = "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     script = tmp_path / "notebook.py"
     script.write_text("import matplotlib\nmatplotlib.use('Agg')\n" + code + "\nprint('NOTEBOOK RAN')\n")
