@@ -219,3 +219,18 @@ def test_build_without_the_bar_logs_each_extension_as_it_finishes(monkeypatch, c
     # with the bar, the bar is the progress: no callback
     assert cli.main(["build", str(spec), "--arch", "sm_90a"]) == 0
     assert seen["on_done"] is None
+
+
+def test_analyze_help_names_the_folder_it_writes_and_every_exit_code(capsys):
+    """analyze --help's default --out is the folder the command writes (issue 40: it named another)."""
+    from gemmcompare.analysis import resolve_device
+    from gemmcompare.cli import main
+    from gemmcompare.cli.analyze import _default_out
+    from gemmcompare.cli.options import load_spec
+
+    with pytest.raises(SystemExit):
+        main(["analyze", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    exp = load_spec(str(ROOT / "experiments" / "quickstart.yaml"))
+    assert f"e.g. ./{_default_out(exp, resolve_device('h200'))})" in shown
+    assert "1 a kernel of the spec failed to compile" in shown

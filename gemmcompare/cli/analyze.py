@@ -40,11 +40,12 @@ def cmd_analyze(args) -> int:
 def register(sub) -> None:
     p = sub.add_parser("analyze", **parser_args(
         "predict a spec's rows for a GPU without running anything (no GPU needed)",
-        exit_codes(0, 2, c2="invalid spec, arguments or input file, or an unknown --device")))
+        exit_codes(0, 1, 2, c1="a kernel of the spec failed to compile (BUILD_ERROR rows)",
+                   c2="invalid spec, arguments or input file, or an unknown --device")))
     p.add_argument("spec")
     p.add_argument("--device", default=None,
                    help="the GPU to predict for: h100, h200, a100, l4, rtx4090, b200 (default: the one present)")
-    add_out(p, "the report", "./analysis/<spec>_<device>")
+    add_out(p, "the report", "./analysis/<spec name>_<device key>, e.g. ./analysis/quickstart_h200_sxm")
     p.add_argument("--cache-dir", default=None, help="build cache (default $GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare)")
     p.add_argument("--jobs", type=positive_int, default=None, help="parallel compiles (default: CPU count)")
     p.set_defaults(func=cmd_analyze)
