@@ -1,6 +1,7 @@
 """The repository's house rules (issue 39), checked on every commit: modules of one concern, a front room of
 specs, receipts that hold data, links that resolve and a tree that every clone can afford."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -57,8 +58,10 @@ def test_the_tracked_tree_is_under_10_mb():
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")  # a Markdown link's target
+HTML_LINK = re.compile(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", re.I)  # an HTML (or Markdown's inline HTML) link
 # a repository path cited in prose; `rev:path` (a file in git history) and `{a,b}` alternatives are read as such
 PATH = re.compile(r"(?<![\w/.:-])((?:experiments|docs|extensions|cutlass_configs|tests)/[\w./,{}-]*[\w/}])")
+PAGES = (".md", ".html", ".htm", ".ipynb")
 
 
 def expand(cited: str) -> list[str]:
@@ -69,21 +72,55 @@ def expand(cited: str) -> list[str]:
     return [x for alt in m.group(1).split(",") for x in expand(cited[:m.start()] + alt + cited[m.end():])]
 
 
+def page_text(page: Path) -> str:
+    """What a reader follows links from: the page, or a notebook's Markdown cells."""
+    if page.suffix == ".ipynb":
+        cells = json.loads(page.read_text())["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return page.read_text()
+
+
+def broken_links(page: Path) -> list[str]:
+    """The relative links of a Markdown, HTML or notebook page whose file is not there (web links, anchors and
+    inline data are not files)."""
+    text = page_text(page)
+    targets = HTML_LINK.findall(text) + (LINK.findall(text) if page.suffix in (".md", ".ipynb") else [])
+    missing = []
+    for target in targets:
+        target = target.split("#")[0].split("?")[0]
+        if target and not re.match(r"^[a-z]+:", target) and not (page.parent / target).exists():
+            missing.append(f"link {target}")
+    return missing
+
+
 def test_every_link_and_cited_path_in_a_committed_page_exists():
-    """Markdown links in every committed page resolve, and every repository path the README, docs/ and the
-    experiments' indexes cite exists (a receipt they cite must not have been removed)."""
+    """Links in every committed page (Markdown, HTML, a notebook's text) resolve, and every repository path the
+    README, docs/ and the experiments' indexes cite exists (a receipt they cite must not have been removed)."""
     missing = []
     for page in tracked_files():
-        if page.suffix != ".md":
+        if page.suffix not in PAGES:
             continue
-        text = page.read_text()
-        for target in LINK.findall(text):
-            target = target.split("#")[0]
-            if target and not re.match(r"^[a-z]+:", target) and not (page.parent / target).exists():
-                missing.append(f"{page.relative_to(ROOT)}: link {target}")
-        if page.parent in (ROOT, ROOT / "docs") or page in (EXPERIMENTS / "README.md",
-                                                            EXPERIMENTS / "studies" / "README.md"):
+        missing += [f"{page.relative_to(ROOT)}: {m}" for m in broken_links(page)]
+        if page.suffix == ".md" and (page.parent in (ROOT, ROOT / "docs") or page in (
+                EXPERIMENTS / "README.md", EXPERIMENTS / "studies" / "README.md")):
+            text = page.read_text()
             for cited in (c for found in PATH.findall(text) for c in expand(found.rstrip(","))):
                 if not (ROOT / cited).exists() and not (page.parent / cited).exists():
                     missing.append(f"{page.relative_to(ROOT)}: path {cited}")
     assert not missing, "\n".join(missing)
+
+
+def test_the_link_check_finds_a_missing_image_in_each_kind_of_page(tmp_path):
+    (tmp_path / "here.png").write_bytes(b"png")
+    pages = {
+        "report.md": "![ok](here.png) ![gone](plots/gone.png) [site](https://example.org) [top](#top)",
+        "index.html": '<img src="here.png"><img src=\'gone.svg\'><a href="runs/gone.html#x">x</a><a href="mailto:a@b">m</a>',
+        "nb.ipynb": json.dumps({"cells": [{"cell_type": "markdown", "source": ["![f](gone.png)"]},
+                                          {"cell_type": "code", "source": ["open('not_a_link.png')"]}]}),
+    }
+    found = {}
+    for name, text in pages.items():
+        (tmp_path / name).write_text(text)
+        found[name] = broken_links(tmp_path / name)
+    assert found == {"report.md": ["link plots/gone.png"], "index.html": ["link gone.svg", "link runs/gone.html"],
+                     "nb.ipynb": ["link gone.png"]}
