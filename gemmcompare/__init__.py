@@ -28,6 +28,6 @@ __all__ = ["load", "run", "compare", "__version__", "GemmCompareError", "SpecErr
 def __getattr__(name: str):
     if name in ("load", "run", "compare"):  # the API's functions (gemmcompare.api), imported on first use
         return getattr(importlib.import_module(f"{__name__}.api"), name)
-    if name == "SourceError":  # lives with the store's lookup, which is not imported until used
-        return importlib.import_module(f"{__name__}.store.lookup").SourceError
+    if name == "SourceError":  # lives with the store's sources, which are not imported until used
+        return importlib.import_module(f"{__name__}.store.sources").SourceError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -179,7 +179,7 @@ def test_the_notebook_is_a_valid_notebook_that_runs(tmp_path):
 def test_the_errors_are_exported_and_catchable_by_name():
     import gemmcompare
     from gemmcompare.errors import GemmCompareError, InputError, NoDeviceError, SpecError
-    from gemmcompare.store.lookup import SourceError
+    from gemmcompare.store.sources import SourceError
 
     assert (gemmcompare.SpecError, gemmcompare.InputError, gemmcompare.NoDeviceError,
             gemmcompare.GemmCompareError, gemmcompare.SourceError) == (SpecError, InputError, NoDeviceError,

@@ -15,7 +15,7 @@ from ..errors import GemmCompareError
 from ..files import slug
 from ..receipt import compare_threshold
 from ..report.kinds import PLOT_NAMES
-from ..store.lookup import DEFAULT_STORE, SourceError, load_source
+from ..store.sources import DEFAULT_STORE, SourceError, load_source
 from .options import add_out, add_store, add_threshold, exit_codes, parser_args
 
 

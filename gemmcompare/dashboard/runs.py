@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..history import run_folders
 from ..receipt import gpu_name, receipt_value
 from ..report.data import normalise_rows
-from ..store.lookup import SourceError, load_source
+from ..store.sources import SourceError, load_source
 from ..store.validation import check_rows
 
 
