@@ -1,7 +1,8 @@
 """`report`, `compare` and `history`: reading runs back as tables, plots and verdicts.
 
-A RUN is a run id in the store, a unique prefix of one, or 'latest'; or a run folder, a results.json or a
-results.csv (committed baselines under experiments/studies/<study>/<gpu>/). Exit codes: report and history 0;
+A RUN is any source of store/sources.py (README, "Naming runs"): a run folder, a results file, a run id, unique
+prefix or 'latest' in the store, a store (its latest run), STORE.db:RUN, a folder with one run below it.
+Exit codes: report and history 0;
 compare 1 when a row regressed, else 0; 2 when an input cannot be found or read (the message names it).
 `report` writes under reports/ unless asked (--out, --in-place): a committed run folder stays untouched.
 """
@@ -26,6 +27,12 @@ def _name(text: str) -> str:
 def _fail(command: str, exc: Exception) -> int:
     print(f"gemmcompare {command}: error: {exc}", file=sys.stderr)
     return getattr(exc, "exit_code", 2)
+
+
+def _tell(note: str, command: str) -> None:
+    """Which run a source gave, where it chose one (a store's latest), on stderr beside the output."""
+    if note:
+        print(f"gemmcompare {command}: {note}", file=sys.stderr)
 
 
 def _output(out: Path, explicit: bool) -> Path:
@@ -53,6 +60,7 @@ def cmd_report(args) -> int:
     warming = import_in_background()  # and the figure-saving pool, while the results load
     try:
         src = load_source(args.run, args.store)
+        _tell(src.note, "report")
         contracts = sorted(set(src.pair[1]["contract"])) if "contract" in src.pair[1] else []
         if args.across and args.across not in contracts:
             raise SourceError(f"--across {args.across}: the run has no rows under that contract; its contracts: "
@@ -86,6 +94,7 @@ def cmd_compare(args) -> int:
     try:
         base, cand = (load_source(r, args.store) for r in runs)
         for name, src in ((runs[0], base), (runs[1], cand)):
+            _tell(src.note, "compare")
             if src.rows.empty:  # else every row of the other side would read NEW or GONE, and exit 0
                 raise SourceError(f"{name}: holds no result rows; there is nothing to compare")
         out = Path(args.out) if args.out else Path("reports") / f"compare_{_name(base.label)}_vs_{_name(cand.label)}"
@@ -138,7 +147,8 @@ def cmd_history(args) -> int:
 # -- registration -------------------------------------------------------------------------------------------
 
 def register(subparsers) -> None:
-    run_help = ("run id, unique id prefix or 'latest' in the store; or a run folder, results.json or results.csv")
+    run_help = ("a run folder, results.json/.csv (maybe .gz/.xz), a run id, unique prefix or 'latest' in the store, "
+                "a store file (its latest run), STORE.db:RUN_ID, or a folder with one run below it (README: Naming runs)")
     store_help = "SQLite store to read runs from"
 
     p = subparsers.add_parser("report", **parser_args(
