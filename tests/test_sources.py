@@ -1,6 +1,6 @@
 """The one vocabulary of runs (gemmcompare/store/sources.py, README "Naming runs"): every form through every
-command that reads runs. report, compare and gemmcompare.load/compare take one run; a file that is not a run is
-exit 2 (SourceError) saying what it is and what to pass, in the caller's terms.
+command that reads runs. report, compare and gemmcompare.load/compare take one run; history and dashboard every
+run; a file that is not a run is exit 2 (SourceError) saying what it is and what to pass, in the caller's terms.
 
 The report, compare and history writers are stubbed where a test checks only which run a command read: the
 resolution is the command's own, the plots are not the point (tests/test_report.py and test_compare.py draw them).
@@ -20,8 +20,10 @@ import pytest
 
 import gemmcompare
 from gemmcompare.cli import main
+from gemmcompare.dashboard.runs import find_runs
+from gemmcompare.history import read_runs
 from gemmcompare.store import RunFolder, Store
-from gemmcompare.store.sources import MAX_LISTED, SourceError, load_source
+from gemmcompare.store.sources import MAX_LISTED, SourceError, find_sources, load_source, run_folders
 from test_report import make_rows, receipt_for, store_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,3 +255,69 @@ def test_report_on_a_receipt_is_exit_2_in_a_real_process(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == (f"gemmcompare report: error: {receipt} is a run's receipt (the environment it ran "
                                    f"in), not its rows: pass the run folder {receipt.parent} instead")
+
+
+# -- every run: history and dashboard --------------------------------------------------------------------------
+
+def test_history_and_dashboard_find_the_same_runs_at_any_depth(tree):
+    assert run_folders(tree) == [tree / "more" / "b" / "c" / "r2", tree / "runs" / "s0", tree / "runs" / "s1"]
+    cases = {  # sources -> the runs they hold
+        (str(tree),): {"s0", "s1", "r2"},  # a folder of runs at any depth (stores in it are not searched)
+        (str(tree / "more"),): {"r2"},
+        (str(tree / "g.db"),): {"s0", "s1"},  # a store: all its runs
+        (f"{tree / 'g.db'}:s1",): {"s1"},
+        ("s0",): {"s0"},  # a run id in the store
+        (str(tree / "runs" / "s0" / "results.csv"),): {"s0"},
+        (str(tree / "g.db"), str(tree)): {"s0", "s1", "r2"},  # each run once
+    }
+    for sources, runs in cases.items():
+        assert {s.label for s in find_sources(sources, tree / "g.db")} == runs, sources
+        assert set(read_runs(sources, tree / "g.db")["run_id"]) == runs, sources
+        if "s0" not in sources:  # the dashboard looks run ids up in ./gemmcompare.db
+            assert {r.run_id for r in find_runs(sources)} == runs, sources
+
+
+def test_history_and_dashboard_commands_read_every_form(tree, monkeypatch, capsys):
+    import gemmcompare.history as history
+
+    seen = []
+    monkeypatch.setattr(history, "write_history", lambda h, out: seen.append(set(h.table["run_id"])) or [out] * 3)
+    monkeypatch.chdir(tree)  # ./gemmcompare.db: where history and dashboard look a bare run id up
+    shutil.copy(tree / "g.db", tree / "gemmcompare.db")
+    for sources, runs in (([str(tree)], {"s0", "s1", "r2"}), (["g.db"], {"s0", "s1"}), (["g.db:s0"], {"s0"}),
+                          (["s1", "more"], {"s1", "r2"})):
+        assert main(["history", "library.cublas", "--runs", *sources]) == 0, capsys.readouterr().err
+        assert seen.pop() == runs, sources
+    assert main(["history", "cublas"]) == 0 and seen.pop() == {"s0", "s1"}  # no --runs: ./gemmcompare.db
+    capsys.readouterr()
+    assert main(["dashboard", "s1", "more", "--out", str(tree / "site"), "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("2 runs, ")
+    assert main(["dashboard", str(tree), "--out", str(tree / "site"), "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("3 runs, ")
+
+
+@pytest.mark.parametrize("command", ("history", "dashboard"))
+def test_what_is_not_a_run_is_the_same_error_in_history_and_dashboard(tmp_path, command, capsys):
+    for name, (path, said) in not_runs(tmp_path / "files").items():
+        args = ["history", "x", "--runs", str(path)] if command == "history" else \
+            ["dashboard", str(path), "--out", str(tmp_path / "site")]
+        assert main(args) == 2, name
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, (name, err)
+
+
+def test_a_source_without_rows_is_named(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.json").write_text('{"receipt": {"run_id": "e"}, "results": []}')
+    with pytest.raises(SourceError, match=f"{tmp_path / 'run'}: holds no run with result rows"):
+        find_sources([tmp_path / "run"])
+    assert load_source(tmp_path / "run").rows.empty  # one run may be empty: report says 0 rows, compare refuses
+
+
+def test_hidden_folders_and_folders_inside_runs_are_not_searched(tree):
+    hidden = tree / ".cache" / "r9"
+    inside = tree / "runs" / "s0" / "old" / "r8"
+    for folder in (hidden, inside):
+        folder.mkdir(parents=True)
+        shutil.copy(tree / "runs" / "s1" / "results.json", folder)
+    assert run_folders(tree) == [tree / "more" / "b" / "c" / "r2", tree / "runs" / "s0", tree / "runs" / "s1"]

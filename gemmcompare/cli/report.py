@@ -1,8 +1,8 @@
 """`report`, `compare` and `history`: reading runs back as tables, plots and verdicts.
 
 A RUN is any source of store/sources.py (README, "Naming runs"): a run folder, a results file, a run id, unique
-prefix or 'latest' in the store, a store (its latest run), STORE.db:RUN, a folder with one run below it.
-Exit codes: report and history 0;
+prefix or 'latest' in the store, a store (its latest run), STORE.db:RUN, a folder with one run below it;
+history reads every run of its sources. Exit codes: report and history 0;
 compare 1 when a row regressed, else 0; 2 when an input cannot be found or read (the message names it).
 `report` writes under reports/ unless asked (--out, --in-place): a committed run folder stays untouched.
 """
@@ -126,7 +126,8 @@ def cmd_history(args) -> int:
                                                 f"(run folders, e.g. experiments/studies) or a store with --store"))
         sources.append(DEFAULT_STORE)
     try:
-        h = history(sources, args.implementation, problem=args.problem, contract=args.contract)
+        h = history(sources, args.implementation, problem=args.problem, contract=args.contract,
+                    store=args.store or DEFAULT_STORE)
     except GemmCompareError as exc:
         return _fail("history", exc)
     except (sqlite3.Error, ValueError) as exc:  # a damaged database, a JSON column that is not JSON
@@ -198,7 +199,8 @@ def register(subparsers) -> None:
                    help="a name, a part of one, or a regular expression; each implementation it matches (at most 6) "
                         "is its own series")
     h.add_argument("--runs", nargs="+", metavar="PATH",
-                   help="run folders, folders of run folders (e.g. experiments/studies) or store files")
+                   help="run folders, folders of runs at any depth (e.g. experiments/studies), results files, store "
+                        "files (all their runs), STORE.db:RUN_ID or run ids in --store (README: Naming runs)")
     h.add_argument("--problem", metavar="MxNxK", help="only this problem")
     h.add_argument("--contract", metavar="C", help="only this contract")
     add_store(h, store_help, default=None, shown=f"default: ./{DEFAULT_STORE} when no --runs is given either")
