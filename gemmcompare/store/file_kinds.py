@@ -29,7 +29,8 @@ MAX_YAML_BYTES = 1 << 20  # a spec is far smaller; a larger YAML file is not rea
 
 
 def has_results(folder: Path) -> bool:
-    return any((folder / name).exists() for name in RESULT_FILES)
+    """Whether `folder` is a run folder (it holds a results file)."""
+    return any((folder / name).is_file() for name in RESULT_FILES)
 
 
 def not_results(path: Path, terms: Terms) -> str | None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from ..errors import GemmCompareError, InputError
 from ..receipt import gpu_name
 from . import DEFAULT_STORE
-from .file_kinds import PASS_A_RUN, drawn_from, not_results
+from .file_kinds import PASS_A_RUN, drawn_from, has_results, not_results
 from .run_folder import RESULT_FILES
 from .validation import check_rows
 
@@ -175,7 +175,7 @@ def run_folders(path: Path) -> list[Path]:
     """`path` when it is a run folder, else every run folder below it at any depth, sorted. A run folder is one
     run: nothing below it is searched; nor are hidden folders (.git, .venv)."""
     path = Path(path)
-    if _holds_results(path):
+    if has_results(path):
         return [path]
     found = []
     for root, dirs, files in os.walk(path):
@@ -188,10 +188,6 @@ def run_folders(path: Path) -> list[Path]:
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
-
-def _holds_results(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in RESULT_FILES)
-
 
 def _from_results(path: Path, terms: Terms) -> RunSource:
     """A run folder or a results file, read and checked."""
