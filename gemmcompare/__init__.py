@@ -32,6 +32,6 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"{__name__}.api"), name)
     if name in ("table", "plot"):  # the report's tables and figures for a notebook (gemmcompare.notebook)
         return getattr(importlib.import_module(f"{__name__}.notebook"), name)
-    if name == "SourceError":  # lives with the store's lookup, which is not imported until used
-        return importlib.import_module(f"{__name__}.store.lookup").SourceError
+    if name == "SourceError":  # lives with the store's sources, which are not imported until used
+        return importlib.import_module(f"{__name__}.store.sources").SourceError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,7 @@ and the verdicts' rule (gemmcompare.verdicts).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Union
 
@@ -28,23 +29,25 @@ Source = Union[str, Path, Any]  # a run folder, results.json/csv, a run id/prefi
 
 
 def load(source: Source, *, store: str | Path | None = None, run: str = "latest") -> tuple["pd.DataFrame", dict]:
-    """(rows, receipt) of one run. `source`: a run folder or its results.json / results.csv, either maybe gzipped (committed runs under
-    experiments/studies/<study>/<gpu>/), a run id, unique id prefix or 'latest' in `store` (default ./gemmcompare.db), or
-    a store itself (a .db file or a Store), in which case `run` picks the run (default 'latest').
-    Raises SourceError (a GemmCompareError, exit code 2 on the command line) naming what cannot be found."""
-    from .store import DEFAULT_STORE, SourceError, load_source
-    from .store.run_folder import RESULT_SUFFIXES
+    """(rows, receipt) of one run. `source` is any of the sources the commands take (README, "Naming runs"): a
+    run folder or its results.json / results.csv (maybe .gz or .xz: committed runs under
+    experiments/studies/<study>/<gpu>/), a run id, unique id prefix or 'latest' in `store` (default
+    ./gemmcompare.db), 'STORE.db:RUN', a folder holding exactly one run below it, or a store itself (a .db file or
+    a Store), in which case `run` picks the run (default 'latest'; df.attrs["note"] says which was read).
+    Raises SourceError (a GemmCompareError, exit code 2 on the command line) saying what cannot be found, or what
+    the path is when it is not one run (a receipt, a spec, a folder of many runs ...) and what to pass instead."""
+    from .store import DEFAULT_STORE, SourceError
+    from .store.sources import API, load_source
 
     if hasattr(source, "find_run"):  # an open Store
         return _frame(*_from_store_object(source, run))
-    path = Path(source)
-    if path.is_file() and not path.name.endswith(RESULT_SUFFIXES):  # a store file
-        src = load_source(run, path)
-    elif isinstance(source, (str, Path)):
-        src = load_source(str(source), store or DEFAULT_STORE, store_option="load(..., store=PATH)")
-    else:
+    if not isinstance(source, (str, os.PathLike)):
         raise SourceError(f"load: expected a path, a run id or a Store, got {type(source).__name__}")
-    return _frame(src.rows, src.receipt)
+    src = load_source(source, store or DEFAULT_STORE, terms=API, run=run)
+    df, receipt = _frame(src.rows, src.receipt)
+    if src.note:
+        df.attrs["note"] = src.note
+    return df, receipt
 
 
 def _from_store_object(store, run: str) -> tuple[Any, dict]:

@@ -1,7 +1,7 @@
 """Implementations' figures over many runs, by date and git commit: a table and a plot.
 
-Runs come from SQLite stores and from run folders alike (a folder holding results.json or results.csv, or a
-folder of such folders, e.g. experiments/studies). The implementation is named exactly, by a part of
+Runs come from any of the sources the commands take (store.sources): SQLite stores, run folders, folders of
+them at any depth (e.g. experiments/studies), results files, run ids. The implementation is named exactly, by a part of
 its name, or by a regular expression; each one matched (at most MAX_IMPLEMENTATIONS) is its own series.
 
     h = history(["experiments/studies", "gemmcompare.db"], "library.cublas", problem="4096x4096x4096")
@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import GemmCompareError
-from .store.validation import check_rows
+from .store import DEFAULT_STORE
+from .store.sources import RunSource, find_sources
 from .receipt import gpu_name
 from .results import concat_rows
 from .report.data import normalise_rows, problem_sort_key
@@ -70,86 +71,26 @@ class History:
 
 # -- reading runs ---------------------------------------------------------------------------------------------
 
-def _from_store(path: Path) -> pd.DataFrame:
-    from .store import Store
-
-    store = Store.open_read(path)  # read-only: a read never creates or changes a store
-    try:
-        rows = store.results(decode=False)
-        runs = store.runs()
-    finally:
-        store.close()
-    if rows.empty:
-        return rows
-    check_rows(rows, f"the store {path}")
-    runs = runs.rename(columns={"started_at": "run_started_at"})[
-        ["run_id", "run_started_at", "git_commit", "git_dirty", "gpu"]]
-    df = rows.merge(runs, on="run_id", how="left")
-    df["started_at"] = df["run_started_at"].fillna(df["started_at"])
-    df["source"] = str(path)
-    return df.drop(columns=["run_started_at"])
-
-
-def run_folders(path: Path) -> list[Path]:
-    """`path` if it is a run folder, else every run folder under it (a folder with results.json/csv, plain or
-    gzipped as large committed receipts are)."""
-    from .store.run_folder import RESULT_FILES
-
-    if any((path / name).exists() for name in RESULT_FILES):
-        return [path]
-    found = {p.parent for name in RESULT_FILES for p in path.rglob(name)}
-    return sorted(found)
-
-
-def _from_folder(folder: Path) -> pd.DataFrame:
-    from .store import load_result_file
-
-    try:
-        receipt, rows = load_result_file(folder)
-    except (OSError, ValueError, KeyError) as exc:
-        raise HistoryError(f"{folder}: cannot read results ({exc})") from None
-    if rows.empty:
-        return rows
-    rows = rows.copy()
-    receipt = receipt or {}
-    run_id = str(receipt.get("run_id") or "")
-    if not run_id and "run_id" in rows and rows["run_id"].notna().any():
-        run_id = str(rows["run_id"].dropna().iloc[0])
-    rows["run_id"] = run_id or folder.name
+def _rows_of(src: RunSource) -> pd.DataFrame:
+    """A run's rows with the columns a history needs from its receipt."""
+    rows, receipt = src.rows.copy(), src.receipt
     started = pd.Series(rows.get("started_at", pd.Series(dtype=str))).dropna().astype(str)
+    rows["run_id"] = src.label
     rows["started_at"] = receipt.get("started_at") or (started.min() if len(started) else "")
     rows["git_commit"] = receipt.get("git_commit", "")
     rows["git_dirty"] = receipt.get("git_dirty", "")
     rows["gpu"] = gpu_name(receipt) or ""
-    rows["source"] = str(folder)
+    rows["source"] = src.origin
     return rows
 
 
-def read_runs(sources: Iterable[Any]) -> pd.DataFrame:
-    """Result rows of every run in `sources` (Store objects, store files, run folders, folders of run folders),
-    with run_id, started_at, git_commit, git_dirty, gpu and source columns. A run seen twice (a store and its
-    run folder) is kept once."""
-    frames = []
-    for source in sources:
-        if hasattr(source, "results") and hasattr(source, "runs"):  # an open Store
-            frames.append(_from_store(Path(source.path)))
-            continue
-        path = Path(source)
-        if not path.exists():
-            raise HistoryError(f"{path}: no such store, run folder or folder of runs")
-        if path.is_file() and path.suffix in (".json", ".csv"):
-            frames.append(_from_folder(path))
-        elif path.is_file():
-            frames.append(_from_store(path))
-        else:
-            folders = run_folders(path)
-            if not folders:
-                raise HistoryError(f"{path}: no run folder (results.json or results.csv) in it")
-            frames.extend(_from_folder(f) for f in folders)
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        raise HistoryError("the runs given hold no results")
-    df = concat_rows(frames)
+def read_runs(sources: Iterable[Any], store: str | Path = DEFAULT_STORE) -> pd.DataFrame:
+    """Result rows of every run in `sources` (any of the sources the commands take, store.sources: stores,
+    run folders, folders of runs at any depth, results files, run ids in `store`; or open Store objects), with
+    run_id, started_at, git_commit, git_dirty, gpu and source columns. A run seen twice (a store and its run
+    folder) is kept once."""
+    texts = [str(s.path) if hasattr(s, "results") and hasattr(s, "runs") else s for s in sources]
+    df = concat_rows([_rows_of(src) for src in find_sources(texts, store)])
     return df.drop_duplicates(["run_id", "contract", "problem", "implementation"], keep="first")
 
 
@@ -177,12 +118,13 @@ def match_implementations(pattern: str, known: list[str]) -> list[str]:
     return hits
 
 
-def history(sources: Any, implementation: str, problem: str | None = None, contract: str | None = None) -> History:
+def history(sources: Any, implementation: str, problem: str | None = None, contract: str | None = None,
+            store: str | Path = DEFAULT_STORE) -> History:
     """Rows of the implementation(s) `implementation` names (see match_implementations) across every run of
-    `sources`: a Store, a path, or a list of them."""
+    `sources`: a Store, a source (store.sources), or a list of them; `store` is where run ids are looked up."""
     if isinstance(sources, (str, Path)) or hasattr(sources, "results"):
         sources = [sources]
-    rows = read_runs(sources)
+    rows = read_runs(sources, store)
     names = match_implementations(implementation, sorted(set(rows["implementation"])))
     rows = rows[rows["implementation"].isin(names)]
     for col, value in (("problem", problem), ("contract", contract)):

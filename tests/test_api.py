@@ -181,7 +181,7 @@ def test_the_notebook_is_a_valid_notebook_that_runs(tmp_path):
 def test_the_errors_are_exported_and_catchable_by_name():
     import gemmcompare
     from gemmcompare.errors import GemmCompareError, InputError, NoDeviceError, SpecError
-    from gemmcompare.store.lookup import SourceError
+    from gemmcompare.store.sources import SourceError
 
     assert (gemmcompare.SpecError, gemmcompare.InputError, gemmcompare.NoDeviceError,
             gemmcompare.GemmCompareError, gemmcompare.SourceError) == (SpecError, InputError, NoDeviceError,
@@ -214,14 +214,14 @@ def test_a_receipt_a_folder_of_runs_and_a_stray_file_each_say_what_to_pass(tmp_p
     study = STUDIES / "llm-shapes" / "h200" / "study-e7588f0"
     assert main(["report", str(study), "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
-    assert "holds 2 run folder(s) below it" in err and str(study / "runs" / "merged-run1") in err
+    assert "holds 2 run folders below it" in err and str(study / "runs" / "merged-run1") in err
 
     stray = tmp_path / "notes.json"
     stray.write_text('{"title": "not results"}')
     assert main(["compare", str(stray), str(quickstart)]) == 2
     assert "not gemmcompare results: no 'results' list" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
-    with pytest.raises(gemmcompare.SourceError, match="no run here"):
+    with pytest.raises(gemmcompare.SourceError, match="holds no run"):
         gemmcompare.load(tmp_path / "empty")
 
 

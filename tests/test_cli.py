@@ -118,7 +118,7 @@ def _committed_names(pattern: str, problem: str | None = None) -> set[str]:
     """Implementation names matching `pattern` (re.search) in the committed H200 run folders (gzipped ones too)."""
     import re
 
-    from gemmcompare.history import run_folders
+    from gemmcompare.store.sources import run_folders
     from gemmcompare.store import load_result_file
 
     names = set()

@@ -230,7 +230,7 @@ def test_cli_compare_exit_codes(tmp_path, capsys):
     assert cli(["compare", "2025010", "latest", "--store", db]) == 2
     assert "ambiguous" in capsys.readouterr().err
     assert cli(["compare", "--baseline", tmp_path / "nope" / "results.csv", "latest", "--store", db]) == 2
-    assert "nope/results.csv: no such run folder or results file" in capsys.readouterr().err
+    assert "nope/results.csv: no such run folder, results file or store" in capsys.readouterr().err
     assert cli(["compare", "latest", "--store", db]) == 2  # one run and no --baseline
 
 

@@ -141,7 +141,7 @@ class RunCommand:
             if runs.is_dir() else []
         if not folders:
             return Measurement(commit, log=log, failure=f"`gemmcompare run` exited {rc} without a run: {_tail(text)}")
-        from ..store.lookup import SourceError, load_source
+        from ..store.sources import SourceError, load_source
 
         try:
             source = load_source(str(folders[-1]))

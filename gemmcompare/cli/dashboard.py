@@ -42,7 +42,8 @@ def register(subparsers) -> None:
         "implementation's series over commits and dates: CI bands, the baseline's own drift, the SM clock, "
         "THROTTLED rows, and the steps between consecutive runs that compare's verdict flags."))
     p.add_argument("runs", nargs="+", metavar="RUNS", help="run folders, folders of them (searched at any depth), "
-                                                          "results.json/csv files or store files")
+                                                          "results files, store files (all their runs), STORE.db:RUN_ID "
+                                                          "or run ids in ./gemmcompare.db (README: Naming runs)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder to write the site in (index.html there)")
     p.add_argument("--normalize", choices=sorted(NORMALIZE), default="none",
                    help="'peak': plot %% of each GPU's datasheet peak for the contract's math (for views across "

@@ -1,7 +1,8 @@
 """`report`, `compare` and `history`: reading runs back as tables, plots and verdicts.
 
-A RUN is a run id in the store, a unique prefix of one, or 'latest'; or a run folder, a results.json or a
-results.csv (committed baselines under experiments/studies/<study>/<gpu>/). Exit codes: report and history 0;
+A RUN is any source of store/sources.py (README, "Naming runs"): a run folder, a results file, a run id, unique
+prefix or 'latest' in the store, a store (its latest run), STORE.db:RUN, a folder with one run below it;
+history reads every run of its sources. Exit codes: report and history 0;
 compare 1 when a row regressed, else 0; 2 when an input cannot be found or read (the message names it).
 `report` writes under reports/ unless asked (--out, --in-place): a committed run folder stays untouched.
 """
@@ -15,7 +16,7 @@ from ..errors import GemmCompareError
 from ..files import slug
 from ..receipt import compare_threshold
 from ..report.kinds import PLOT_NAMES
-from ..store.lookup import DEFAULT_STORE, SourceError, load_source
+from ..store.sources import DEFAULT_STORE, SourceError, load_source
 from .options import add_out, add_store, add_threshold, exit_codes, parser_args
 
 
@@ -26,6 +27,12 @@ def _name(text: str) -> str:
 def _fail(command: str, exc: Exception) -> int:
     print(f"gemmcompare {command}: error: {exc}", file=sys.stderr)
     return getattr(exc, "exit_code", 2)
+
+
+def _tell(note: str, command: str) -> None:
+    """Which run a source gave, where it chose one (a store's latest), on stderr beside the output."""
+    if note:
+        print(f"gemmcompare {command}: {note}", file=sys.stderr)
 
 
 def _output(out: Path, explicit: bool) -> Path:
@@ -53,6 +60,7 @@ def cmd_report(args) -> int:
     warming = import_in_background()  # and the figure-saving pool, while the results load
     try:
         src = load_source(args.run, args.store)
+        _tell(src.note, "report")
         contracts = sorted(set(src.pair[1]["contract"])) if "contract" in src.pair[1] else []
         if args.across and args.across not in contracts:
             raise SourceError(f"--across {args.across}: the run has no rows under that contract; its contracts: "
@@ -86,6 +94,7 @@ def cmd_compare(args) -> int:
     try:
         base, cand = (load_source(r, args.store) for r in runs)
         for name, src in ((runs[0], base), (runs[1], cand)):
+            _tell(src.note, "compare")
             if src.rows.empty:  # else every row of the other side would read NEW or GONE, and exit 0
                 raise SourceError(f"{name}: holds no result rows; there is nothing to compare")
         out = Path(args.out) if args.out else Path("reports") / f"compare_{_name(base.label)}_vs_{_name(cand.label)}"
@@ -117,7 +126,8 @@ def cmd_history(args) -> int:
                                                 f"(run folders, e.g. experiments/studies) or a store with --store"))
         sources.append(DEFAULT_STORE)
     try:
-        h = history(sources, args.implementation, problem=args.problem, contract=args.contract)
+        h = history(sources, args.implementation, problem=args.problem, contract=args.contract,
+                    store=args.store or DEFAULT_STORE)
     except GemmCompareError as exc:
         return _fail("history", exc)
     except (sqlite3.Error, ValueError) as exc:  # a damaged database, a JSON column that is not JSON
@@ -138,7 +148,8 @@ def cmd_history(args) -> int:
 # -- registration -------------------------------------------------------------------------------------------
 
 def register(subparsers) -> None:
-    run_help = ("run id, unique id prefix or 'latest' in the store; or a run folder, results.json or results.csv")
+    run_help = ("a run folder, results.json/.csv (maybe .gz/.xz), a run id, unique prefix or 'latest' in the store, "
+                "a store file (its latest run), STORE.db:RUN_ID, or a folder with one run below it (README: Naming runs)")
     store_help = "SQLite store to read runs from"
 
     p = subparsers.add_parser("report", **parser_args(
@@ -188,7 +199,8 @@ def register(subparsers) -> None:
                    help="a name, a part of one, or a regular expression; each implementation it matches (at most 6) "
                         "is its own series")
     h.add_argument("--runs", nargs="+", metavar="PATH",
-                   help="run folders, folders of run folders (e.g. experiments/studies) or store files")
+                   help="run folders, folders of runs at any depth (e.g. experiments/studies), results files, store "
+                        "files (all their runs), STORE.db:RUN_ID or run ids in --store (README: Naming runs)")
     h.add_argument("--problem", metavar="MxNxK", help="only this problem")
     h.add_argument("--contract", metavar="C", help="only this contract")
     add_store(h, store_help, default=None, shown=f"default: ./{DEFAULT_STORE} when no --runs is given either")

@@ -1,5 +1,5 @@
-"""The runs a dashboard is built from: every run folder found under the paths given (recursively) and every
-run of the SQLite stores given, each with what its receipt says about it (GPU, spec, git commit, date).
+"""The runs a dashboard is built from: every run the paths given hold (store.sources: run folders at any depth,
+every run of a store), each with what its receipt says about it (GPU, spec, git commit, date).
 
 Folders that are not runs (a README, plots, a report/) are passed over quietly; a path that holds no run at
 all is an error naming it (exit 2).
@@ -7,19 +7,15 @@ all is an error naming it (exit 2).
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
 
-from ..errors import InputError
-from ..history import run_folders
 from ..receipt import gpu_name, receipt_value
 from ..report.data import normalise_rows
-from ..store.lookup import SourceError, load_source
-from ..store.validation import check_rows
+from ..store.sources import find_sources
 
 
 @dataclass
@@ -77,53 +73,9 @@ def _run(receipt: dict, rows: pd.DataFrame, fallback_id: str, source: str) -> Ru
                started_at=_started_at(receipt, rows), source=source, receipt=receipt, rows=normalise_rows(rows))
 
 
-def _store_runs(path: Path) -> list[Run]:
-    from ..store import Store
-
-    store = Store.open_read(path)  # read-only: a read never creates or changes a store
-    try:
-        out = []
-        for run_id in store.runs()["run_id"]:
-            rec = store.run(run_id) or {}
-            rows = store.results(run_id)
-            if rows.empty:
-                continue
-            receipt = dict(rec.get("receipt") or {})
-            if not gpu_name(receipt) and rec.get("gpu"):
-                receipt["gpu"] = rec["gpu"]
-            for key in ("started_at", "git_commit", "spec_name"):
-                if not receipt.get(key) and rec.get(key):
-                    receipt[key] = rec[key]
-            out.append(_run(receipt, check_rows(rows, f"{path}, run {run_id}"), str(run_id), str(path)))
-        return out
-    except sqlite3.Error as exc:
-        raise InputError(f"cannot read the store {path}: {str(exc)[:300]}") from None
-    finally:
-        store.close()
-
-
 def find_runs(paths: Iterable[str | Path]) -> list[Run]:
-    """Every run under `paths` (run folders, folders of them at any depth, results files, store files), oldest
-    first. A run seen twice (a store and its run folder) is kept once."""
-    runs: list[Run] = []
-    for given in paths:
-        path = Path(given)
-        if not path.exists():
-            raise InputError(f"{path}: no such run folder, folder of runs or store")
-        if path.is_file() and path.suffix not in (".json", ".csv"):
-            found = _store_runs(path)
-        else:
-            folders = [path] if path.is_file() else run_folders(path)
-            found = []
-            for folder in folders:
-                try:
-                    src = load_source(str(folder))
-                except SourceError as exc:
-                    raise InputError(str(exc)) from None
-                if len(src.rows):
-                    found.append(_run(src.receipt, src.rows, folder.name, str(folder)))
-        if not found:
-            raise InputError(f"{path}: holds no run (no results.json or results.csv with result rows under it)")
-        runs.extend(found)
-    unique = {r.run_id: r for r in reversed(runs)}  # the first source given wins
-    return sorted(unique.values(), key=lambda r: (r.started_at, r.run_id))
+    """Every run the paths hold, found as `history` finds them (store.sources.find_sources: run folders, folders
+    of them at any depth, results files, store files, run ids), oldest first. A run seen twice (a store and its
+    run folder) is kept once."""
+    runs = [_run(src.receipt, src.rows, src.label, src.origin) for src in find_sources(paths)]
+    return sorted(runs, key=lambda r: (r.started_at, r.run_id))

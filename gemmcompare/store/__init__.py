@@ -1,5 +1,5 @@
-"""Where results live: the SQLite store (database), a folder per run (run_folder), and finding a run by
-id, prefix, 'latest' or path (lookup).
+"""Where results live: the SQLite store (database), a folder per run (run_folder), and the runs a command is
+given, found by path, store or id (sources; file_kinds says what a file that is not a run is).
 
 The names below load their module on first use: the store reads through pandas, and a command that only
 needs DEFAULT_STORE (every command's --store default) must not pay for it.
@@ -11,8 +11,8 @@ import importlib
 
 DEFAULT_STORE = "gemmcompare.db"
 
-_LAZY = {"RUN_COLUMNS": "database", "Store": "database", "new_run_id": "database", "RunSource": "lookup", "SourceError": "lookup",
-         "load_source": "lookup", "RunFolder": "run_folder", "load_result_file": "run_folder", "rows_from": "run_folder"}
+_LAZY = {"RUN_COLUMNS": "database", "Store": "database", "new_run_id": "database", "RunSource": "sources", "SourceError": "sources",
+         "load_source": "sources", "find_sources": "sources", "RunFolder": "run_folder", "load_result_file": "run_folder", "rows_from": "run_folder"}
 
 __all__ = ["DEFAULT_STORE", *_LAZY]
 
