@@ -35,6 +35,7 @@ from typing import Any, Callable
 from .. import __version__
 from ..errors import BuildError, InputError
 from ..paths import ABI_HEADER, ABI_INCLUDE_DIR
+from ..progress import bar as progress_bar
 from . import cache_entry, toolchain
 from .binding import EntryPoint, render_binding
 from .flags import ninja_shell_arg
@@ -358,7 +359,7 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
     cpus = os.cpu_count() or 2
     workers = max(1, min(len(todo), jobs or cpus, cpus))
     max_jobs = max(1, cpus // workers)
-    bar = _progress(len(todo), "building", progress)
+    bar = progress_bar(len(todo), "building", "ext", enabled=progress)
 
     def finished(index: int, out) -> None:
         plan = todo[index]
@@ -414,9 +415,3 @@ def load_extension(plan: ExtensionPlan, folder: Path, cached: bool, import_now: 
     if import_now:
         ext.module  # noqa: B018 - the import is the point
     return ext
-
-
-def _progress(total: int, desc: str, enabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="ext", disable=not enabled, file=sys.stderr, dynamic_ncols=True)

@@ -64,6 +64,19 @@ def add_build_options(p) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def add_no_progress(p) -> None:
+    """--no-progress of the commands that say each step as it ends (progress.py): lines, never a bar."""
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bars: a line on stderr as each step ends (as when stderr is not a terminal)")
+
+
+def progress_of(args):
+    """The command's Progress: bars where stderr is a terminal and --no-progress is not given, else lines."""
+    from ..progress import Progress
+
+    return Progress.for_command(bars=not getattr(args, "no_progress", False))
+
+
 def threshold_arg(text: str) -> float:
     """A --threshold value: a fraction such as 0.03, or a percent such as 3%."""
     t = text.strip()

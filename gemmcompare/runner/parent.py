@@ -282,13 +282,12 @@ class Runner:
 
     def _measure(self, done: set) -> str:
         """Every group still to do, through the pool of GPU workers (or in this process); the run's status."""
-        from tqdm import tqdm
+        from ..progress import bar
 
         setup = WorkerSetup(self.exp, self.run_id, self.device.index, {
             name: b if not isinstance(b, LoadedExtension) else BuiltExtensionRef(b.plan, b.path)
             for name, b in self.builds.by_impl.items()}, **({"backend": self.opts.backend} if self.opts.backend else {}))
-        self.bar = tqdm(total=self.plan.row_count - len(done), desc="rows", unit="row",
-                        disable=not self.opts.progress, file=sys.stderr, dynamic_ncols=True)
+        self.bar = bar(self.plan.row_count - len(done), "rows", "row", enabled=self.opts.progress)
         status = "complete"
         report = None
         if self.opts.report_after:
