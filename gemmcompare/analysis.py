@@ -28,6 +28,7 @@ from .errors import GemmCompareError
 from .files import atomic_write_text, write_csv
 from .model.devices import DEVICES, DeviceSpec, device_spec
 from .model.predict import predict_row
+from .progress import SILENT, Progress
 from .results import COLUMNS, Status
 
 # The names `--device` takes, beside the table's own keys and product names ('NVIDIA H200').
@@ -80,9 +81,11 @@ class Analysis:
         return out
 
 
-def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int | None = None) -> Analysis:
-    """Compile what the plan needs for `device` and predict every row (see the module docstring)."""
-    from .build.kernel_objects import CompileFailure, compile_requests
+def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int | None = None,
+            progress: Progress = SILENT) -> Analysis:
+    """Compile what the plan needs for `device` and predict every row (see the module docstring); `progress`
+    hears of the plan, each compile as it finishes (a cold cache takes minutes) and the predictions."""
+    from .build.kernel_objects import CompileFailure
     from .plan import make_plan
     from .runner.predictions import apply_prediction
     from .runner.rows import base_row, copy_build_resources
@@ -90,50 +93,82 @@ def analyze(exp, device: DeviceSpec, *, cache_dir: Path | None = None, jobs: int
     from .tuning.tuned import with_candidates
 
     info = device_info(device)
-    exp = dataclasses.replace(exp, implementations=tuple(with_candidates(exp.implementations)))
-    plan = make_plan(exp)
-    # each cell's support on this device, once (the plan knows the problem-and-contract half already)
-    supports = [c.implementation.check(c.entry.problem, c.contract, info) if c.support else c.support
-                for c in plan.cells]
-    wanted = {}
-    for cell, support in zip(plan.cells, supports):
-        impl = cell.implementation
-        if support and impl.name not in wanted:
-            req = impl.build_request(impl.target_arch(info.cc_int))
-            wanted[impl.name] = (impl, req)
-    reqs = [r for _, r in wanted.values() if r is not None]
-    compiled = dict(zip((id(r) for r in reqs), compile_requests(reqs, cache_dir, jobs)))
+    with progress.step("planning") as step:
+        exp = dataclasses.replace(exp, implementations=tuple(with_candidates(exp.implementations)))
+        plan = make_plan(exp)
+        # each cell's support on this device, once (the plan knows the problem-and-contract half already)
+        supports = [c.implementation.check(c.entry.problem, c.contract, info) if c.support else c.support
+                    for c in plan.cells]
+        wanted = {}
+        for cell, support in zip(plan.cells, supports):
+            impl = cell.implementation
+            if support and impl.name not in wanted:
+                req = impl.build_request(impl.target_arch(info.cc_int))
+                wanted[impl.name] = (impl, req)
+        reqs = [r for _, r in wanted.values() if r is not None]
+        step.done = (f"planned {len(plan.cells)} rows; {len(reqs)} implementation(s) to compile for "
+                     f"{', '.join(sorted({r.arch for r in reqs})) or device.arch}")
+    names = {id(req): impl.name for impl, req in wanted.values() if req is not None}
+    compiled = _compile(reqs, names, cache_dir, jobs, progress)
     notes = []
     rows = []
-    for cell, support in zip(plan.cells, supports):
-        impl, entry, contract = cell.implementation, cell.entry, cell.contract
-        row = base_row("analysis", exp, entry, contract, impl.name, impl.family, impl.params)
-        status = Status.SKIP.value
-        if not support:
-            row.reason = support.reason
-        else:
-            _, req = wanted[impl.name]
-            built = compiled.get(id(req)) if req is not None else None
-            if isinstance(built, CompileFailure):
-                status, row.reason = Status.BUILD_ERROR.value, built.message
+    with progress.step("predicting") as step:
+        for cell, support in zip(plan.cells, supports):
+            impl, entry, contract = cell.implementation, cell.entry, cell.contract
+            row = base_row("analysis", exp, entry, contract, impl.name, impl.family, impl.params)
+            status = Status.SKIP.value
+            if not support:
+                row.reason = support.reason
             else:
-                if built is not None:
-                    copy_build_resources(row, built.resources_for(impl.kernel_filter_for(contract)), impl)
-                    row.arch = req.arch
-                try:
-                    apply_prediction(row, predict_row(row, device))
-                    status = PREDICTED
-                except (KeyError, ValueError) as exc:
-                    status, row.reason = NO_MODEL, str(exc).strip("'\"")
-        rec = row.to_record()
-        rec["status"] = status
-        rows.append(rec)
+                _, req = wanted[impl.name]
+                built = compiled.get(id(req)) if req is not None else None
+                if isinstance(built, CompileFailure):
+                    status, row.reason = Status.BUILD_ERROR.value, built.message
+                else:
+                    if built is not None:
+                        copy_build_resources(row, built.resources_for(impl.kernel_filter_for(contract)), impl)
+                        row.arch = req.arch
+                    try:
+                        apply_prediction(row, predict_row(row, device))
+                        status = PREDICTED
+                    except (KeyError, ValueError) as exc:
+                        status, row.reason = NO_MODEL, str(exc).strip("'\"")
+            rec = row.to_record()
+            rec["status"] = status
+            rows.append(rec)
+        step.done = "predicted " + ", ".join(f"{v} {k}" for k, v in sorted(Analysis(device, rows).counts().items()))
     for impl, req in wanted.values():
         built = compiled.get(id(req)) if req is not None else None
         if built is not None and not isinstance(built, CompileFailure):
             how = "cached" if built.cached else f"compiled in {built.seconds:.1f} s"
             notes.append(f"{impl.name}: {req.arch}, {how}")
     return Analysis(device, rows, notes)
+
+
+def _compile(reqs: list, names: dict[int, str], cache_dir: Path | None, jobs: int | None, progress: Progress) -> dict:
+    """id(request) -> its KernelObjects or CompileFailure, each said as it finishes."""
+    from .build.kernel_objects import CompileFailure, compile_requests
+
+    if not reqs:
+        return {}
+    with progress.step("compiling") as step, progress.items(len(reqs), "compiling", unit="impl") as items:
+        def said(built) -> None:
+            name = names[id(built.request)]
+            if isinstance(built, CompileFailure):
+                items.done(f"{name}: BUILD_ERROR (its row says why)", built.seconds)
+            elif not built.objects:
+                items.done(f"{name}: no kernel source of its own to compile (a library's)")
+            elif built.cached:
+                items.done(f"{name}: {built.request.arch}, cached")
+            else:
+                items.done(f"{name}: compiled for {built.request.arch}", built.seconds)
+
+        results = compile_requests(reqs, cache_dir, jobs, on_done=said)
+        kinds = ["failed" if isinstance(r, CompileFailure) else "nothing to compile" if not r.objects
+                 else "cached" if r.cached else "compiled" for r in results]
+        step.done = f"kernels of {len(reqs)} implementation(s): " + ", ".join(
+            f"{kinds.count(k)} {k}" for k in ("compiled", "cached", "nothing to compile", "failed") if k in kinds)
+    return dict(zip((id(r) for r in reqs), results))
 
 
 # -- the report --------------------------------------------------------------------------------------------

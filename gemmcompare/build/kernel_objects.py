@@ -24,6 +24,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .. import __version__
 from . import cache_entry, toolchain
@@ -131,12 +132,19 @@ def _load(req: BuildRequest, folder: Path, cached: bool) -> KernelObjects:
                          (folder / "ptxas.log").read_text())
 
 
-def compile_requests(reqs: list[BuildRequest], cache_dir: Path | None = None,
-                     jobs: int | None = None) -> list[KernelObjects | CompileFailure]:
-    """compile_request for each, several at a time (nvcc runs in its own processes), in the given order."""
+def compile_requests(reqs: list[BuildRequest], cache_dir: Path | None = None, jobs: int | None = None,
+                     on_done: Callable[[KernelObjects | CompileFailure], None] | None = None
+                     ) -> list[KernelObjects | CompileFailure]:
+    """compile_request for each, several at a time (nvcc runs in its own processes), in the given order.
+    `on_done(result)` is called in this thread as each one finishes (a cold compile takes minutes: the
+    caller says which are done)."""
     workers = max(1, min(len(reqs) or 1, jobs or os.cpu_count() or 2))
     pool = cf.ThreadPoolExecutor(max_workers=workers)
     try:
-        return list(pool.map(lambda r: compile_request(r, cache_dir), reqs))
+        futures = [pool.submit(compile_request, r, cache_dir) for r in reqs]
+        if on_done is not None:
+            for future in cf.as_completed(futures):
+                on_done(future.result())
+        return [f.result() for f in futures]
     finally:  # on Ctrl-C, start no further compile (the running nvcc get the terminal's SIGINT themselves)
         pool.shutdown(wait=True, cancel_futures=True)

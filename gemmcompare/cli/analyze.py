@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .options import add_out, exit_codes, load_spec, parser_args, positive_int
+from .options import add_no_progress, add_out, exit_codes, load_spec, parser_args, positive_int, progress_of
 
 
 def _default_out(exp, device) -> Path:
@@ -14,13 +14,23 @@ def _default_out(exp, device) -> Path:
 
 
 def cmd_analyze(args) -> int:
-    from ..analysis import PREDICTED, analyze, resolve_device, write_report
+    progress = progress_of(args)
+    # said before pandas and the compiler start: a cold cache compiles for minutes
+    progress.say(f"analyze {args.spec} for {args.device or 'the GPU here'}: each kernel compiled alone for its "
+                 f"registers and shared memory (minutes on a cold cache), then every row predicted")
+    with progress.step("reading the spec") as step:
+        from ..analysis import PREDICTED, analyze, resolve_device, write_report
 
-    exp = load_spec(args.spec)  # validates: an invalid spec exits 2 with every problem
-    device = resolve_device(args.device)
-    result = analyze(exp, device, cache_dir=Path(args.cache_dir) if args.cache_dir else None, jobs=args.jobs)
+        exp = load_spec(args.spec)  # validates: an invalid spec exits 2 with every problem
+        device = resolve_device(args.device)
+        step.done = (f"read '{exp.name}': {len(exp.problems)} problems x {len(exp.contracts)} contracts x "
+                     f"{len(exp.implementations)} implementations, for {device.name} ({device.arch})")
+    result = analyze(exp, device, cache_dir=Path(args.cache_dir) if args.cache_dir else None, jobs=args.jobs,
+                     progress=progress)
     out = Path(args.out) if args.out else _default_out(exp, device)
-    report = write_report(result, exp, out)
+    with progress.step("writing the report") as step:
+        report = write_report(result, exp, out)
+        step.done = f"wrote the report into {out}"
     counts = result.counts()
     print(f"analyze {exp.path} for {device.name} ({device.arch}): "
           + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
@@ -48,4 +58,5 @@ def register(sub) -> None:
     add_out(p, "the report", "./analysis/<spec name>_<device key>, e.g. ./analysis/quickstart_h200_sxm")
     p.add_argument("--cache-dir", default=None, help="build cache (default $GEMMCOMPARE_CACHE_DIR or ~/.cache/gemmcompare)")
     p.add_argument("--jobs", type=positive_int, default=None, help="parallel compiles (default: CPU count)")
+    add_no_progress(p)
     p.set_defaults(func=cmd_analyze)
