@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .progress import SILENT, Progress
 from .report.data import THROTTLED_MOSTLY, gpu_name, normalise_rows, problem_sort_key, run_label, timing_summary
 from .report.labels import legend_labels
 from .report.writers import write_table_page
@@ -605,14 +606,20 @@ def plot_ratios(comp: Comparison, out_dir: Path, max_rows: int = 60) -> tuple[li
     return files, "; ".join(caption_bits)
 
 
-def write_comparison(comp: Comparison, out_dir: str | Path) -> list[Path]:
-    """compare.csv (full precision), compare.md, compare.html (plot embedded) and compare_ratios.png/.svg."""
-    plot_files, caption = plot_ratios(comp, Path(out_dir))
-    return write_table_page(
-        out_dir, "compare", f"gemmcompare compare: {comp.base_label} → {comp.cand_label}", comp.table,
-        display_comparison(comp.table), plot_files=plot_files, caption=caption,
-        preamble=comp.summary_text(max_lines=0), rule=RULE_TEXT.format(t=100 * comp.threshold),
-        cell_class=lambda text: f"verdict-{text}" if text in VERDICT_ORDER else None)
+def write_comparison(comp: Comparison, out_dir: str | Path, progress: Progress = SILENT) -> list[Path]:
+    """compare.csv (full precision), compare.md, compare.html (plot embedded) and compare_ratios.png/.svg;
+    `progress` hears of the plot and the pages as each is written."""
+    with progress.step("plot") as step:
+        plot_files, caption = plot_ratios(comp, Path(out_dir))
+        step.done = f"drew {plot_files[0].name if plot_files else 'no plot'}"
+    with progress.step("pages") as step:
+        files = write_table_page(
+            out_dir, "compare", f"gemmcompare compare: {comp.base_label} → {comp.cand_label}", comp.table,
+            display_comparison(comp.table), plot_files=plot_files, caption=caption,
+            preamble=comp.summary_text(max_lines=0), rule=RULE_TEXT.format(t=100 * comp.threshold),
+            cell_class=lambda text: f"verdict-{text}" if text in VERDICT_ORDER else None)
+        step.done = "wrote " + ", ".join(Path(f).name for f in files[:3])
+    return files
 
 
 RULE_TEXT = """Rule (threshold {t:g}%): r = candidate time / base time (ratio of medians; across GPUs,

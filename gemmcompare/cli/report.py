@@ -17,7 +17,7 @@ from ..files import slug
 from ..receipt import compare_threshold
 from ..report.kinds import PLOT_NAMES
 from ..store.sources import DEFAULT_STORE, SourceError, load_source
-from .options import add_out, add_store, add_threshold, exit_codes, parser_args
+from .options import add_no_progress, add_out, add_store, add_threshold, exit_codes, parser_args, progress_of
 
 
 def _name(text: str) -> str:
@@ -49,27 +49,33 @@ def _write_failed(command: str, out: Path | None, exc: OSError) -> int:
 # -- handlers -------------------------------------------------------------------------------------------------
 
 def cmd_report(args) -> int:
-    from ..report import build_report, import_in_background, rendering
+    from ..report import import_in_background, rendering  # not build_report: it loads pandas and matplotlib
 
     unknown = [k for k in args.plots or () if k not in PLOT_NAMES]
     if unknown:
         return _fail("report", SourceError(f"--plots: unknown plot kind(s) {unknown}; expected some of {list(PLOT_NAMES)}"))
     if args.out and args.in_place:
         return _fail("report", SourceError("give --out DIR or --in-place, not both"))
+    progress = progress_of(args)
+    progress.say(f"report {args.run}: loading the run, then its summary, plots and pages")
     out = None
     warming = import_in_background()  # and the figure-saving pool, while the results load
     try:
-        src = load_source(args.run, args.store)
-        _tell(src.note, "report")
-        contracts = sorted(set(src.pair[1]["contract"])) if "contract" in src.pair[1] else []
-        if args.across and args.across not in contracts:
-            raise SourceError(f"--across {args.across}: the run has no rows under that contract; its contracts: "
-                              f"{', '.join(contracts) or 'none'}")
-        # a committed run folder is part of the tree: its report/ is rewritten only when asked
-        target = Path(args.out) if args.out else src.home if args.in_place else Path("reports") / _name(src.label)
-        out = _output(target, bool(args.out))
-        warming.join()
-        report = build_report(src.pair, out, plots=args.plots, across=args.across)
+        with progress.step("loading") as step:
+            src = load_source(args.run, args.store)
+            _tell(src.note, "report")
+            contracts = sorted(set(src.pair[1]["contract"])) if "contract" in src.pair[1] else []
+            if args.across and args.across not in contracts:
+                raise SourceError(f"--across {args.across}: the run has no rows under that contract; its contracts: "
+                                  f"{', '.join(contracts) or 'none'}")
+            # a committed run folder is part of the tree: its report/ is rewritten only when asked
+            target = Path(args.out) if args.out else src.home if args.in_place else Path("reports") / _name(src.label)
+            out = _output(target, bool(args.out))
+            warming.join()
+            step.done = f"loaded {len(src.rows)} rows of {src.label} and the plotting libraries; writing into {out}"
+        from ..report.build import build_report  # imported by now: `warming` loaded it
+
+        report = build_report(src.pair, out, plots=args.plots, across=args.across, progress=progress)
     except GemmCompareError as exc:
         return _fail("report", exc)
     except OSError as exc:
@@ -82,8 +88,6 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from ..verdicts import compare, write_comparison
-
     runs = list(args.runs)
     if args.baseline:
         if len(runs) != 1:
@@ -91,20 +95,31 @@ def cmd_compare(args) -> int:
         runs = [args.baseline] + runs
     elif len(runs) != 2:
         return _fail("compare", SourceError(f"give BASE and CAND (or --baseline PATH CAND), got {len(runs)}: {runs}"))
+    progress = progress_of(args)
+    progress.say(f"compare {runs[0]} -> {runs[1]}: loading both runs, then every row judged, a plot and a table")
     try:
-        base, cand = (load_source(r, args.store) for r in runs)
+        loaded = []
+        for name in runs:
+            with progress.step("loading") as step:
+                loaded.append(load_source(name, args.store))
+                _tell(loaded[-1].note, "compare")
+                step.done = f"loaded {len(loaded[-1].rows)} rows of {loaded[-1].label}"
+        base, cand = loaded
         for name, src in ((runs[0], base), (runs[1], cand)):
-            _tell(src.note, "compare")
             if src.rows.empty:  # else every row of the other side would read NEW or GONE, and exit 0
                 raise SourceError(f"{name}: holds no result rows; there is nothing to compare")
         out = Path(args.out) if args.out else Path("reports") / f"compare_{_name(base.label)}_vs_{_name(cand.label)}"
         _output(out, bool(args.out))
     except GemmCompareError as exc:
         return _fail("compare", exc)
-    threshold = compare_threshold(cand.receipt, args.threshold)
-    comp = compare(base.pair, cand.pair, threshold, base_label=base.label, cand_label=cand.label)
+    with progress.step("judging") as step:
+        from ..verdicts import compare, write_comparison
+
+        threshold = compare_threshold(cand.receipt, args.threshold)
+        comp = compare(base.pair, cand.pair, threshold, base_label=base.label, cand_label=cand.label)
+        step.done = f"judged {len(comp.table)} rows"
     try:
-        files = write_comparison(comp, out)
+        files = write_comparison(comp, out, progress=progress)
     except OSError as exc:
         return _write_failed("compare", out, exc)
     print(comp.summary_text())
@@ -168,6 +183,7 @@ def register(subparsers) -> None:
     p.add_argument("--across", metavar="CONTRACT",
                    help="set every contract's rows beside this contract's (the speed-up over it and the error against "
                         "the original inputs; default: the spec's report.across)")
+    add_no_progress(p)
     p.set_defaults(func=cmd_report)
 
     c = subparsers.add_parser("compare", **parser_args(
@@ -185,6 +201,7 @@ def register(subparsers) -> None:
     add_threshold(c, "the candidate spec's")
     add_store(c, store_help)
     add_out(c, "the comparison", "reports/compare_BASE_vs_CAND")
+    add_no_progress(c)
     c.set_defaults(func=cmd_compare)
 
     h = subparsers.add_parser("history", **parser_args(

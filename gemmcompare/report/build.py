@@ -19,6 +19,7 @@ from .across import across_section
 from .plots import Plot, make_plots
 from .predictions import predictions_section
 from ..files import write_csv
+from ..progress import SILENT, Progress
 from .summary import summary_html, summary_markdown
 from .tables import summary_table, tables_html, tables_markdown
 
@@ -82,21 +83,23 @@ def _default_title(runs: list[RunData], rows: pd.DataFrame) -> str:
 
 
 def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *, store: Any = None,
-                 title: str | None = None, plots: list[str] | None = None, across: str | None = None) -> Report:
+                 title: str | None = None, plots: list[str] | None = None, across: str | None = None,
+                 progress: Progress = SILENT) -> Report:
     """Write the report of one run, a (receipt, rows) pair, or of several runs (a list of pairs) into out_dir.
 
     `runs` may also be a run id (or 'latest') of `store` (a Store or the path of one), as the runner's call
     `build_report(run_id, store=..., out_dir=...)` gives it.
     `plots`: the plot kinds to draw (default: all of PLOT_KINDS); a kind the data cannot support is skipped
     with a note in the report. `across`: a contract every other contract's rows are set beside (across.py;
-    default: the spec's `report.across`, kept in the receipt)."""
+    default: the spec's `report.across`, kept in the receipt). `progress` hears of each step as it ends: the
+    summary, each plot kind drawn, the Markdown, each figure saved, the HTML (progress.py)."""
     if isinstance(runs, str):
         runs = _from_store(runs, store)
     runs = _as_runs(runs)
     across = across or next((r.get("report_across") for r, _ in runs if r.get("report_across")), None)
     plots = plots or spec_plots([r for r, _ in runs])
     with rendering.saving_in_parallel():  # figures on the prestarted pool, if there is one (rendering.py)
-        return _build(runs, Path(out_dir), title, plots, across)
+        return _build(runs, Path(out_dir), title, plots, across, progress)
 
 
 def spec_plots(receipts: list[dict]) -> list[str] | None:
@@ -129,16 +132,42 @@ def _plots_of_unchanged_spec(receipt: dict) -> list[str] | None:
     return list(exp.report.plots) if exp.spec_hash == receipt["spec_hash"] else None
 
 
-def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] | None, across: str | None) -> Report:
+def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] | None, across: str | None,
+           progress: Progress) -> Report:
     out.mkdir(parents=True, exist_ok=True)
-    rows = combine_runs(runs)
-    summary = summary_table(rows)
+    with progress.step("summary") as step:
+        rows = combine_runs(runs)
+        summary = summary_table(rows)
+        step.done = f"summary of {len(summary)} rows"
     title = title or _default_title(runs, rows)
-    figures = make_plots(rows, out, plots) if len(rows) else []
+    with progress.step("plots") as step:
+        figures = make_plots(rows, out, plots, progress) if len(rows) else []
+        step.done = f"drew {sum(1 for p in figures if not p.skipped)} figure(s)"
     report = Report(out, title, summary, figures)
-    report.csv = write_csv(summary, out / "summary.csv")
+    with progress.step("markdown") as step:
+        report.csv = write_csv(summary, out / "summary.csv")
+        sections = _markdown(report, runs, rows, across)
+        step.done = f"wrote {report.markdown.name} and {report.csv.name}"
+    _saved(progress)
+    with progress.step("html") as step:
+        _html_page(report, runs, *sections)
+        step.done = f"wrote {report.html}"
+    return report
 
-    # Markdown
+
+def _saved(progress: Progress) -> None:
+    """Wait for the figures the pool is saving, each said as it is written (rendering.py)."""
+    count = rendering.pending()
+    if not count:
+        return  # saved as they were drawn (no pool), or none
+    with progress.step("saving") as step, progress.items(count, "saving figures", unit="fig") as items:
+        rendering.wait_all(lambda paths: items.done(f"saved {paths[0].stem}" + "/".join(p.suffix for p in paths)))
+        step.done = f"saved {count} figure(s)"
+
+
+def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: str | None) -> tuple:
+    """report.md; returns the sections the HTML shares with it (across contracts, predictions)."""
+    out, title, summary, figures = report.out_dir, report.title, report.summary, report.plots
     md = [f"# {title}\n", _status_line(summary) + "\n", "## Summary\n", summary_markdown(summary), "## Plots\n"]
     for p in figures:
         if p.skipped:
@@ -159,8 +188,11 @@ def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] |
         md.append(receipt_markdown(receipt))
     report.markdown = out / "report.md"
     report.markdown.write_text("\n".join(md) + "\n")
+    return side_by_side, predicted
 
-    # HTML
+
+def _html_page(report: Report, runs: list[RunData], side_by_side, predicted) -> None:
+    summary, figures = report.summary, report.plots
     body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Summary</h2>", summary_html(summary),
             "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
@@ -169,9 +201,8 @@ def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] |
         body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "
                     f"({_html.escape(gpu_name(receipt) or 'unknown GPU')})</h2>")
         body.append(receipt_html(receipt))
-    report.html = out / "report.html"
-    report.html.write_text(page(title, "\n".join(body)))
-    return report
+    report.html = report.out_dir / "report.html"
+    report.html.write_text(page(report.title, "\n".join(body)))
 
 
 def _from_store(run_id: str, store: Any) -> RunData:

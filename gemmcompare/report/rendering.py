@@ -23,9 +23,10 @@ import multiprocessing
 import os
 import pickle
 import signal
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable
 
 PRELOAD = ["gemmcompare.report.plots.common"]
 MAX_WORKERS = 8  # a report rarely has more figures than this drawing at once
@@ -105,6 +106,25 @@ def submit(fig, paths: list[Path], save) -> bool:
 
 def _save_pickled(payload: bytes, paths: list[str], save) -> None:
     save(pickle.loads(payload), [Path(p) for p in paths])
+
+
+def pending() -> int:
+    """How many figures the pool is still saving (each a PNG and an SVG)."""
+    return len(set(_pending.values()))
+
+
+def wait_all(on_saved: Callable[[list[Path]], None] | None = None) -> None:
+    """Every figure handed to the pool so far, on disk; `on_saved(paths)` as each one is, in the order they
+    finish (saving is most of a large report's time: its progress is worth saying)."""
+    paths: dict[Future, list[Path]] = {}
+    for path, future in _pending.items():
+        paths.setdefault(future, []).append(path)
+    for future in as_completed(paths):
+        future.result()
+        for path in paths[future]:
+            _pending.pop(path, None)
+        if on_saved is not None:
+            on_saved(paths[future])
 
 
 def wait_for(path: Path | str) -> Path:

@@ -17,11 +17,13 @@ the device) is skipped with a note saying why, never drawn empty.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
+from ...progress import SILENT, Progress
 from ..kinds import PLOT_NAMES
 from .architectures import plot_architectures
 from .bandwidth import plot_bandwidth
@@ -46,13 +48,21 @@ PLOT_KINDS: dict[str, Callable[[pd.DataFrame, Path], list[Plot]]] = {
 assert tuple(PLOT_KINDS) == PLOT_NAMES, "report/kinds.py names every plot kind, in this order"
 
 
-def make_plots(rows: pd.DataFrame, out_dir: Path, kinds: list[str] | None = None) -> list[Plot]:
-    """Every requested plot kind (all by default) for normalised rows with a `gpu` column."""
+def make_plots(rows: pd.DataFrame, out_dir: Path, kinds: list[str] | None = None,
+               progress: Progress = SILENT) -> list[Plot]:
+    """Every requested plot kind (all by default) for normalised rows with a `gpu` column; `progress` hears
+    of each kind as it is drawn (a large run's heatmaps take seconds)."""
     kinds = list(PLOT_KINDS) if kinds is None else kinds
     unknown = [k for k in kinds if k not in PLOT_KINDS]
     if unknown:
         raise ValueError(f"unknown plot kind(s) {unknown}; expected some of {list(PLOT_KINDS)}")
     plots: list[Plot] = []
-    for kind in kinds:
-        plots.extend(PLOT_KINDS[kind](rows, Path(out_dir)))
+    with progress.items(len(kinds), "plots", unit="kind") as items:
+        for kind in kinds:
+            t0 = time.monotonic()
+            made = PLOT_KINDS[kind](rows, Path(out_dir))
+            plots.extend(made)
+            drawn = sum(1 for p in made if not p.skipped)
+            items.done(f"{kind}: {drawn} figure(s) drawn" + (f", {len(made) - drawn} skipped" if drawn < len(made)
+                                                              else ""), time.monotonic() - t0)
     return plots
