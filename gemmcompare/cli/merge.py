@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .options import add_store, exit_codes, parser_args
+from .options import add_no_progress, add_store, exit_codes, parser_args, progress_of
 
 
 def cmd_merge(args) -> int:
-    from ..store.merge import merge
+    progress = progress_of(args)
+    progress.say(f"merge {len(args.sources)} source(s) into {args.out}: each read, checked as one run, then written")
+    from ..store.merge import merge  # pandas: after the first line
 
-    run_id, rows, partial = merge(Path(args.out), args.sources, Path(args.store), allow_partial=args.allow_partial)
+    run_id, rows, partial = merge(Path(args.out), args.sources, Path(args.store), allow_partial=args.allow_partial,
+                                  progress=progress)
     print(f"run {run_id} ({'partial' if partial else 'complete'}): {rows} rows from {len(args.sources)} source(s)")
     for what in partial:
         print(f"  partial: {what}")
@@ -28,4 +31,5 @@ def register(sub) -> None:
     add_store(p, "SQLite store the merged run is added to")
     p.add_argument("--allow-partial", action="store_true",
                    help="merge even when a shard is missing or incomplete (the run is marked partial)")
+    add_no_progress(p)
     p.set_defaults(func=cmd_merge)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import GemmCompareError
+from ..progress import SILENT, Progress
 from ..receipt import gpu_name
 from ..results import COLUMNS, JSON_COLUMNS, Result, Status
 from .database import Store, is_sqlite_file, new_run_id
@@ -49,32 +51,43 @@ class SourceRun:
         return self.receipt.get("shard")
 
 
-def read_sources(paths: list[str]) -> list[SourceRun]:
+def read_sources(paths: list[str], progress: Progress = SILENT) -> list[SourceRun]:
     runs: list[SourceRun] = []
-    for text in paths:
-        path = Path(text)
-        if not path.exists():
-            raise MergeError(f"{text}: no such store, run folder or results file")
-        if path.is_file() and is_sqlite_file(path):
-            store = Store.open_read(path)  # a source is read, never changed
-            try:
-                ids = list(store.runs()["run_id"])
-                if not ids:
-                    raise MergeError(f"{text}: the store holds no runs")
-                for run_id in ids:
-                    run = store.run(run_id)
-                    receipt = {"run_id": run_id, **(run["receipt"] or {})}
-                    runs.append(SourceRun(f"{text}:{run_id}", receipt, store.results(run_id), run["status"],
-                                          run["spec_text"], run["started_at"], run["finished_at"]))
-            finally:
-                store.close()
-            continue
+    with progress.items(len(paths), "reading", unit="source") as items:
+        for text in paths:
+            t0 = time.monotonic()
+            found = _read_source(text)
+            runs += found
+            items.done(f"read {text}: {len(found)} run(s), {sum(len(r.rows) for r in found)} rows",
+                       time.monotonic() - t0)
+    return runs
+
+
+def _read_source(text: str) -> list[SourceRun]:
+    """The runs of one source: every run of a store, or the one run of a folder or results file."""
+    path = Path(text)
+    if not path.exists():
+        raise MergeError(f"{text}: no such store, run folder or results file")
+    if not (path.is_file() and is_sqlite_file(path)):
         try:
             receipt, rows = load_result_file(path)
         except (OSError, ValueError, KeyError) as exc:
             raise MergeError(f"{text}: cannot read results ({exc})") from None
-        runs.append(SourceRun(text, dict(receipt or {}), rows, None))
-    return runs
+        return [SourceRun(text, dict(receipt or {}), rows, None)]
+    store = Store.open_read(path)  # a source is read, never changed
+    try:
+        ids = list(store.runs()["run_id"])
+        if not ids:
+            raise MergeError(f"{text}: the store holds no runs")
+        runs = []
+        for run_id in ids:
+            run = store.run(run_id)
+            receipt = {"run_id": run_id, **(run["receipt"] or {})}
+            runs.append(SourceRun(f"{text}:{run_id}", receipt, store.results(run_id), run["status"],
+                                  run["spec_text"], run["started_at"], run["finished_at"]))
+        return runs
+    finally:
+        store.close()
 
 
 def check(runs: list[SourceRun], allow_partial: bool) -> list[str]:
@@ -145,14 +158,17 @@ def result_from_record(rec: dict[str, Any], run_id: str) -> Result:
     return Result(**out)
 
 
-def merge(out_dir: Path, sources: list[str], store_path: Path, allow_partial: bool = False) -> tuple[str, int, list[str]]:
+def merge(out_dir: Path, sources: list[str], store_path: Path, allow_partial: bool = False,
+          progress: Progress = SILENT) -> tuple[str, int, list[str]]:
     """Write the merged run to `out_dir` (a run folder) and to the store; returns (run id, rows, what is
-    missing)."""
+    missing). `progress` hears of each source read, the check, and each run's rows written."""
     out_dir = Path(out_dir)
     if (out_dir / "results.json").exists():
         raise MergeError(f"{out_dir} already holds a run; merge into a new folder")
-    runs = read_sources(sources)
-    partial = check(runs, allow_partial)
+    runs = read_sources(sources, progress)
+    with progress.step("checking") as step:
+        partial = check(runs, allow_partial)
+        step.done = f"checked: {len(runs)} run(s) of one spec, no row twice" + (", partial" if partial else "")
     runs.sort(key=lambda r: ((r.shard or {}).get("index", 0), r.started_at or ""))
     run_id = new_run_id()
     receipt = _receipt(runs, run_id)
@@ -178,11 +194,14 @@ def merge(out_dir: Path, sources: list[str], store_path: Path, allow_partial: bo
         folder = RunFolder(out_dir)
         folder.write_receipt(receipt)
         count = 0
-        for r in runs:
-            rows = [result_from_record(rec, run_id) for rec in r.rows.to_dict("records")]
-            store.add_results(rows)
-            folder.add_many(rows)
-            count += len(rows)
+        with progress.items(len(runs), "writing", unit="run") as items:
+            for r in runs:
+                t0 = time.monotonic()
+                rows = [result_from_record(rec, run_id) for rec in r.rows.to_dict("records")]
+                store.add_results(rows)
+                folder.add_many(rows)
+                count += len(rows)
+                items.done(f"wrote {len(rows)} rows of {r.where}", time.monotonic() - t0)
         finished = max((r.finished_at for r in runs if r.finished_at), default=None)
         store.set_run_status(run_id, "partial" if partial else "complete", finished)
     finally:
