@@ -15,6 +15,7 @@ import pytest
 import gemmcompare
 from gemmcompare.build.experiment import ExperimentBuilds
 from gemmcompare.cli import main
+from gemmcompare.device import DeviceInfo
 from gemmcompare.contracts.timing import L2_POLICIES
 from gemmcompare.errors import InputError
 from gemmcompare.plan import narrow
@@ -194,6 +195,9 @@ def test_profile_passes_l2_to_the_driver_processes(tmp_path, monkeypatch, capsys
 
     monkeypatch.setattr(ncu.subprocess, "run", fake_run)
     monkeypatch.setattr("gemmcompare.profilers.tools.find_tool", lambda name: "ncu")
+    # a GPU to profile on, and its builds (profile builds before it profiles; nothing to build here)
+    monkeypatch.setattr("gemmcompare.device.probe_device", lambda index=0: DeviceInfo("Fake H200", (9, 0), 132, 0, 0))
+    monkeypatch.setattr("gemmcompare.build.experiment.build_experiment", lambda *a, **kw: ExperimentBuilds())
     rc, out, err = _cli(["profile", QUICKSTART, "--shapes", "8x8x8", "--only", "cublas", "--launches", "2",
                          "--l2", "warm"], capsys)
     assert rc == 0, (out, err)

@@ -10,6 +10,7 @@ from typing import Union
 
 from ..arch import parse_arch
 from ..device import DeviceInfo
+from ..progress import Progress
 from .extension import BuildFailure, LoadedExtension, build_extensions, plan_extensions
 
 DEFAULT_ARCH_CC = 90  # what to compile for when there is neither a device nor --arch (the H200 we measure on)
@@ -56,4 +57,29 @@ def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None,
     built = build_extensions(plans, cache_dir=cache_dir, jobs=jobs, progress=progress, on_done=on_done)
     for impl, req in wanted:
         outcome.by_impl[impl.name] = built[module_of[req.merge_key]]
+    return outcome
+
+
+def build_in_steps(exp, device: DeviceInfo | None, progress: Progress, **options) -> ExperimentBuilds:
+    """build_experiment as one step of a command (progress.py): the build's own bar on a terminal, else a
+    line per extension as it is built or fails (cached ones are only counted, as `build` logs them); then
+    the step's line. `options`: build_experiment's (arch, cache_dir, jobs)."""
+    counts = {"built": 0, "cached": 0, "failed": 0}
+
+    def finished(plan, result) -> None:
+        if isinstance(result, BuildFailure):
+            counts["failed"] += 1
+            line = f"failed {plan.module_name} ({result.seconds:.1f} s)"
+        elif result.cache_hit:
+            counts["cached"] += 1
+            return
+        else:
+            counts["built"] += 1
+            line = f"built {plan.module_name} ({result.build_seconds:.1f} s)"
+        if not progress.bars:  # on a terminal the bar says it
+            progress.say(f"  {line}")
+
+    with progress.step("building") as step:
+        outcome = build_experiment(exp, device, progress=progress.bars, on_done=finished, **options)
+        step.done = "extensions: " + (", ".join(f"{n} {k}" for k, n in counts.items() if n) or "none needed")
     return outcome

@@ -6,33 +6,54 @@ reasons."""
 from __future__ import annotations
 
 import json
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
 
 from .options import (add_build_options, add_json, add_l2, add_narrowing, exit_codes, load_spec, parser_args,
-                      write_json)
+                      progress_of, write_json)
+
+CACHE_ENV = "GEMMCOMPARE_CACHE_DIR"  # build/extension.py's default_cache_dir reads it
 
 
 def cmd_profile(args) -> int:
+
+    from ..build.experiment import build_in_steps
+    from ..device import probe_device
+    from ..errors import NoDeviceError
     from ..plan import make_plan, narrow
     from ..profilers.driver import L2_HOW, ncu_l2
     from ..profilers.ncu import stall_profile, timing_profile
     from ..profilers.tools import find_tool
 
     exp = narrow(load_spec(args.spec), args.shapes, False, args.only, l2=args.l2)  # bad arguments first (exit 2)
+    # what makes the command impossible, before minutes of building: ncu, then a GPU to profile on
     ncu = find_tool("ncu")
+    device = probe_device()
+    if device is None:
+        raise NoDeviceError("profile runs the spec's kernels under Nsight Compute: there is no CUDA device here")
+    cells = [cell for cell in make_plan(exp).cells if cell.support]
+    progress = progress_of(args)
+    progress.say(f"profile {args.spec} on {device.name}: the extensions built, then {len(cells)} row(s) each timed "
+                 f"and profiled under ncu in processes of their own")
     l2 = ncu_l2(exp.timing.l2)
     whose = "--l2" if args.l2 else "the spec's L2 policy"
     print(f"profile: {whose} is {exp.timing.l2}; ncu's launches run with {L2_HOW[l2]}")
+    cache_dir = Path(args.cache_dir).resolve() if args.cache_dir else None
+    build_in_steps(exp, device, progress, arch=args.arch, cache_dir=cache_dir, jobs=args.jobs)
     out_rows = []
-    for cell in make_plan(exp).cells:
-        if not cell.support:
-            continue
-        row = (args.spec, cell.implementation.name, cell.entry.problem.label, cell.contract.name)
-        rec = {"problem": row[2], "contract": row[3], "implementation": row[1]}
-        if not args.stalls_only:
-            rec.update(timing_profile(ncu, *row, args.launches, args.timeout, l2, l2_override=args.l2))
-        if args.stalls or args.stalls_only:
-            rec["stalls"] = stall_profile(ncu, *row, args.timeout, l2, l2_override=args.l2)
-        out_rows.append(rec)
+    with progress.items(len(cells), "profiling", unit="row") as items, _children_cache(cache_dir):
+        for cell in cells:
+            t0 = time.monotonic()
+            row = (args.spec, cell.implementation.name, cell.entry.problem.label, cell.contract.name)
+            rec = {"problem": row[2], "contract": row[3], "implementation": row[1]}
+            if not args.stalls_only:
+                rec.update(timing_profile(ncu, *row, args.launches, args.timeout, l2, l2_override=args.l2))
+            if args.stalls or args.stalls_only:
+                rec["stalls"] = stall_profile(ncu, *row, args.timeout, l2, l2_override=args.l2)
+            out_rows.append(rec)
+            items.done(f"{row[2]} {row[3]} {row[1]}: {_outcome(rec)}", time.monotonic() - t0)
     if not args.stalls_only:
         print_timings(out_rows)
     if args.stalls or args.stalls_only:
@@ -41,6 +62,32 @@ def cmd_profile(args) -> int:
     timed = args.stalls_only or all(r.get("ncu_median_ms") for r in out_rows)
     profiled = not (args.stalls or args.stalls_only) or all("error" not in k for r in out_rows for k in r["stalls"])
     return 0 if timed and profiled else 1
+
+
+@contextmanager
+def _children_cache(cache_dir):
+    """The driver processes find each row's extension in the cache the command built into (--cache-dir)."""
+    previous = os.environ.get(CACHE_ENV)
+    if cache_dir:
+        os.environ[CACHE_ENV] = str(cache_dir)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = previous
+
+
+def _outcome(rec: dict) -> str:
+    """A profiled row in a few words, for its progress line."""
+    parts = []
+    if "ncu_median_ms" in rec:
+        parts.append(f"ncu {rec['ncu_median_ms']:.5f} ms" if rec["ncu_median_ms"] else "ncu timed nothing")
+    if "stalls" in rec:
+        failed = sum("error" in k for k in rec["stalls"])
+        parts.append(f"stalls of {len(rec['stalls']) - failed} kernel(s)" + (", ncu failed" if failed else ""))
+    return ", ".join(parts)
 
 
 def print_timings(rows: list[dict]) -> None:
@@ -86,7 +133,8 @@ def print_stalls(rows: list[dict]) -> None:
 def register(subparsers) -> None:
     p = subparsers.add_parser("profile", **parser_args(
         "ncu's gpu__time_duration next to the harness's event timing",
-        exit_codes(0, 1, 2, c1="a row could not be profiled (ncu's message is printed)")))
+        exit_codes(0, 1, 2, 3, c1="a row could not be profiled (ncu's message is printed), or ncu is not installed",
+                   c3="no CUDA device (found before anything is built)")))
     p.add_argument("spec", metavar="SPEC")
     add_narrowing(p)
     add_l2(p)

@@ -7,18 +7,31 @@ import json
 from dataclasses import asdict
 
 from .options import (add_build_options, add_json, add_narrowing, add_run_storage, exit_codes, load_spec,
-                      parser_args, run_options, write_json)
+                      parser_args, progress_of, run_options, write_json)
 
 
 def cmd_sanitize(args) -> int:
+    from ..build.experiment import build_in_steps
     from ..device import probe_device
+    from ..errors import NoDeviceError
     from ..plan import narrow
-    from ..profilers.sanitizer import kernel_owners, sanitize
-    from ..runner.parent import build_for
+    from ..profilers.sanitizer import kernel_owners, sanitize, tool_names
+    from ..profilers.tools import find_tool
 
     exp = narrow(load_spec(args.spec), args.shapes, True, args.only)
-    owners = kernel_owners(exp, build_for(exp, probe_device(), run_options(args)))
-    rows, worst = sanitize(args.spec, args.shapes, args.tools, owners, args.only, args.timeout, args.log_dir)
+    tool_names(args.tools)  # a bad --tools exits 2 here, not after the build
+    # what makes the command impossible, before minutes of building: the tool, then a GPU to run it on
+    sanitizer = find_tool("compute-sanitizer")
+    device = probe_device()
+    if device is None:
+        raise NoDeviceError("sanitize runs the spec's kernels under compute-sanitizer: there is no CUDA device here")
+    progress = progress_of(args)
+    progress.say(f"sanitize {args.spec} on {device.name}: the extensions built, then {args.tools.replace(',', ', ')} "
+                 f"each run over shapes {args.shapes} (minutes each)")
+    opts = run_options(args)
+    builds = build_in_steps(exp, device, progress, arch=opts.arch, cache_dir=opts.cache_dir, jobs=opts.jobs)
+    rows, worst = sanitize(args.spec, args.shapes, args.tools, kernel_owners(exp, builds), args.only, args.timeout,
+                           args.log_dir, sanitizer=sanitizer, cache_dir=opts.cache_dir, progress=progress)
     print(f"{'tool':<10} {'implementation':<52} {'errors':>6}  first")
     for r in rows:
         print(f"{r.tool:<10} {r.implementation[:52]:<52} {r.errors:>6}  {r.first[:90]}")
@@ -31,7 +44,9 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("sanitize", **parser_args(
         "the spec's implementations under compute-sanitizer, per implementation",
-        exit_codes(0, 1, 2, c0="no tool found an error", c1="a tool found an error or could not run")))
+        exit_codes(0, 1, 2, 3, c0="no tool found an error",
+                   c1="a tool found an error or could not run, or compute-sanitizer is not installed",
+                   c3="no CUDA device (found before anything is built)")))
     p.add_argument("spec", metavar="SPEC")
     add_narrowing(p, shapes_default="31x29x37,611x613x617")
     p.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: memcheck,racecheck,synccheck")

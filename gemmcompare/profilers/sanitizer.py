@@ -8,10 +8,12 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import GemmCompareError
+from ..errors import UsageError
+from ..progress import SILENT, Progress
 from .tools import find_tool
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
@@ -62,32 +64,48 @@ def parse_sanitizer(text: str) -> tuple[int, list[dict]]:
     return count, errors
 
 
+def tool_names(tools: str) -> list[str]:
+    """--tools as a list; a UsageError (exit 2) for a name that is not one of TOOLS."""
+    names = tools.split(",")
+    unknown = [tool for tool in names if tool not in TOOLS]
+    if unknown:
+        raise UsageError(f"--tools: unknown tool {unknown[0]!r}; expected {list(TOOLS)}")
+    return names
+
+
 def sanitize(spec: str, shapes: str, tools: str, owners: dict[str, list[str]], only: str | None = None,
-             timeout: float = 1800, log_dir: str | None = None) -> tuple[list[SanitizerRow], int]:
-    """Every tool over the spec; (a row per tool and implementation, the worst error count)."""
-    sanitizer = find_tool("compute-sanitizer")
+             timeout: float = 1800, log_dir: str | None = None, *, sanitizer: str | None = None,
+             cache_dir: Path | None = None, progress: Progress = SILENT) -> tuple[list[SanitizerRow], int]:
+    """Every tool over the spec; (a row per tool and implementation, the worst error count). `sanitizer`: the
+    compute-sanitizer found (looked for here unless given); `cache_dir`: the build cache the runs use (the one
+    the command built into); `progress` hears of each tool as it finishes."""
+    sanitizer = sanitizer or find_tool("compute-sanitizer")
     rows: list[SanitizerRow] = []
     worst = 0
-    for tool in tools.split(","):
-        if tool not in TOOLS:
-            raise GemmCompareError(f"--tools: unknown tool {tool!r}; expected {list(TOOLS)}")
-        with tempfile.TemporaryDirectory() as tmp:
-            cmd = [sanitizer, "--tool", tool, "--error-exitcode", "99", "--print-limit", "50",
-                   sys.executable, "-m", "gemmcompare", "run", spec, "--shapes", shapes, "--check-only",
-                   "--in-process", "--no-report", "--no-progress", "--store", f"{tmp}/s.db", "--runs-dir", tmp]
-            if only:
-                cmd += ["--only", only]
-            print(f"[{tool}] {' '.join(cmd[:6])} ... run {spec} --shapes {shapes}", file=sys.stderr)
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        text = res.stdout + res.stderr
-        count, errors = parse_sanitizer(text)
-        rows += _tool_rows(tool, owners, errors)
-        if count < 0:
-            rows.append(SanitizerRow(tool, "(run)", -1, f"no sanitizer summary; exit {res.returncode}: {text[-500:]}"))
-        worst = max(worst, count if count >= 0 else 1)
-        if log_dir:
-            Path(log_dir).mkdir(parents=True, exist_ok=True)
-            (Path(log_dir) / f"sanitize_{tool}.log").write_text(text)
+    with progress.items(len(tool_names(tools)), "sanitizing", unit="tool") as items:
+        for tool in tool_names(tools):
+            t0 = time.monotonic()
+            with tempfile.TemporaryDirectory() as tmp:
+                cmd = [sanitizer, "--tool", tool, "--error-exitcode", "99", "--print-limit", "50",
+                       sys.executable, "-m", "gemmcompare", "run", spec, "--shapes", shapes, "--check-only",
+                       "--in-process", "--no-report", "--no-progress", "--store", f"{tmp}/s.db", "--runs-dir", tmp]
+                if only:
+                    cmd += ["--only", only]
+                if cache_dir:
+                    cmd += ["--cache-dir", str(cache_dir)]
+                progress.say(f"  [{tool}] {' '.join(cmd[:6])} ... run {spec} --shapes {shapes}")
+                res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            text = res.stdout + res.stderr
+            count, errors = parse_sanitizer(text)
+            rows += _tool_rows(tool, owners, errors)
+            if count < 0:
+                rows.append(SanitizerRow(tool, "(run)", -1, f"no sanitizer summary; exit {res.returncode}: {text[-500:]}"))
+            worst = max(worst, count if count >= 0 else 1)
+            if log_dir:
+                Path(log_dir).mkdir(parents=True, exist_ok=True)
+                (Path(log_dir) / f"sanitize_{tool}.log").write_text(text)
+            items.done(f"{tool}: " + (f"{count} error(s)" if count >= 0 else f"no summary (exit {res.returncode})"),
+                       time.monotonic() - t0)
     return rows, worst
 
 
