@@ -33,9 +33,11 @@ def target_cc(device: DeviceInfo | None, arch: str | None) -> int:
 
 
 def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None, cache_dir: Path | None = None,
-                     jobs: int | None = None, progress: bool = True, on_done=None) -> ExperimentBuilds:
+                     jobs: int | None = None, progress: bool = True, on_done=None, merge: bool = True) -> ExperimentBuilds:
     """Build every implementation of `exp` that has a row it can run on `device` (or on --arch), and every
-    candidate of a tuned one. `on_done(plan, result)` is called as each extension is ready (build_extensions)."""
+    candidate of a tuned one. `on_done(plan, result)` is called as each extension is ready (build_extensions).
+    `merge=False`: each implementation in an extension of its own, as a process that builds one implementation
+    (profile's driver) builds it, so that such processes find theirs cached."""
     from ..tuning.tuned import with_candidates
 
     outcome = ExperimentBuilds(target_cc=target_cc(device, arch))
@@ -52,18 +54,24 @@ def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None,
             wanted.append((impl, req))
     if not wanted:
         return outcome
-    plans = plan_extensions([r for _, r in wanted])
-    module_of = {p.merge_key: p.module_name for p in plans}
+    if merge:
+        plans = plan_extensions([r for _, r in wanted])
+        module_of = {p.merge_key: p.module_name for p in plans}
+        modules = [module_of[req.merge_key] for _, req in wanted]
+    else:
+        alone = [plan_extensions([req])[0] for _, req in wanted]
+        plans = list({p.module_name: p for p in alone}.values())  # two implementations may ask the same
+        modules = [p.module_name for p in alone]
     built = build_extensions(plans, cache_dir=cache_dir, jobs=jobs, progress=progress, on_done=on_done)
-    for impl, req in wanted:
-        outcome.by_impl[impl.name] = built[module_of[req.merge_key]]
+    for (impl, _), module in zip(wanted, modules):
+        outcome.by_impl[impl.name] = built[module]
     return outcome
 
 
 def build_in_steps(exp, device: DeviceInfo | None, progress: Progress, **options) -> ExperimentBuilds:
     """build_experiment as one step of a command (progress.py): the build's own bar on a terminal, else a
     line per extension as it is built or fails (cached ones are only counted, as `build` logs them); then
-    the step's line. `options`: build_experiment's (arch, cache_dir, jobs)."""
+    the step's line. `options`: build_experiment's (arch, cache_dir, jobs, merge)."""
     counts = {"built": 0, "cached": 0, "failed": 0}
 
     def finished(plan, result) -> None:

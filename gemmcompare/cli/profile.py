@@ -41,7 +41,8 @@ def cmd_profile(args) -> int:
     whose = "--l2" if args.l2 else "the spec's L2 policy"
     print(f"profile: {whose} is {exp.timing.l2}; ncu's launches run with {L2_HOW[l2]}")
     cache_dir = Path(args.cache_dir).resolve() if args.cache_dir else None
-    build_in_steps(exp, device, progress, arch=args.arch, cache_dir=cache_dir, jobs=args.jobs)
+    # each implementation alone, as each driver process builds its one (driver._prepare): they find it cached
+    build_in_steps(exp, device, progress, arch=args.arch, cache_dir=cache_dir, jobs=args.jobs, merge=False)
     out_rows = []
     with progress.items(len(cells), "profiling", unit="row") as items, _children_cache(cache_dir):
         for cell in cells:
