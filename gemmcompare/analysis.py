@@ -190,8 +190,9 @@ def receipt(exp, device: DeviceSpec) -> dict[str, Any]:
             "nvcc": nvcc, "cutlass": toolchain.cutlass_version(), "gemmcompare": __version__, **git_state()}
 
 
-def write_report(analysis: Analysis, exp, out_dir: str | Path) -> Path:
-    """analysis.md, analysis.html, rows.csv (every row, full precision), predictions.csv and the rooflines."""
+def write_report(analysis: Analysis, exp, out_dir: str | Path, progress: Progress = SILENT) -> Path:
+    """analysis.md, analysis.html, rows.csv (every row, full precision), predictions.csv and the rooflines
+    (`progress` hears of each roofline)."""
     from .report.html import page
     from .report.predictions import predictions_section
     from .report.writers import html_table, markdown_table
@@ -203,7 +204,7 @@ def write_report(analysis: Analysis, exp, out_dir: str | Path) -> Path:
     from .report.data import normalise_rows
 
     rows = normalise_rows(df)
-    section = predictions_section(rows, out)
+    section = predictions_section(rows, out, progress=progress)
     dev = analysis.device
     title = f"gemmcompare analyze: {exp.name} on {dev.name} (predicted, not measured)"
     counts = ", ".join(f"{v} {k}" for k, v in sorted(analysis.counts().items()))

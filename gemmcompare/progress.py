@@ -52,12 +52,15 @@ class Step:
 
 
 class Items:
-    """The items of one loop: a bar's tick each on a terminal, else a line each ([i/N] text (s))."""
+    """The items of one loop: a bar's tick each on a terminal, else a line each ([i/N] text (s)); `total`
+    None where the count is not known ahead (the line then has no counter). One bar at a time: a loop inside
+    a loop that draws a bar draws none (the step's line still says how it ended)."""
 
     def __init__(self, progress: "Progress", total: int | None, desc: str, unit: str):
         self.progress, self.total, self.count = progress, total, 0
         self._bar = None
-        if progress.bars and not progress.silent and total:
+        self._quiet = progress.bars and progress._bar is not None
+        if progress.bars and not progress.silent and total != 0 and not self._quiet:
             self._bar = bar(total, desc, unit, stream=progress.stream)
             progress._bar = self._bar
 
@@ -68,9 +71,11 @@ class Items:
             self._bar.set_postfix_str(text[:40])
             self._bar.update(1)
             return
-        of = f"/{self.total}" if self.total else ""
+        if self._quiet or self.progress.bars:
+            return
+        counter = f"[{self.count}/{self.total}] " if self.total else ""
         took = f" ({seconds:.1f} s)" if seconds is not None else ""
-        self.progress.say(f"  [{self.count}{of}] {text}{took}")
+        self.progress.say(f"  {counter}{text}{took}")
 
     def close(self) -> None:
         if self._bar is not None:

@@ -29,7 +29,7 @@ def cmd_analyze(args) -> int:
                      progress=progress)
     out = Path(args.out) if args.out else _default_out(exp, device)
     with progress.step("writing the report") as step:
-        report = write_report(result, exp, out)
+        report = write_report(result, exp, out, progress)
         step.done = f"wrote the report into {out}"
     counts = result.counts()
     print(f"analyze {exp.path} for {device.name} ({device.arch}): "

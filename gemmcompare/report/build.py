@@ -6,6 +6,7 @@ Files written under out_dir: report.md, report.html, summary.csv (full precision
 from __future__ import annotations
 
 import html as _html
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -144,28 +145,35 @@ def _build(runs: list[RunData], out: Path, title: str | None, plots: list[str] |
         figures = make_plots(rows, out, plots, progress) if len(rows) else []
         step.done = f"drew {sum(1 for p in figures if not p.skipped)} figure(s)"
     report = Report(out, title, summary, figures)
-    with progress.step("markdown") as step:
-        report.csv = write_csv(summary, out / "summary.csv")
-        sections = _markdown(report, runs, rows, across)
-        step.done = f"wrote {report.markdown.name} and {report.csv.name}"
-    _saved(progress)
-    with progress.step("html") as step:
-        _html_page(report, runs, *sections)
-        step.done = f"wrote {report.html}"
+    with _saying_saved(progress) as saved:
+        with progress.step("markdown") as step:
+            report.csv = write_csv(summary, out / "summary.csv")
+            sections = _markdown(report, runs, rows, across, progress)  # its rooflines wait for the pool
+            step.done = f"wrote {report.markdown.name} and {report.csv.name}"
+        if saved is not None:
+            with progress.step("saving") as step:
+                rendering.wait_all()
+                step.done = f"saved {saved.count} figure(s)"
+        with progress.step("html") as step:
+            _html_page(report, runs, *sections)
+            step.done = f"wrote {report.html}"
     return report
 
 
-def _saved(progress: Progress) -> None:
-    """Wait for the figures the pool is saving, each said as it is written (rendering.py)."""
-    count = rendering.pending()
-    if not count:
-        return  # saved as they were drawn (no pool), or none
-    with progress.step("saving") as step, progress.items(count, "saving figures", unit="fig") as items:
-        rendering.wait_all(lambda paths: items.done(f"saved {paths[0].stem}" + "/".join(p.suffix for p in paths)))
-        step.done = f"saved {count} figure(s)"
+@contextmanager
+def _saying_saved(progress: Progress):
+    """Each figure the pool writes said as it is found written (rendering.saying), whichever step waits for it;
+    None where figures are saved as they are drawn (no pool)."""
+    if not rendering.running():
+        yield None
+        return
+    with progress.items(None, "saving figures", unit="fig") as items, rendering.saying(
+            lambda paths: items.done(f"saved {paths[0].stem}" + "/".join(p.suffix for p in paths))):
+        yield items
 
 
-def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: str | None) -> tuple:
+def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: str | None,
+              progress: Progress) -> tuple:
     """report.md; returns the sections the HTML shares with it (across contracts, predictions)."""
     out, title, summary, figures = report.out_dir, report.title, report.summary, report.plots
     md = [f"# {title}\n", _status_line(summary) + "\n", "## Summary\n", summary_markdown(summary), "## Plots\n"]
@@ -181,7 +189,7 @@ def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: s
     if side_by_side is not None:
         md.append(side_by_side.markdown)
         report.across_csv = write_csv(side_by_side.table, out / "across.csv")
-    predicted = predictions_section(rows, out)  # the model's time beside the measured one
+    predicted = predictions_section(rows, out, progress=progress)  # the model's time beside the measured one
     md.append(predicted.markdown)
     for receipt, _ in runs:
         md.append(f"\n## Receipt: {run_label(receipt)} ({gpu_name(receipt) or 'unknown GPU'})\n")

@@ -9,6 +9,7 @@ rows with predictions only). "% of bound" is predicted / measured x 100: a kerne
 from __future__ import annotations
 
 import html
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from .data import is_missing
 from .labels import legend_labels
 from .html import embed_png
 from ..files import slug
+from ..progress import SILENT, Progress
 from .plots.common import save_figure
 from .writers import html_table, markdown_table
 
@@ -156,9 +158,11 @@ def matplotlib_colors(n: int) -> list:
     return [cmap(i % cmap.N) for i in range(n)]
 
 
-def predictions_section(rows: pd.DataFrame, out_dir: str | Path, heading: str = "##") -> PredictionSection:
+def predictions_section(rows: pd.DataFrame, out_dir: str | Path, heading: str = "##",
+                        progress: Progress = SILENT) -> PredictionSection:
     """The section (Markdown and HTML), predictions.csv and one roofline per contract, written into out_dir.
-    Rows without predictions give an empty section that says so."""
+    Rows without predictions give an empty section that says so. `progress` hears of each roofline (seconds
+    each: most of `analyze`'s report)."""
     out = Path(out_dir)
     table = prediction_table(rows)
     if not len(table):
@@ -167,8 +171,12 @@ def predictions_section(rows: pd.DataFrame, out_dir: str | Path, heading: str = 
                                  f"<h2>Predictions</h2><p class='note'>{html.escape(text)}</p>")
     files = [write_csv(table, out / "predictions.csv")]
     plots = []
-    for contract in dict.fromkeys(table["contract"]):
-        plots.extend(_roofline(table, rows, out, contract))
+    contracts = list(dict.fromkeys(table["contract"]))
+    with progress.items(len(contracts), "rooflines", unit="plot") as items:
+        for contract in contracts:
+            t0 = time.monotonic()
+            plots.extend(_roofline(table, rows, out, contract))
+            items.done(f"roofline of the predictions under {contract}", time.monotonic() - t0)
     files += plots
     shown = display(table)
     far = int(table["far_from_bound"].sum())

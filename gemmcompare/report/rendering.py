@@ -5,7 +5,8 @@ one per plot kind and contract: seconds at the end of every run, one after anoth
 running, `save_figure` (plots/common.py) pickles each figure and hands it to the pool, returning its paths at
 once; whatever reads a saved file (the HTML embeds the PNGs) calls `wait_for(path)` first, and leaving
 `saving_in_parallel()` waits for the rest, so a report is never written with a figure missing. A figure
-that does not pickle is saved in this process, as without a pool.
+that does not pickle is saved in this process, as without a pool. Within `saying(on_saved)`, every wait
+says each figure it finds written (a command's progress, progress.py).
 
     prestart()                      # `run`: while it measures, so the workers have imported matplotlib
     with saving_in_parallel():      # build_report
@@ -34,6 +35,7 @@ MAX_WORKERS = 8  # a report rarely has more figures than this drawing at once
 _pool: ProcessPoolExecutor | None = None
 _pending: dict[Path, Future] = {}
 _active = False
+_on_saved: Callable[[list[Path]], None] | None = None  # saying()'s listener
 
 
 def _ready() -> int:
@@ -82,11 +84,23 @@ def saving_in_parallel():
     _active = _pool is not None
     try:
         yield
-        for path in list(_pending):
-            wait_for(path)
+        wait_all()
     finally:
         _active = False
         _pending.clear()
+
+
+@contextmanager
+def saying(on_saved: Callable[[list[Path]], None]):
+    """Within it, `on_saved(paths)` hears of each figure found written, in this thread, whenever a figure is
+    waited for (wait_for, wait_all): saving is most of a large report's time, and its progress is worth
+    saying even while the page waits for one figure in particular."""
+    global _on_saved
+    _on_saved = on_saved
+    try:
+        yield
+    finally:
+        _on_saved = None
 
 
 def submit(fig, paths: list[Path], save) -> bool:
@@ -109,13 +123,26 @@ def _save_pickled(payload: bytes, paths: list[str], save) -> None:
 
 
 def pending() -> int:
-    """How many figures the pool is still saving (each a PNG and an SVG)."""
+    """How many figures handed to the pool have not been waited for yet (each a PNG and an SVG)."""
     return len(set(_pending.values()))
 
 
-def wait_all(on_saved: Callable[[list[Path]], None] | None = None) -> None:
-    """Every figure handed to the pool so far, on disk; `on_saved(paths)` as each one is, in the order they
-    finish (saving is most of a large report's time: its progress is worth saying)."""
+def wait_all() -> None:
+    """Every figure handed to the pool so far, on disk."""
+    _drain()
+
+
+def wait_for(path: Path | str) -> Path:
+    """`path` once it is written (at once when it was saved in this process)."""
+    future = _pending.get(Path(path))
+    if future is not None:
+        _drain(until=future)
+    return Path(path)
+
+
+def _drain(until: Future | None = None) -> None:
+    """Wait for the pending figures in the order they finish, each said to `saying`'s listener, until `until`
+    is written (all of them without it)."""
     paths: dict[Future, list[Path]] = {}
     for path, future in _pending.items():
         paths.setdefault(future, []).append(path)
@@ -123,13 +150,7 @@ def wait_all(on_saved: Callable[[list[Path]], None] | None = None) -> None:
         future.result()
         for path in paths[future]:
             _pending.pop(path, None)
-        if on_saved is not None:
-            on_saved(paths[future])
-
-
-def wait_for(path: Path | str) -> Path:
-    """`path` once it is written (at once when it was saved in this process)."""
-    future = _pending.pop(Path(path), None)
-    if future is not None:
-        future.result()
-    return Path(path)
+        if _on_saved is not None:
+            _on_saved(paths[future])
+        if future is until:
+            return
