@@ -18,7 +18,6 @@ CACHE_ENV = "GEMMCOMPARE_CACHE_DIR"  # build/extension.py's default_cache_dir re
 
 
 def cmd_profile(args) -> int:
-
     from ..build.experiment import build_in_steps
     from ..device import probe_device
     from ..errors import NoDeviceError

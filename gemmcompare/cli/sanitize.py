@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 from .options import (add_build_options, add_json, add_narrowing, add_run_storage, exit_codes, load_spec,
-                      parser_args, progress_of, run_options, write_json)
+                      parser_args, progress_of, write_json)
 
 
 def cmd_sanitize(args) -> int:
@@ -28,10 +29,10 @@ def cmd_sanitize(args) -> int:
     progress = progress_of(args)
     progress.say(f"sanitize {args.spec} on {device.name}: the extensions built, then {args.tools.replace(',', ', ')} "
                  f"each run over shapes {args.shapes} (minutes each)")
-    opts = run_options(args)
-    builds = build_in_steps(exp, device, progress, arch=opts.arch, cache_dir=opts.cache_dir, jobs=opts.jobs)
+    cache_dir = Path(args.cache_dir).resolve() if args.cache_dir else None
+    builds = build_in_steps(exp, device, progress, arch=args.arch, cache_dir=cache_dir, jobs=args.jobs)
     rows, worst = sanitize(args.spec, args.shapes, args.tools, kernel_owners(exp, builds), args.only, args.timeout,
-                           args.log_dir, sanitizer=sanitizer, cache_dir=opts.cache_dir, progress=progress)
+                           args.log_dir, sanitizer=sanitizer, cache_dir=cache_dir, progress=progress)
     print(f"{'tool':<10} {'implementation':<52} {'errors':>6}  first")
     for r in rows:
         print(f"{r.tool:<10} {r.implementation[:52]:<52} {r.errors:>6}  {r.first[:90]}")
