@@ -61,7 +61,7 @@ def read_by(monkeypatch):
         seen.append(sorted(set(pair[1]["run_id"])))
         return Report()
 
-    def write_comparison(comp, out):
+    def write_comparison(comp, out, **kw):
         seen.append(comp.base_label)
         seen.append(comp.cand_label)
         return [out / "compare.csv", out / "compare.md", out / "compare.html"]
@@ -253,8 +253,10 @@ def test_report_on_a_receipt_is_exit_2_in_a_real_process(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "gemmcompare", "report", str(receipt), "--out", str(tmp_path)],
                           capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip() == (f"gemmcompare report: error: {receipt} is a run's receipt (the environment it ran "
-                                   f"in), not its rows: pass the run folder {receipt.parent} instead")
+    first, error = proc.stderr.strip().splitlines()  # the command's first line says what it does (progress.py)
+    assert first.startswith(f"report {receipt}: loading the run")
+    assert error == (f"gemmcompare report: error: {receipt} is a run's receipt (the environment it ran "
+                     f"in), not its rows: pass the run folder {receipt.parent} instead")
 
 
 # -- every run: history and dashboard --------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def cmd_report(args) -> int:
             out = _output(target, bool(args.out))
             warming.join()
             step.done = f"loaded {len(src.rows)} rows of {src.label} and the plotting libraries; writing into {out}"
-        from ..report.build import build_report  # imported by now: `warming` loaded it
+        from ..report import build_report  # loaded by now (`warming`): after the first line, not before it
 
         report = build_report(src.pair, out, plots=args.plots, across=args.across, progress=progress)
     except GemmCompareError as exc:
