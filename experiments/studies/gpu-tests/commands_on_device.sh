@@ -12,13 +12,13 @@ for line in p.stdout:
     sys.stdout.write(f"{time.monotonic() - t0:7.2f} {line}")
 sys.exit(p.wait())
 PY
-stamp() { python3 "$W/stamp.py" python3 -m gemmcompare "$@"; }
+GC="python3 $W/stamp.py python3 -m gemmcompare"  # a command, not a function: step runs it under timeout
 Q=experiments/quickstart.yaml L=experiments/lab_ladder.yaml
-step run 200 stamp run $Q --no-progress --store "$W/g.db" --runs-dir "$W/runs"
-step profile_flush 150 stamp profile $L --shapes 1024x1024x1024,4096x4096x4096 --only 'cublas|mma_sync|register_2d' --no-progress --json "$W/profile_flush.json"
-step sanitize 150 stamp sanitize $L --only 'shared_16x16|mma_sync' --tools memcheck --no-progress --store "$W/s.db" --runs-dir "$W/sruns"
-step report 60 stamp report latest --store "$W/g.db" --out "$W/report" --no-progress
-step profile_warm 100 stamp profile $L --shapes 1024x1024x1024 --only 'cublas|mma_sync|register_2d' --l2 warm --no-progress --json "$W/profile_warm.json"
+step run 200 $GC run $Q --no-progress --store "$W/g.db" --runs-dir "$W/runs"
+step profile_flush 150 $GC profile $L --shapes 1024x1024x1024,4096x4096x4096 --only 'cublas|mma_sync|register_2d' --no-progress --json "$W/profile_flush.json"
+step sanitize 150 $GC sanitize $L --only 'shared_16x16|mma_sync' --tools memcheck --no-progress --store "$W/s.db" --runs-dir "$W/sruns"
+step report 60 $GC report latest --store "$W/g.db" --out "$W/report" --no-progress
+step profile_warm 100 $GC profile $L --shapes 1024x1024x1024 --only 'cublas|mma_sync|register_2d' --l2 warm --no-progress --json "$W/profile_warm.json"
 for s in run profile_flush sanitize report profile_warm; do
   [ -f "$OUT/$s.log" ] && { echo "== $s: first line, last lines"; head -n 1 "$OUT/$s.log"; tail -n 4 "$OUT/$s.log"; }
 done
