@@ -394,3 +394,70 @@ def test_without_a_gpu_profile_and_sanitize_stop_before_building(command, tmp_pa
         tools.ToolchainError(f"{name} not found on PATH or in the CUDA toolkit")))
     assert main([command, str(ROOT / "experiments" / "quickstart.yaml")]) == 1
     assert "not found on PATH" in capsys.readouterr().err
+
+
+# -- run: its first line at once, then each extension built and each row measured (fake GPU) --------------
+
+def test_run_says_what_it_does_then_each_build_and_row_as_it_ends(tmp_path, monkeypatch, capsys):
+    """`run --no-progress` (or a log): the run's own line before the build, a line per extension as it is built,
+    and one per row as it is stored, each seen before the next step began."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fake_device
+
+    from gemmcompare.cli import run as cli_run
+    from gemmcompare.runner import parent
+
+    seen = Seen(capsys)
+    spec = tmp_path / "r.yaml"
+    spec.write_text("name: r\nproblems: [{m: 256, n: 256, k: 256}, {m: 512, n: 512, k: 512}]\n"
+                    "contracts: [f16_f32acc_tn]\nimplementations: [library.cublas, library.torch_matmul]\n"
+                    "baseline: library.cublas\ntiming: {row_timeout_s: 5}\n")
+
+    def build_experiment(exp, device, on_done=None, **kw):  # the real build_in_steps around a fake build
+        seen.mark("build")
+        from gemmcompare.build.extension import ExtensionPlan  # noqa: F401  (the plans' type, for on_done)
+
+        builds = fake_device.fake_builds(exp)
+        plan = types.SimpleNamespace(module_name="gc_fake_ext")
+        on_done(plan, types.SimpleNamespace(cache_hit=False, build_seconds=1.5))
+        seen.mark("after one extension")
+        return builds
+
+    monkeypatch.setattr("gemmcompare.build.experiment.build_experiment", build_experiment)
+    real_options = cli_run.run_options
+    monkeypatch.setattr(cli_run, "run_options", lambda args: __import__("dataclasses").replace(
+        real_options(args), backend=fake_device.BACKEND, silence_margin_s=5.0))
+    real_emit = parent.Runner._emit
+
+    def emit(self, row):
+        seen.mark(f"row {len(self.rows) + 1}")
+        real_emit(self, row)
+
+    class FakeHostRunner(parent.Runner):
+        def __init__(self, exp, opts, **kw):
+            super().__init__(exp, opts, device=fake_device.DEVICE, gpus=fake_device.GPUS[:1], **kw)
+
+    monkeypatch.setattr(parent.Runner, "_emit", emit)
+    monkeypatch.setattr(parent, "Runner", FakeHostRunner)
+    code = main(["run", str(spec), "--store", str(tmp_path / "g.db"), "--runs-dir", str(tmp_path / "runs"),
+                 "--no-progress", "--no-report"])
+    seen.mark("end")
+    assert code == 0, seen.err
+    assert seen.at["build"].startswith(f"run {spec}: 'r', 4 rows: its kernels built"), seen.at["build"]
+    assert "built gc_fake_ext (1.5 s)" in seen.at["after one extension"]
+    assert "extensions: 1 built" in seen.at["row 1"]
+    assert re.search(r"\[1/4\] 256x256x256 f16_f32acc_tn library\.\w+: PASS [0-9.]+ ms", seen.at["row 2"]), seen.at["row 2"]
+    assert len(re.findall(r"\[\d/4\] ", seen.at["end"])) == 4
+
+
+def test_a_runs_first_line_comes_before_torch_is_imported(tmp_path):
+    """Without a GPU the run builds, then exits 3: its first line is written before anything heavy loads."""
+    script = FIRST_LINE.format(heavy=HEAVY, argv=["run", "experiments/quickstart.yaml", "--no-progress",
+                                                   "--cache-dir", str(tmp_path / "cache"), "--store",
+                                                   str(tmp_path / "g.db"), "--runs-dir", str(tmp_path / "runs")])
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    first = json.loads(out.stdout.splitlines()[0])
+    assert first["line"].startswith("run experiments/quickstart.yaml: 'quickstart', 12 rows"), first
+    assert first["heavy"] == [], first

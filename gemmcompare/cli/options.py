@@ -157,7 +157,8 @@ def run_options(args):
     return RunOptions(
         store=Path(getattr(args, "store", None) or DEFAULT_STORE), runs_dir=Path(getattr(args, "runs_dir", "runs")),
         cache_dir=Path(args.cache_dir) if args.cache_dir else None, arch=args.arch,
-        resume=getattr(args, "resume", None), jobs=args.jobs, progress=not args.no_progress,
+        resume=getattr(args, "resume", None), jobs=args.jobs, progress=progress_of(args).bars,
+        lines=not progress_of(args).bars,
         isolate=not getattr(args, "in_process", False),
         gpus=getattr(args, "gpus", None), cluster=getattr(args, "cluster", None), shard=getattr(args, "shard", None),
         report_after=not getattr(args, "no_report", True),  # `run` without --no-report

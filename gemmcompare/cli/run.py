@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from .options import (add_build_options, add_l2, add_narrowing, add_run_storage, exit_codes, load_spec,
-                      parser_args, run_options)
+                      parser_args, progress_of, run_options)
 
 
 def cmd_validate(args) -> int:
@@ -48,6 +48,9 @@ def cmd_run(args) -> int:
     exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only, l2=args.l2)
     phases["spec_s"] = time.monotonic() - t0
     runner = Runner(exp, run_options(args), phases={k: v for k, v in phases.items() if v is not None})
+    # after the options are checked (a bad --gpus is the first line), before minutes of building
+    progress_of(args).say(f"run {args.spec}: '{exp.name}', {exp.row_count} rows: its kernels built (or found in the "
+                          "cache), then every row checked and timed on the GPU, stored and reported")
     outcome = runner.run()
     rows = outcome.rows
     counts: dict[str, int] = {}

@@ -43,6 +43,7 @@ class RunOptions:
     resume: str | None = None
     jobs: int | None = None
     progress: bool = True
+    lines: bool = False  # no bars, but a line on stderr per extension built and per row measured (a log, --no-progress)
     isolate: bool = True  # measure in a worker process (replaced after a crash or hang)
     gpus: str | None = None  # --gpus all | 0,1: one worker per GPU (default: GPU 0 alone)
     cluster: str | None = None  # --cluster ADDRESS | local: the groups go to a Dask cluster's GPU workers
@@ -65,6 +66,12 @@ def log(msg: str) -> None:
 
 
 def build_for(exp: Experiment, device, opts: RunOptions) -> ExperimentBuilds:
+    if opts.lines:  # a line per extension as it is built, then the build's line (a log shows how far it got)
+        from ..build.experiment import build_in_steps
+        from ..progress import Progress
+
+        return build_in_steps(exp, device, Progress(bars=False), arch=opts.arch, cache_dir=opts.cache_dir,
+                              jobs=opts.jobs)
     return build_experiment(exp, device, arch=opts.arch, cache_dir=opts.cache_dir, jobs=opts.jobs,
                             progress=opts.progress)
 
@@ -375,6 +382,10 @@ class Runner:
         self.folder.add(row)
         self.rows.append(row)
         self.bar.update(1)
+        if self.opts.lines:
+            took = f" {row.median_ms:.4f} ms" if row.median_ms else ""
+            log(f"  [{len(self.rows)}/{self.bar.total}] {row.problem} {row.contract} {row.implementation}: "
+                f"{row.status.value}{took}")
         self.phases_s.add("store_s", time.monotonic() - t0)
 
     # -- in this process (--in-process: debugging, sanitizers) ---------------------------------------
