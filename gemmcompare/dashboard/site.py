@@ -105,9 +105,9 @@ def build_dashboard(paths: Iterable, out: str | Path, *, metric: str = "tflops",
             else:
                 summaries[p.path] = entry["summary"]
                 d.unchanged.append(p.path)
-        ours = ours or (len(todo) > 1 and not rendering.running() and _prestart())
+        ours = ours or (len(todo) > 1 and not rendering.running() and _prestart(len(todo)))
         try:
-            summaries.update(_draw(todo, manifest, progress, len(pages) + 1))
+            summaries.update(_draw(todo, manifest, progress, len(pages)))
         except BaseException:  # Ctrl-C or a failed page: the pages drawn so far need not be drawn again
             manifest.save(keep_old=True)
             raise
@@ -124,10 +124,12 @@ def build_dashboard(paths: Iterable, out: str | Path, *, metric: str = "tflops",
     return d
 
 
-def _prestart() -> bool:
-    # every core: this process only waits while the workers draw
-    return rendering.prestart(workers=os.cpu_count() or 1,
-                              preload=("gemmcompare.dashboard.jobs", "gemmcompare.dashboard.plots"))
+def _prestart(pages: int | None = None) -> bool:
+    """The pool, a worker per core this process may use (it only waits while they draw), at most
+    rendering.MAX_WORKERS (each holds its own pandas and matplotlib) and at most one per page to draw."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(cores, rendering.MAX_WORKERS, pages or rendering.MAX_WORKERS)
+    return rendering.prestart(workers=workers, preload=("gemmcompare.dashboard.jobs", "gemmcompare.dashboard.plots"))
 
 
 def _plan(d: Dashboard, inputs: _Inputs, code: dict, metric: str, threshold: float | None) -> list[_Page]:
@@ -197,7 +199,7 @@ def _draw(todo: list[_Page], manifest: Manifest, progress: bool, total: int) -> 
     returns page -> summary."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total, initial=total - len(todo) - 1, desc="dashboard", unit="page", file=sys.stderr,
+    bar = tqdm(total=total, initial=total - len(todo), desc="dashboard", unit="page", file=sys.stderr,
                dynamic_ncols=True, disable=not progress or len(todo) < PROGRESS_FROM)
     summaries = {}
     try:
