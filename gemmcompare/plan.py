@@ -145,7 +145,10 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
         tag = f"{exp.spec_hash}|shapes={shapes}|check_only={check_only}|only={only}"
         if other_l2:  # only then: the hashes of runs narrowed without it stay as they were (--resume)
             tag += f"|l2={l2}"
-        exp = dataclasses.replace(exp, spec_hash=hashlib.sha256(tag.encode()).hexdigest())
+        given = {"shapes": shapes, "check_only": "true" if check_only else None, "only": only,
+                 "l2": l2 if other_l2 else None}
+        narrowed = tuple(sorted({**dict(exp.narrowed), **{k: str(v) for k, v in given.items() if v}}.items()))
+        exp = dataclasses.replace(exp, spec_hash=hashlib.sha256(tag.encode()).hexdigest(), narrowed=narrowed)
     if only:
         try:
             rx = re.compile(only)

@@ -25,7 +25,9 @@ def cmd_dashboard(args) -> int:
     except OSError as exc:
         print(f"gemmcompare dashboard: error: cannot write into {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    print(f"{len(d.runs)} runs, {len(d.series_pages)} series pages, {len(d.pages)} pages in all: {d.index}")
+    removed = f", {len(d.removed)} files of pages no longer drawn removed" if d.removed else ""
+    print(f"{len(d.runs)} runs, {len(d.series_pages)} series pages, {len(d.pages)} pages in all ({len(d.drawn)} drawn, "
+          f"{len(d.unchanged)} unchanged since the last build{removed}): {d.index}")
     return 0
 
 
@@ -37,10 +39,12 @@ def register(subparsers) -> None:
         + exit_codes(0, 2, c2="a RUNS path is missing or holds no run, a run cannot be read, or --out cannot be "
                               "written"),
         "Find every run under RUNS (run folders at any depth, results.json/csv, SQLite stores) and write a static "
-        "site into --out: index.html (GPUs x specs, each cell the latest run's verdict against the previous run "
-        "of that spec on that GPU), a page per (GPU, spec), and a page per (GPU, contract, problem) with every "
+        "site into --out: index.html (GPUs x specs and purposes, each cell the latest run's verdict against the "
+        "previous run of that spec and purpose on that GPU: a probe or a narrowed run is not compared with the "
+        "spec's full runs), a page per (GPU, spec, purpose), and a page per (GPU, contract, problem) with every "
         "implementation's series over commits and dates: CI bands, the baseline's own drift, the SM clock, "
-        "THROTTLED rows, and the steps between consecutive runs that compare's verdict flags."))
+        "THROTTLED rows, and the steps between consecutive runs that compare's verdict flags. A second build into "
+        "the same --out draws only the pages whose inputs changed (dashboard-manifest.json there)."))
     p.add_argument("runs", nargs="+", metavar="RUNS", help="run folders, folders of them (searched at any depth), "
                                                           "results files, store files (all their runs), STORE.db:RUN_ID "
                                                           "or run ids in ./gemmcompare.db (README: Naming runs)")

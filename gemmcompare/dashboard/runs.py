@@ -28,8 +28,17 @@ class Run:
     started_at: str  # ISO time from the receipt, else the earliest row's; '' when neither has one
     source: str  # the folder or store it came from
     receipt: dict
-    rows: pd.DataFrame  # normalised (report.data.normalise_rows)
+    table: pd.DataFrame  # the rows as read; `rows` normalises them on first use
+    _rows: pd.DataFrame | None = field(default=None, init=False, repr=False, compare=False)
     _by_cell: dict | None = field(default=None, init=False, repr=False, compare=False)  # rows_at's grouping
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """The rows normalised (report.data.normalise_rows), on first use: a dashboard build that redraws
+        nothing hashes the rows as read and never pays for it."""
+        if self._rows is None:
+            self._rows = normalise_rows(self.table)
+        return self._rows
 
     @property
     def pair(self) -> tuple[dict, pd.DataFrame]:
@@ -41,7 +50,10 @@ class Run:
         if self._by_cell is None:
             keys = [self.rows["contract"].astype(str), self.rows["problem"].astype(str)] if len(self.rows) else None
             self._by_cell = {key: part for key, part in self.rows.groupby(keys, sort=False)} if keys else {}
-        return self._by_cell.get((contract, problem), self.rows.iloc[0:0])
+        part = self._by_cell.get((contract, problem))
+        if part is None:  # an empty slice costs a millisecond: made once
+            part = self._by_cell[(contract, problem)] = self.rows.iloc[0:0]
+        return part
 
     @property
     def label(self) -> str:
@@ -70,7 +82,7 @@ def _run(receipt: dict, rows: pd.DataFrame, fallback_id: str, source: str) -> Ru
     dirty = receipt.get("git_dirty")
     return Run(run_id=run_id or fallback_id, gpu=gpu_name(receipt) or "unknown GPU", spec=str(spec),
                commit=str(receipt.get("git_commit") or ""), dirty=str(dirty).lower() in ("true", "1"),
-               started_at=_started_at(receipt, rows), source=source, receipt=receipt, rows=normalise_rows(rows))
+               started_at=_started_at(receipt, rows), source=source, receipt=receipt, table=rows)
 
 
 def find_runs(paths: Iterable[str | Path]) -> list[Run]:

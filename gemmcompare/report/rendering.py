@@ -13,6 +13,9 @@ says each figure it finds written (a command's progress, progress.py).
         plots = make_plots(rows, out)
         html = embed_png(wait_for(plot.png))
 
+A caller with many figures to draw (the dashboard) hands the pool whole drawing jobs instead (`call`): a job's
+inputs pickle in a fraction of a figure's time, and the drawing itself then runs on every core.
+
 The workers are forked from a fresh forkserver process (never from the caller, which may hold a CUDA
 context and threads), that imported the plotting modules once. Without a pool (`prestart` not called,
 or a platform without forkserver), figures are saved in this process, one after another.
@@ -48,9 +51,10 @@ def _ignore_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def prestart(workers: int | None = None) -> bool:
+def prestart(workers: int | None = None, preload: tuple[str, ...] = ()) -> bool:
     """Start the pool now (its start-up, about a second, then overlaps the caller's work). False where
-    this platform has no forkserver or the machine one core."""
+    this platform has no forkserver or the machine one core. preload: more modules the workers import
+    before they fork (those of the functions given to `call`)."""
     global _pool
     if _pool is not None:
         return True
@@ -58,7 +62,7 @@ def prestart(workers: int | None = None) -> bool:
     if workers < 1 or "forkserver" not in multiprocessing.get_all_start_methods():
         return False
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(PRELOAD)
+    ctx.set_forkserver_preload(PRELOAD + list(preload))
     _pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_ignore_ctrl_c)
     for _ in range(workers):  # fork every worker now, not when the first figures arrive
         _pool.submit(_ready)
@@ -116,6 +120,14 @@ def submit(fig, paths: list[Path], save) -> bool:
     for path in paths:
         _pending[Path(path)] = future
     return True
+
+
+def call(fn, *args) -> Future:
+    """fn(*args) on the prestarted pool: a figure drawn and saved whole in a worker (a dashboard page), so that
+    only its inputs are pickled, not the figure. fn must be importable by name."""
+    if _pool is None:
+        raise RuntimeError("rendering.call needs a running pool (prestart)")
+    return _pool.submit(fn, *args)
 
 
 def _save_pickled(payload: bytes, paths: list[str], save) -> None:

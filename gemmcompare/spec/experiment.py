@@ -44,6 +44,9 @@ class Experiment:
     correctness: CorrectnessSettings
     timing: TimingSettings
     report: ReportSettings = field(default_factory=ReportSettings)
+    # what plan.narrow applied (('shapes', '8192x8192x8192'), ('only', 'hopper'), ...): the receipt says it, so
+    # that a narrowed run is never read as a run of the whole spec
+    narrowed: tuple[tuple[str, str], ...] = ()
 
     def implementations_under(self, contract: PrecisionContract) -> tuple[Implementation, ...]:
         """The implementations planned under `contract` (all but those derived from other contracts)."""
