@@ -1,5 +1,5 @@
-"""Progress of the long commands (gemmcompare/progress.py): `analyze`, `report`, `compare`, `merge`, `profile` and
-`sanitize` say what they are doing before any heavy import or work, then each step's line as that step ends
+"""Progress of the long commands (gemmcompare/progress.py): `run`, `analyze`, `report`, `compare`, `history`, `merge`,
+`profile` and `sanitize` say what they are doing before any heavy import or work, then each step's line as that step ends
 (a bar on a terminal; lines in a log or with --no-progress). "As it ends" is checked by looking at what stderr
 held when a later step began (a stub of that step records it), never by timing."""
 
@@ -101,6 +101,7 @@ main({argv!r})
     (["report", str(QUICKSTART_RUN)], f"report {QUICKSTART_RUN}: loading the run"),
     (["compare", str(QUICKSTART_RUN), str(QUICKSTART_RUN)], f"compare {QUICKSTART_RUN} -> "),
     (["merge", "out", str(QUICKSTART_RUN)], "merge 1 source(s) into out"),
+    (["history", "cublas", "--runs", str(QUICKSTART_RUN)], f"history cublas: reading every run of {QUICKSTART_RUN}"),
     (["profile", "experiments/quickstart.yaml"], "profile experiments/quickstart.yaml on Fake H200"),
     (["sanitize", "experiments/quickstart.yaml"], "sanitize experiments/quickstart.yaml on Fake H200"),
 ])

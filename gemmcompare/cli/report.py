@@ -130,8 +130,6 @@ def cmd_compare(args) -> int:
 def cmd_history(args) -> int:
     import sqlite3
 
-    from ..history import history, write_history
-
     sources = list(args.runs or [])
     if args.store:
         sources.append(args.store)
@@ -140,9 +138,16 @@ def cmd_history(args) -> int:
             return _fail("history", SourceError(f"no store at ./{DEFAULT_STORE}: name runs with --runs PATH... "
                                                 f"(run folders, e.g. experiments/studies) or a store with --store"))
         sources.append(DEFAULT_STORE)
+    progress = progress_of(args)
+    progress.say(f"history {args.implementation}: reading every run of {', '.join(map(str, sources))[:120]}, "
+                 "then a table and a plot")
+    from ..history import history, write_history  # pandas: after the first line
+
     try:
-        h = history(sources, args.implementation, problem=args.problem, contract=args.contract,
-                    store=args.store or DEFAULT_STORE)
+        with progress.step("reading") as step:
+            h = history(sources, args.implementation, problem=args.problem, contract=args.contract,
+                        store=args.store or DEFAULT_STORE)
+            step.done = f"read {h.table['run_id'].nunique()} run(s) of {', '.join(h.implementations)[:100]}"
     except GemmCompareError as exc:
         return _fail("history", exc)
     except (sqlite3.Error, ValueError) as exc:  # a damaged database, a JSON column that is not JSON
@@ -150,7 +155,9 @@ def cmd_history(args) -> int:
     out = Path(args.out) if args.out else Path("reports") / f"history_{_name(h.implementation)}"
     try:
         _output(out, bool(args.out))
-        files = write_history(h, out)
+        with progress.step("writing") as step:
+            files = write_history(h, out)
+            step.done = f"wrote the table and plot into {out}"
     except GemmCompareError as exc:
         return _fail("history", exc)
     except OSError as exc:
@@ -222,4 +229,5 @@ def register(subparsers) -> None:
     h.add_argument("--contract", metavar="C", help="only this contract")
     add_store(h, store_help, default=None, shown=f"default: ./{DEFAULT_STORE} when no --runs is given either")
     add_out(h, "the table and plot", "reports/history_IMPL")
+    add_no_progress(h)
     h.set_defaults(func=cmd_history)
