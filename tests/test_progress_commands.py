@@ -102,6 +102,7 @@ main({argv!r})
     (["compare", str(QUICKSTART_RUN), str(QUICKSTART_RUN)], f"compare {QUICKSTART_RUN} -> "),
     (["merge", "out", str(QUICKSTART_RUN)], "merge 1 source(s) into out"),
     (["history", "cublas", "--runs", str(QUICKSTART_RUN)], f"history cublas: reading every run of {QUICKSTART_RUN}"),
+    (["dashboard", str(QUICKSTART_RUN), "--out", "/nonexistent/site"], f"dashboard {QUICKSTART_RUN}: every run found read"),
     (["profile", "experiments/quickstart.yaml"], "profile experiments/quickstart.yaml on Fake H200"),
     (["sanitize", "experiments/quickstart.yaml"], "sanitize experiments/quickstart.yaml on Fake H200"),
 ])

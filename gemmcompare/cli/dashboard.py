@@ -6,13 +6,15 @@ from __future__ import annotations
 import sys
 
 from ..errors import GemmCompareError
-from .options import add_threshold, exit_codes, parser_args
+from .options import add_no_progress, add_threshold, exit_codes, parser_args, progress_of
 
 NORMALIZE = {"none": "tflops", "peak": "pct_of_peak"}
 
 
 def cmd_dashboard(args) -> int:
-    from ..dashboard import build_dashboard
+    progress_of(args).say(f"dashboard {' '.join(args.runs)[:120]}: every run found read, then the pages whose inputs "
+                          f"changed drawn into {args.out}")
+    from ..dashboard import build_dashboard  # pandas, the runs' readers: after the first line
     from ..files import writable_dir
 
     try:
@@ -53,5 +55,5 @@ def register(subparsers) -> None:
                    help="'peak': plot %% of each GPU's datasheet peak for the contract's math (for views across "
                         "GPUs); default raw TFLOP/s")
     add_threshold(p, "each later run's spec's")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(p)
     p.set_defaults(func=cmd_dashboard)
