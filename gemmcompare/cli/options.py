@@ -154,11 +154,11 @@ def write_json(target: str | None, text: str) -> None:
 def run_options(args):
     from ..runner.parent import RunOptions
 
+    bars = progress_of(args).bars  # a terminal and no --no-progress: bars; else a line per build and row
     return RunOptions(
         store=Path(getattr(args, "store", None) or DEFAULT_STORE), runs_dir=Path(getattr(args, "runs_dir", "runs")),
         cache_dir=Path(args.cache_dir) if args.cache_dir else None, arch=args.arch,
-        resume=getattr(args, "resume", None), jobs=args.jobs, progress=progress_of(args).bars,
-        lines=not progress_of(args).bars,
+        resume=getattr(args, "resume", None), jobs=args.jobs, progress=bars, lines=not bars,
         isolate=not getattr(args, "in_process", False),
         gpus=getattr(args, "gpus", None), cluster=getattr(args, "cluster", None), shard=getattr(args, "shard", None),
         report_after=not getattr(args, "no_report", True),  # `run` without --no-report
