@@ -121,25 +121,19 @@ def _pair(side, store) -> tuple[dict, Any, str | None]:
     """(receipt, rows, label) from anything compare() takes."""
     import pandas as pd
 
+    from .notebook import plain_problems
+
     if isinstance(side, tuple) and len(side) == 2:
-        a, b = (_labels(x) for x in side)
+        a, b = (plain_problems(x) for x in side)
         if isinstance(a, pd.DataFrame) and isinstance(b, dict):  # load()'s (rows, receipt)
             return b, a, None
         if isinstance(a, dict) and isinstance(b, pd.DataFrame):  # the report modules' (receipt, rows)
             return a, b, None
     if isinstance(side, pd.DataFrame):
-        return dict(side.attrs.get("receipt") or {}), _labels(side), None
+        return dict(side.attrs.get("receipt") or {}), plain_problems(side), None
     df, receipt = load(side, store=store)
-    return receipt, _labels(df), str(side)
+    return receipt, plain_problems(df), str(side)
 
-
-def _labels(x):
-    """A frame of load()'s with its `problem` categorical back to the plain labels the verdicts' rule joins on."""
-    import pandas as pd
-
-    if isinstance(x, pd.DataFrame) and "problem" in x and isinstance(x["problem"].dtype, pd.CategoricalDtype):
-        return x.assign(problem=x["problem"].astype(str))
-    return x
 
 
 def compare(base, cand, *, threshold: float | None = None, store: str | Path | None = None) -> "pd.DataFrame":

@@ -38,6 +38,16 @@ def sortable_problems(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def plain_problems(x):
+    """A frame of load()'s with `problem` back to the plain labels the report and the verdicts' rule join on
+    (anything else as it is)."""
+    import pandas as pd
+
+    if isinstance(x, pd.DataFrame) and "problem" in x and isinstance(x["problem"].dtype, pd.CategoricalDtype):
+        return x.assign(problem=x["problem"].astype(str))
+    return x
+
+
 def _size_key(label: str) -> tuple:
     """'MxNxK' or 'MxNxKxB' as (m, n, k, batch, label); a label of another form sorts after, by text."""
     parts = label.split("x")
@@ -65,7 +75,7 @@ def _rows(df, what: str) -> pd.DataFrame:
         raise InputError(f"{what}: the frame has no rows")
     from .report.data import normalise_rows
 
-    rows = normalise_rows(df.assign(problem=[str(p) for p in df["problem"]]))
+    rows = normalise_rows(plain_problems(df))
     if "gpu" not in rows:
         rows["gpu"] = "unknown GPU"
     return rows
