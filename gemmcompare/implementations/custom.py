@@ -9,7 +9,8 @@ Two ABIs:
   contract f16_f32acc_tn. gemmcompare renders a small adapter TU that calls it through the C ABI.
 - `general`: the gemmcompare C ABI itself (extensions/include/gemmcompare/gemm_abi.h):
   `extern "C" int entry(const gc_gemm_args* args, char* err, size_t err_len)`, with leading dimensions,
-  alpha/beta, and whatever contract the user declares.
+  alpha/beta, and whatever contract the user declares. Under an FP8 contract `scalings` and `accumulation`
+  say which FP8 contracts of its types it runs (fp8_declaration.py); the ABI hands it the scales.
 
 No torch headers and no Python in the user's file: gemmcompare generates the binding. Relative paths
 resolve against the spec's folder; user flags come from an allow-list (build/flags.py) and reach nvcc
@@ -27,6 +28,7 @@ from ..contracts.precision import BUILTIN_CONTRACTS
 from ..arch import parse_arch
 from ..limits import MAX_SOURCE_BYTES, exceeded
 from .base import AbiKernel, Constraints, ContractSupport, Param, Skip
+from .fp8_declaration import ACCUMULATIONS, check_scalings, declared_fp8, describe, fp8_support, same_types_and_layout
 from .registry import Parametrized, register_parametrized
 
 ABIS = ("capstone", "general")
@@ -132,6 +134,11 @@ class CustomKernel(AbiKernel):
             raise ValueError(f"contract {contract_name!r} is not a built-in contract (see `gemmcompare list --contracts`)")
         if abi == "capstone" and contract_name != "f16_f32acc_tn":
             raise ValueError("the capstone ABI implements f16_f32acc_tn only (f16 A row-major, B column-major, f32 C)")
+        if abi == "capstone" and (params["scalings"] or params["accumulation"]):
+            raise ValueError("scalings and accumulation: the capstone ABI takes no FP8 scales (its solve() has no "
+                             "scale arguments); use `abi: general` (gemm_abi.h's scale_a and scale_b)")
+        contract = BUILTIN_CONTRACTS[contract_name]
+        self.scalings, self.fast_accum = declared_fp8(contract, params["scalings"], params["accumulation"])
         cons = dict(params["constraints"] or ())
         unknown = set(cons) - {"m_multiple_of", "n_multiple_of", "k_multiple_of", "index_bits"}
         if unknown:
@@ -151,12 +158,12 @@ class CustomKernel(AbiKernel):
         self.constraints = Constraints(**cons, packed=abi == "capstone")
         self.build_group = f"custom_{name}"
         self.entry_symbol = f"gc_custom_{name}" if abi == "capstone" else entry
-        contract = BUILTIN_CONTRACTS[contract_name]
         self.contract_support = ContractSupport(
             inputs=frozenset({contract.a}), outputs=frozenset({contract.c}), accumulators=frozenset({contract.acc}),
             maths=frozenset({contract.math}),
             layouts=frozenset({(contract.order_a, contract.order_b, contract.order_c)}),
             alpha_beta=abi == "general", epilogues=frozenset({contract.epilogue}),
+            scalings=self.scalings, fast_accum=self.fast_accum,
         )
 
     @property
@@ -164,14 +171,11 @@ class CustomKernel(AbiKernel):
         return f"custom.{self.user_name}"
 
     def supports(self, problem, contract):
-        declared = BUILTIN_CONTRACTS[self.contract_name]
         # any storage policy: the harness hands a capstone kernel packed copies (timed) when the policy pads
-        ignored = ("name", "alpha", "beta", "storage")
-        same = {k: v for k, v in contract.as_dict().items() if k not in ignored} == \
-            {k: v for k, v in declared.as_dict().items() if k not in ignored}
-        if not same:
+        if not same_types_and_layout(contract, BUILTIN_CONTRACTS[self.contract_name]):
             return Skip(f"declared contract is {self.contract_name}")
-        return super().supports(problem, contract)
+        fp8 = fp8_support(contract, self.scalings, self.fast_accum)  # says what to declare, where it is missing
+        return super().supports(problem, contract) if fp8 else fp8
 
     def sources(self):
         out = [KernelSource(p.name, path=p) for p in self.sources_paths]
@@ -181,7 +185,7 @@ class CustomKernel(AbiKernel):
         return tuple(out)
 
     def contracts_summary(self):
-        return f"{self.contract_name} ({self.abi} ABI)"
+        return f"{self.contract_name} ({self.abi} ABI){describe(self.scalings, self.fast_accum)}"
 
 
 def _factory(params):
@@ -200,6 +204,10 @@ register_parametrized(Parametrized(
         Param("arch", "str", "sm_80", validate=_check_arch, help="lowest architecture, e.g. sm_80 or sm_90a"),
         Param("flags", "list", (), validate=_check_flags, help="extra nvcc flags, one per item"),
         Param("constraints", "mapping", (), help="{m_multiple_of, n_multiple_of, k_multiple_of, index_bits}"),
+        Param("scalings", "list", (), validate=check_scalings,
+              help="FP8 (general ABI): the scale shapes it applies, of tensor, rowcol, block"),
+        Param("accumulation", "choice", None, choices=ACCUMULATIONS,
+              help="FP8: promote (FP32 sums, or partial sums promoted every <= 128 of K; default) or fast"),
     ],
     factory=_factory,
 ))

@@ -26,6 +26,16 @@ a and b are the inputs every implementation shares: writing into them fails the 
 passes the same tensors at every launch. The entry's `contract` (a built-in name) says which dtypes and
 layout the callable implements; other contracts are SKIP rows.
 
+FP8. Under an FP8 contract the call is
+
+    fn(a, b, c, alpha=alpha, beta=beta, scale_a=scale_a, scale_b=scale_b)
+
+with a and b the FP8 values and scale_a, scale_b the contract's FP32 dequantization scales (A ~= a * scale_a),
+the very tensors every FP8 row reads, in the logical shapes of contracts/quantize.py: (1, 1) and (1, 1) per
+tensor, (m, 1) and (1, n) per row/column, (m, ceil(k/128)) and (ceil(k/128), ceil(n/128)) per block. The
+entry declares the shapes it applies (`scalings: [tensor, rowcol]`) and how it accumulates (`accumulation:
+promote | fast`), as a custom kernel does (fp8_declaration.py); an FP8 contract with none declared is a SKIP.
+
 Checks. At validation the module is read, never run (ast): a missing file, a syntax error, no top-level
 binding of the name, a binding that cannot be called (a constant, a class, an `async def`, a Triton
 `@triton.jit` kernel) and a `def` or lambda whose signature cannot take the call above are spec errors.
@@ -51,6 +61,7 @@ from pathlib import Path
 
 from ..contracts.precision import BUILTIN_CONTRACTS, Epilogue
 from .base import Constraints, Implementation, Param, Skip, format_params
+from .fp8_declaration import ACCUMULATIONS, check_scalings, declared_fp8, describe, fp8_support, same_types_and_layout
 from .python_launch import WritesC
 from .registry import Parametrized, register_parametrized
 # the user's module as this family meets it (import_module re-exported for its callers)
@@ -84,9 +95,6 @@ class PythonCallable(Implementation):
             raise ValueError("callable: name the function as 'file.py:function' (the file relative to the spec)")
         path_text, _, func = value.rpartition(":")
         path = Path(path_text)
-        problem = check_source(path, func)
-        if problem:
-            raise ValueError(problem)
         name = params["name"] or func
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"name must be an identifier (letters, digits, '_'), got {name!r}")
@@ -104,6 +112,12 @@ class PythonCallable(Implementation):
         if declared.epilogue is not Epilogue.NONE:
             raise ValueError(f"contract {contract_name}: a Python callable is given no bias vector, so contracts "
                              f"with an epilogue are not offered")
+        self.scalings, self.fast_accum = declared_fp8(declared, params["scalings"], params["accumulation"])
+        # the scale keywords are checked only where they will be passed (an FP8 contract with scalings declared)
+        self.takes_scales = declared.is_fp8 and bool(params["scalings"])
+        problem = check_source(path, func, self.takes_scales)
+        if problem:
+            raise ValueError(problem)
         self.constraints = _constraints(params["constraints"])
         capture = params["capture"]
         super().__init__(name, {"capture": capture} if capture != "auto" else {})
@@ -115,13 +129,13 @@ class PythonCallable(Implementation):
         return f"python.{self.variant}" + (f"[{format_params(self.params)}]" if self.params else "")
 
     def supports(self, problem, contract):
-        declared = BUILTIN_CONTRACTS[self.contract_name]
         # storage is the harness's policy, not the callable's: its tensors carry the policy's strides, which a
         # callable that reads through strides (torch, Triton) honours under either (docs/storage.md)
-        ignore = ("name", "alpha", "beta", "storage")
-        if {k: v for k, v in contract.as_dict().items() if k not in ignore} != \
-                {k: v for k, v in declared.as_dict().items() if k not in ignore}:
+        if not same_types_and_layout(contract, BUILTIN_CONTRACTS[self.contract_name]):
             return Skip(f"declared contract is {self.contract_name}")
+        fp8 = fp8_support(contract, self.scalings, self.fast_accum)
+        if not fp8:
+            return fp8
         if not self.alpha_beta and (contract.alpha != 1.0 or contract.beta != 0.0):
             return Skip("only alpha=1, beta=0 (say `alpha_beta: true` when the callable honours them)")
         if problem.batch != 1:
@@ -129,7 +143,7 @@ class PythonCallable(Implementation):
         return self.constraints.check(problem)
 
     def contracts_summary(self):
-        return f"{self.contract_name} (declared)"
+        return f"{self.contract_name} (declared){describe(self.scalings, self.fast_accum)}"
 
     def constraints_summary(self):
         return self.constraints.summary()
@@ -144,14 +158,16 @@ class _CallablePrepared(WritesC):
 
         super().__init__(impl.name, problem, contract, operands)
         self.impl, self._tensor = impl, torch.Tensor
-        self.fn = load_callable(impl.path, impl.func)
+        self.fn = load_callable(impl.path, impl.func, impl.takes_scales)
+        # FP8: the contract's own scale tensors, read by the callable inside its launch (no host copy)
+        self.scales = {"scale_a": operands.scale_a, "scale_b": operands.scale_b} if contract.is_fp8 else {}
         self.settle(impl.capture, (impl.name, problem, contract.name))
         digest = hashlib.sha256(Path(impl.path).read_bytes()).hexdigest()[:12]
         self.notes = f"{shown(impl.path)}:{impl.func} (sha256 {digest}); {self.notes}"
 
     def call(self):
         try:
-            result = self.fn(self.a, self.b, self.c, alpha=self.alpha, beta=self.beta)
+            result = self.fn(self.a, self.b, self.c, alpha=self.alpha, beta=self.beta, **self.scales)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's failure is their row's CRASH
             raise UserCodeError(describe_exception(exc, self.impl.path, f"{self.impl.func}()")) from exc
         if isinstance(result, self._tensor) and result.data_ptr() != self.c.data_ptr():
@@ -170,6 +186,10 @@ register_parametrized(Parametrized(
               help="auto: time CUDA-graph replays when one call can be captured, else direct calls"),
         Param("alpha_beta", "choice", False, choices=(False, True), help="the callable honours alpha != 1 and beta != 0"),
         Param("constraints", "mapping", (), help="{m_multiple_of, n_multiple_of, k_multiple_of, index_bits}"),
+        Param("scalings", "list", (), validate=check_scalings,
+              help="FP8: the scale shapes it applies (of tensor, rowcol, block); it is called with scale_a=, scale_b="),
+        Param("accumulation", "choice", None, choices=ACCUMULATIONS,
+              help="FP8: promote (FP32 sums, or partial sums promoted every <= 128 of K; default) or fast"),
     ],
     factory=PythonCallable,
 ))
