@@ -1,7 +1,10 @@
-"""`new-kernel NAME`: a starting .cu file with the chosen ABI (from extensions/starters/) and a spec that runs it."""
+"""`new-kernel NAME`: a starting kernel (a .cu file with the chosen ABI, or a Python callable; from
+extensions/starters/) and a spec that runs it beside the library baseline. `--fp8` writes an FP8 one: e4m3 in,
+bf16 out, tn, the contract's scales applied, judged beside cuBLASLt under strict and `_fastacc` contracts."""
 
 from __future__ import annotations
 
+import keyword
 import re
 import string
 import sys
@@ -10,11 +13,32 @@ from pathlib import Path
 from ..paths import STARTERS_DIR
 from .options import exit_codes, parser_args
 
-CONTRACT = "f16_f32acc_tn"  # what both starters compute: FP16 A row-major, B column-major, FP32 C
+CONTRACT = "f16_f32acc_tn"  # what the plain starters compute: FP16 A row-major, B column-major, FP32 C
+FP8_CONTRACT = "e4m3_bf16out_f32acc_tn_tensor"  # the FP8 starters: e4m3 A row-major, B column-major, bf16 C
+FP8_SCALINGS = "[tensor, rowcol, block]"  # what each FP8 starter applies (the Python one: no block scales)
+ABIS = ("capstone", "general", "python")
 
 
 def _render(starter: str, **values: str) -> str:
     return string.Template((STARTERS_DIR / starter).read_text()).substitute(values)
+
+
+def starter_files(name: str, abi: str, fp8: bool) -> tuple[str, str, str, str]:
+    """(kernel file suffix, its starter, the spec's starter, the spec's implementation entry)."""
+    contract = FP8_CONTRACT if fp8 else CONTRACT
+    spec = "spec_fp8.yaml" if fp8 else "spec.yaml"
+    if abi == "python":
+        scalings = ", scalings: [tensor, rowcol]" if fp8 else ""
+        entry = f'python: {{name: {name}, callable: "{name}.py:{name}", contract: {contract}{scalings}}}'
+        return ".py", "python_fp8.py.tmpl" if fp8 else "python.py.tmpl", spec, entry
+    if fp8:
+        entry = (f"custom: {{name: {name}, sources: [{name}.cu], entry: {name}, abi: general, contract: {contract}, "
+                 f"arch: sm_89, scalings: {FP8_SCALINGS}, accumulation: promote}}")
+        return ".cu", "general_fp8.cu", spec, entry
+    symbol = "solve" if abi == "capstone" else name
+    entry = (f"custom: {{name: {name}, sources: [{name}.cu], entry: {symbol}, abi: {abi}, contract: {contract}, "
+             f"arch: sm_80}}")
+    return ".cu", f"{abi}.cu", spec, entry
 
 
 def cmd_new_kernel(args) -> int:
@@ -22,30 +46,44 @@ def cmd_new_kernel(args) -> int:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):  # not `$`: it accepts "x\n"
         print(f"gemmcompare: kernel name must be a C identifier, got {name!r}", file=sys.stderr)
         return 2
+    if args.abi == "python" and keyword.iskeyword(name):
+        print(f"gemmcompare: {name!r} is a Python keyword: it cannot name the callable", file=sys.stderr)
+        return 2
+    if args.fp8 and args.abi == "capstone":
+        print("gemmcompare: --fp8 needs --abi general or --abi python (the capstone solve() takes no scales)",
+              file=sys.stderr)
+        return 2
+    suffix, kernel_starter, spec_starter, entry = starter_files(name, args.abi, args.fp8)
     out = Path(args.dir)
-    cu, spec = out / f"{name}.cu", out / f"{name}.yaml"
-    for path in (cu, spec):
+    kernel, spec = out / f"{name}{suffix}", out / f"{name}.yaml"
+    for path in (kernel, spec):
         if path.exists() and not args.force:
             print(f"gemmcompare: {path} exists (use --force to overwrite)", file=sys.stderr)
             return 1
-    entry = "solve" if args.abi == "capstone" else name
+    contract = FP8_CONTRACT if args.fp8 else CONTRACT
     try:
         out.mkdir(parents=True, exist_ok=True)
-        cu.write_text(_render(f"{args.abi}.cu", name=name, contract=CONTRACT))
-        spec.write_text(_render("spec.yaml", name=name, contract=CONTRACT, entry=entry, abi=args.abi))
+        kernel.write_text(_render(kernel_starter, name=name, contract=contract))
+        spec.write_text(_render(spec_starter, name=name, contract=contract, implementation=entry))
     except OSError as exc:  # --dir is a file, or not writable
         print(f"gemmcompare: cannot write into --dir {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    print(f"wrote {cu} ({args.abi} ABI) and {spec}\nnext: gemmcompare run {spec}")
+    what = "Python callable" if args.abi == "python" else f"{args.abi} ABI"
+    print(f"wrote {kernel} ({'FP8 ' if args.fp8 else ''}{what}) and {spec}\nnext: gemmcompare run {spec}")
     return 0
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("new-kernel", **parser_args(
-        "write a starting .cu file and a spec that runs it",
-        exit_codes(0, 1, 2, c1="a file exists (--force overwrites)", c2="NAME is not a C identifier")))
-    p.add_argument("name", help="C identifier: names the files and the implementation custom.<name>")
-    p.add_argument("--abi", choices=("capstone", "general"), default="capstone")
-    p.add_argument("--dir", default=".", help="where to write NAME.cu and NAME.yaml (default: here)")
+        "write a starting kernel (.cu or .py) and a spec that runs it",
+        exit_codes(0, 1, 2, c1="a file exists (--force overwrites)",
+                   c2="NAME is not a C identifier (or a Python keyword with --abi python), or --fp8 with --abi capstone")))
+    p.add_argument("name", help="C identifier: names the files and the implementation custom.<name> (python.<name>)")
+    p.add_argument("--abi", choices=ABIS, default="capstone",
+                   help="capstone: solve(a, b, c, m, n, k, stream); general: gemm_abi.h; python: a callable fn(a, b, c, ...)")
+    p.add_argument("--fp8", action="store_true",
+                   help=f"an FP8 kernel (general or python): e4m3 in, bf16 out, the contract's scales; "
+                        f"judged beside library.cublaslt_fp8 under {FP8_CONTRACT} and its twins")
+    p.add_argument("--dir", default=".", help="where to write NAME.cu (NAME.py) and NAME.yaml (default: here)")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.set_defaults(func=cmd_new_kernel)
