@@ -113,8 +113,9 @@ class PythonCallable(Implementation):
             raise ValueError(f"contract {contract_name}: a Python callable is given no bias vector, so contracts "
                              f"with an epilogue are not offered")
         self.scalings, self.fast_accum = declared_fp8(declared, params["scalings"], params["accumulation"])
-        # the scale keywords are checked only where they will be passed (an FP8 contract with scalings declared)
-        self.takes_scales = declared.is_fp8 and bool(params["scalings"])
+        # a callable declared for an FP8 contract is only ever called with the scales (or, with no scalings
+        # declared, not at all: SKIP rows)
+        self.takes_scales = declared.is_fp8
         problem = check_source(path, func, self.takes_scales)
         if problem:
             raise ValueError(problem)
