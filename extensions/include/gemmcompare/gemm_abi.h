@@ -42,9 +42,16 @@ typedef enum gc_math { GC_MATH_STRICT = 0, GC_MATH_TF32 = 1 } gc_math;
 // + bias[j]) with bias an FP32 vector of length n (one value per output column).
 typedef enum gc_epilogue { GC_EPI_NONE = 0, GC_EPI_BIAS_RELU = 1 } gc_epilogue;
 
-// The shape of the FP32 dequantization scales of FP8 inputs (A ~= q * scale; docs/fp8.md):
-// GC_SCALING_TENSOR: one each; GC_SCALING_ROWCOL: m of A, n of B; GC_SCALING_BLOCK: 1 x 128 blocks of A,
-// 128 x 128 of B, row-major. GC_SCALING_NONE: not an FP8 contract (scale_a and scale_b are NULL).
+// The shape of the FP32 dequantization scales of FP8 inputs (A ~= q * scale; docs/fp8.md). Dense FP32 arrays
+// in the logical problem's shapes, whatever lda/ldb/ldc are; with kb = ceil(k/128), nb = ceil(n/128), the scale
+// of A[i][kk] and of B[kk][j] is:
+//   GC_SCALING_TENSOR  scale_a[0]                        scale_b[0]
+//   GC_SCALING_ROWCOL  scale_a[i]             (m of A)   scale_b[j]                     (n of B)
+//   GC_SCALING_BLOCK   scale_a[i * kb + kk/128] (1 x 128) scale_b[(kk/128) * nb + j/128]  (128 x 128)
+// (block: both row-major; the last block of k or n is partial). Tensor and row/column scales factor out of the
+// sum over k, so a kernel may apply them once, to the sum; block scales change every 128 of k, so each 128-k
+// partial sum is scaled as it is added. GC_SCALING_NONE: not an FP8 contract (scale_a and scale_b are NULL).
+// A `custom` entry lists the shapes its kernel applies in `scalings:` (experiments/byo_kernel/fp8_own.yaml).
 typedef enum gc_scaling {
   GC_SCALING_NONE = 0, GC_SCALING_TENSOR = 1, GC_SCALING_ROWCOL = 2, GC_SCALING_BLOCK = 3
 } gc_scaling;
