@@ -1,4 +1,5 @@
-// library.cublas: cublasGemmEx with the compute type fixed by the precision contract.
+// library.cublas: cublasGemmEx with the compute type fixed by the precision contract; a batched problem
+// (gc_batch(args) > 1) is one cublasGemmStridedBatchedEx call with the harness's batch strides.
 //
 // This is a .cpp (host compiler), not a kernel TU: it borrows torch's cuBLAS handle (and the workspace
 // torch attached to it for the current stream), so it may include ATen's CUDA context header.
@@ -77,17 +78,29 @@ extern "C" int gc_library_cublas(const gc_gemm_args* args, char* err, size_t err
   }
 
   const int m = static_cast<int>(args->m), n = static_cast<int>(args->n), k = static_cast<int>(args->k);
-  if (args->order_c == GC_COL) {  // C = op(A) op(B), as cuBLAS sees it
-    st = cublasGemmEx(handle, op_for(args->order_a), op_for(args->order_b), m, n, k, alpha, args->a, ta,
-                      static_cast<int>(args->lda), args->b, tb, static_cast<int>(args->ldb), beta, args->c, tc,
-                      static_cast<int>(args->ldc), compute, CUBLAS_GEMM_DEFAULT);
-  } else {  // row-major C: compute C^T (n x m) = B^T A^T
-    st = cublasGemmEx(handle, op_for_transposed(args->order_b), op_for_transposed(args->order_a), n, m, k, alpha,
-                      args->b, tb, static_cast<int>(args->ldb), args->a, ta, static_cast<int>(args->lda), beta,
-                      args->c, tc, static_cast<int>(args->ldc), compute, CUBLAS_GEMM_DEFAULT);
+  const int lda = static_cast<int>(args->lda), ldb = static_cast<int>(args->ldb), ldc = static_cast<int>(args->ldc);
+  const int64_t batch = gc_batch(args);
+  // cuBLAS's operands in its order: (first, second) = (A, B) for a column-major C, (B, A) for C^T = B^T A^T
+  const bool col = args->order_c == GC_COL;
+  const cublasOperation_t op1 = col ? op_for(args->order_a) : op_for_transposed(args->order_b);
+  const cublasOperation_t op2 = col ? op_for(args->order_b) : op_for_transposed(args->order_a);
+  const int rows = col ? m : n, cols = col ? n : m;
+  const void* p1 = col ? args->a : args->b;
+  const void* p2 = col ? args->b : args->a;
+  const cudaDataType_t t1 = col ? ta : tb, t2 = col ? tb : ta;
+  const int ld1 = col ? lda : ldb, ld2 = col ? ldb : lda;
+  const long long s1 = col ? args->stride_a : args->stride_b, s2 = col ? args->stride_b : args->stride_a;
+  const char* call = batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
+  if (batch > 1) {  // one call for every matrix: strides in elements, as the harness lays the batch out
+    st = cublasGemmStridedBatchedEx(handle, op1, op2, rows, cols, k, alpha, p1, t1, ld1, s1, p2, t2, ld2, s2, beta,
+                                    args->c, tc, ldc, static_cast<long long>(args->stride_c),
+                                    static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT);
+  } else {
+    st = cublasGemmEx(handle, op1, op2, rows, cols, k, alpha, p1, t1, ld1, p2, t2, ld2, beta, args->c, tc, ldc,
+                      compute, CUBLAS_GEMM_DEFAULT);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
-    snprintf(err, err_len, "cublasGemmEx: %s", cublasGetStatusString(st));
+    snprintf(err, err_len, "%s: %s", call, cublasGetStatusString(st));
     return 4;
   }
   return 0;

@@ -1,7 +1,8 @@
 """Generates the one thin torch binding of an extension: the only TU that includes torch headers.
 
 It turns (tensors, dims, codes, and an FP8 contract's scales) into a gc_gemm_args on torch's current stream and calls an entry point
-through the C ABI; a non-zero return becomes a Python RuntimeError carrying the entry's message.
+through the C ABI; a non-zero return becomes a Python RuntimeError carrying the entry's message. dims are
+[m, n, k, lda, ldb, ldc]; a batched problem's add [batch, stride_a, stride_b, stride_c] (gemm_abi.h, ABI 3).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Te
                        const std::vector<int64_t>& dims, const std::vector<int64_t>& codes, double alpha,
                        double beta, torch::Tensor& workspace, const torch::Tensor& bias,
                        const torch::Tensor& scale_a, const torch::Tensor& scale_b) {{
-  TORCH_CHECK(dims.size() == 6, "dims must be [m, n, k, lda, ldb, ldc]");
+  TORCH_CHECK(dims.size() == 6 || dims.size() == 10,
+              "dims must be [m, n, k, lda, ldb, ldc] or, batched, [..., batch, stride_a, stride_b, stride_c]");
   TORCH_CHECK(codes.size() == 10, "codes must be [order_a, order_b, order_c, dtype_a, dtype_b, dtype_c, dtype_acc, math, "
               "epilogue, scaling]");
   TORCH_CHECK((!scale_a.numel() || scale_a.scalar_type() == torch::kFloat32) &&
@@ -56,6 +58,11 @@ gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Te
   args.lda = dims[3];
   args.ldb = dims[4];
   args.ldc = dims[5];
+  // ABI 3: a 2-D problem is one matrix (batch 1, batch strides 0)
+  args.batch = dims.size() == 10 ? dims[6] : 1;
+  args.stride_a = dims.size() == 10 ? dims[7] : 0;
+  args.stride_b = dims.size() == 10 ? dims[8] : 0;
+  args.stride_c = dims.size() == 10 ? dims[9] : 0;
   args.order_a = static_cast<gc_order>(codes[0]);
   args.order_b = static_cast<gc_order>(codes[1]);
   args.order_c = static_cast<gc_order>(codes[2]);

@@ -148,6 +148,12 @@ def fresh_seed() -> int:
     return int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
 
 
+def batch_seed(seed: int, index: int) -> int:
+    """The seed of matrix `index` of a batched draw: `seed` itself for matrix 0 (the 2-D problem's draw), and
+    distinct for every index (an odd multiplier is a bijection modulo 2^31), so no two matrices are equal."""
+    return (seed + index * 0x9E3779B1) & 0x7FFFFFFF
+
+
 def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContract, seed: int,
                 device: torch.device | str) -> dict[str, torch.Tensor]:
     """FP32 originals of A (m x k), B (k x n), and, when the contract needs them, C0 (m x n) and the
@@ -277,9 +283,11 @@ def round_to(t: torch.Tensor, dtype: DType) -> torch.Tensor:
 
 @dataclass
 class References:
-    rounded: torch.Tensor  # FP64 m x n, from the rounded inputs: judges
-    original: torch.Tensor  # FP64 m x n, from the FP32 originals: reported
-    magnitude: torch.Tensor  # FP64 m x n: |alpha| * (|A_r| @ |B_r|) + |beta| * |C0|
+    """FP64, m x n; batch x m x n for a batched problem (matrix i: the references of its own 2-D draw)."""
+
+    rounded: torch.Tensor  # from the rounded inputs: judges
+    original: torch.Tensor  # from the FP32 originals: reported
+    magnitude: torch.Tensor  # |alpha| * (|A_r| @ |B_r|) + |beta| * |C0|
 
 
 def compute_references(originals: dict[str, torch.Tensor], rounded: dict[str, torch.Tensor],
@@ -327,7 +335,10 @@ class CheckResult:
 
 def check_output(c: torch.Tensor, refs: References, contract: PrecisionContract, settings: CorrectnessSettings,
                  k: int, fixture: str, seed: int | None = None, row_chunk: int = 2048) -> CheckResult:
-    """Judge output C (logical m x n, any strides) against the rounded-input reference, element-wise."""
+    """Judge output C (logical m x n, any strides) against the rounded-input reference, element-wise.
+    Batched references (batch x m x n): every matrix of C is judged against its own (check_batched)."""
+    if refs.rounded.dim() == 3:
+        return check_batched(c, refs, contract, settings, k, fixture, seed, row_chunk)
     tol = TOLERANCES[contract.c]
     length_term = settings.c * accumulation_unit_roundoff(contract, k) * settings.length(k)
     # bit for bit only where every step is exact: integer inputs (and C0), integer alpha and beta
@@ -393,6 +404,34 @@ def check_output(c: torch.Tensor, refs: References, contract: PrecisionContract,
                          f"|C-R|={dv:.3g}, bound={bv:.3g}")
         message = "; ".join(parts)
     return CheckResult(fixture, passed, message, max_abs, max_rel, max_abs2, max_rel2, worst, bad, nonfinite, seed)
+
+
+def check_batched(c: torch.Tensor, refs: References, contract: PrecisionContract, settings: CorrectnessSettings,
+                  k: int, fixture: str, seed: int | None = None, row_chunk: int = 2048) -> CheckResult:
+    """Every matrix of a batched C (batch x m x n) judged by the 2-D rule against its own references; one
+    result: the worst errors over the batch, the counts summed, and the failing matrices named (a kernel
+    that computes matrix 0 only, writes one matrix into another's place or skips the last one fails)."""
+    shape = tuple(refs.rounded.shape)
+    batch, m, n = shape
+    if tuple(c.shape) != shape:
+        return CheckResult(fixture, False, f"output has shape {tuple(c.shape)}, expected {shape}",
+                           math.inf, math.inf, math.inf, math.inf, math.inf, batch * m * n, 0, seed)
+    results = [check_output(c[i], References(refs.rounded[i], refs.original[i], refs.magnitude[i]), contract,
+                            settings, k, fixture, seed, row_chunk) for i in range(batch)]
+    failed = [(i, r) for i, r in enumerate(results) if not r.passed]
+    if failed:
+        named = ", ".join(str(i) for i, _ in failed[:8]) + (f" (+{len(failed) - 8} more)" if len(failed) > 8 else "")
+        i, first = failed[0]
+        message = f"{len(failed)} of {batch} matrices fail (batch index {named}); matrix {i}: {first.message}"
+    else:
+        worst = max(r.worst_bound_ratio for r in results)
+        message = results[0].message if all(r.message == results[0].message for r in results) else \
+            f"within bound (worst |C-R|/bound = {worst:.3g})"
+        message = f"all {batch} matrices {message}"
+    top = lambda field: max(getattr(r, field) for r in results)  # noqa: E731
+    return CheckResult(fixture, not failed, message, top("max_abs_err"), top("max_rel_err"), top("max_abs_err_orig"),
+                       top("max_rel_err_orig"), top("worst_bound_ratio"), sum(r.bad_elements for r in results),
+                       sum(r.nonfinite for r in results), seed)
 
 
 def _max_rel(diff: torch.Tensor, ref: torch.Tensor) -> float:

@@ -15,7 +15,8 @@ and the result back after it: the copies are inside the timed region, and a zero
 FLOPs count the padding. So no two rows of a run compare different problems.
 
 A stored operand is `lines` stored rows of `extent` contiguous elements, `ld` elements apart: a row-major
-m x k A is m lines of k, a column-major one k lines of m.
+m x k A is m lines of k, a column-major one k lines of m. A batched problem's operand is `batch` such
+matrices in one allocation, each laid out as above, one matrix (alloc_lines x ld elements) apart.
 """
 
 from __future__ import annotations
@@ -113,9 +114,15 @@ def plan_operands(m: int, n: int, k: int, padded: tuple[int, int, int], orders: 
     return out
 
 
-def allocate(geometry: Geometry, dtype, device, fill: float = 0.0):
-    """(allocation, view): a zero-filled alloc_lines x ld tensor and its lines x extent view (stride ld, 1)."""
+def allocate(geometry: Geometry, dtype, device, fill: float = 0.0, batch: int = 1):
+    """(allocation, view): a zero-filled alloc_lines x ld tensor and its lines x extent view (stride ld, 1).
+
+    batch > 1: one allocation of `batch` such matrices, one after the other (batch stride alloc_lines * ld
+    elements: each matrix keeps its own zero padding), and a batch x lines x extent view."""
     import torch
 
-    full = torch.full((geometry.alloc_lines, geometry.ld), fill, dtype=dtype, device=device)
-    return full, full[: geometry.lines, : geometry.extent]
+    if batch == 1:
+        full = torch.full((geometry.alloc_lines, geometry.ld), fill, dtype=dtype, device=device)
+        return full, full[: geometry.lines, : geometry.extent]
+    full = torch.full((batch, geometry.alloc_lines, geometry.ld), fill, dtype=dtype, device=device)
+    return full, full[:, : geometry.lines, : geometry.extent]

@@ -20,10 +20,12 @@ from ..lazy import torch  # loads on first use: reading a spec needs no torch
 from ..arch import arch_name
 from ..build.request import BuildRequest
 from ..contracts.precision import LAYOUTS, Epilogue, Math, Order, PrecisionContract, Scaling
-from ..contracts.storage import OperandPlan, Storage, allocate, operand_shape, plan_operands, policy_geometry
+from ..contracts.storage import OperandPlan, allocate, plan_operands
 from ..device import DeviceInfo
 from ..dtypes import DTYPE_INFO, DType
 from ..problems import INT32_MAX, GemmProblem
+# the inputs every implementation is handed, and the policy's C (re-exported: implementations import them here)
+from .operands import Operands, policy_output, transposed  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -52,74 +54,6 @@ def format_params(params: dict[str, Any]) -> str:
         return str(v)
 
     return ",".join(f"{k}={fmt(params[k])}" for k in sorted(params) if params[k] is not None)
-
-
-def policy_output(problem: GemmProblem, contract: PrecisionContract, device):
-    """C laid out as the contract's storage policy lays it out for every row (its leading dimension and zero
-    padding): (the whole allocation, C's stored lines x extent view, ldc)."""
-    lines, extent = operand_shape("c", problem.m, problem.n, problem.k, contract.order_c)
-    geometry = policy_geometry(lines, extent, DTYPE_INFO[contract.c].itemsize, contract.storage)
-    full, view = allocate(geometry, DTYPE_INFO[contract.c].torch_dtype, device)
-    return full, view, geometry.ld
-
-
-class Operands:
-    """The inputs of one (problem, contract, fixture): generated once, shared by every implementation.
-
-    `a` is the logical m x k matrix and `b` the logical k x n matrix, already rounded to the contract's
-    dtypes; `c0` is the initial C when beta != 0; `bias` the FP32 n-vector of a bias_relu epilogue; under an FP8
-    contract `scale_a` and `scale_b` are the FP32 dequantization scales of `a` and `b` (logical shapes of the
-    contract's scaling: contracts/quantize.py), part of the inputs like the rest. `stored()` gives each operand in the storage order an
-    implementation needs, with the leading dimension of the contract's storage policy (contracts/storage.py:
-    the same buffers for every implementation); the conversion is cached and happens outside any timed region.
-    """
-
-    def __init__(self, a: torch.Tensor, b: torch.Tensor, c0: torch.Tensor | None = None,
-                 bias: torch.Tensor | None = None, storage: Storage = Storage.TIGHT,
-                 scale_a: torch.Tensor | None = None, scale_b: torch.Tensor | None = None):
-        self.a, self.b, self.c0, self.bias = a, b, c0, bias
-        self.scale_a, self.scale_b = scale_a, scale_b
-        self.storage = storage
-        # (which, order) -> (whole allocation, the operand's view of it)
-        self._cache: dict[tuple[str, Order], tuple[torch.Tensor, torch.Tensor]] = {}
-
-    def stored(self, which: str, order: Order) -> tuple[torch.Tensor, int]:
-        """(storage tensor, leading dimension) of operand 'a', 'b' or 'c0' in the given order: a lines x extent
-        view with strides (ld, 1) of an allocation whose padding (if the policy pads) is zero."""
-        key = (which, order)
-        if key not in self._cache:
-            logical = getattr(self, which)
-            if self.storage is Storage.TIGHT:
-                t = logical.contiguous() if order is Order.ROW else logical.t().contiguous()
-                self._cache[key] = (t, t)
-            else:
-                src = logical if order is Order.ROW else logical.t()
-                geometry = policy_geometry(src.shape[0], src.shape[1], logical.element_size(), self.storage)
-                full, view = allocate(geometry, logical.dtype, logical.device)
-                view.copy_(src)
-                self._cache[key] = (full, view)
-        t = self._cache[key][1]
-        return t, t.stride(0)
-
-    def tensors(self) -> list[torch.Tensor | None]:
-        """Every tensor implementations are handed: the logical operands and their laid-out copies (whole
-        allocations: a kernel that writes into the zero padding another kernel reads is caught too)."""
-        return [self.a, self.b, self.c0, self.bias, *(full for full, _ in self._cache.values()),
-                *((self.scale_a, self.scale_b) if self.scale_a is not None else ())]
-
-    def layouts(self) -> dict[tuple[str, Order], torch.Tensor]:
-        """The laid-out copies made so far, by (operand, order): each operand's view of its allocation."""
-        return {key: view for key, (_, view) in self._cache.items()}
-
-    def forget_layouts(self) -> None:
-        """Drop the laid-out copies (after the logical operands were restored: they are rebuilt on demand)."""
-        self._cache.clear()
-
-    def clone(self) -> "Operands":
-        """Independent copies of the logical operands (the rotate policy's extra inputs)."""
-        copy = lambda t: None if t is None else t.clone()  # noqa: E731
-        return Operands(self.a.clone(), self.b.clone(), copy(self.c0), copy(self.bias), self.storage,
-                        copy(self.scale_a), copy(self.scale_b))
 
 
 class Prepared(abc.ABC):
@@ -396,13 +330,21 @@ class AbiKernel(Implementation):
     cuda_flags: tuple[str, ...] = ()
     include_dirs: tuple[str, ...] = ()
     uses_cutlass: bool = False
+    # Whether its entry reads gc_gemm_args' batch and batch strides (ABI version 3). The built-in hand-written
+    # and CUTLASS kernels launch one matrix per call (their grids have no batch axis): batch > 1 is their SKIP.
+    batched: bool = False
+    batch_skip: str = ("batched problems are not supported: this kernel's grid has no batch axis (it reads one "
+                       "matrix per launch, not gc_gemm_args' batch and batch strides)")
 
     def supports(self, problem, contract):
         s = self.contract_support.check(contract)
         if not s:
             return s
         if problem.batch != 1:
-            return Skip("batched problems are not supported")
+            if not self.batched:
+                return Skip(self.batch_skip)
+            if contract.is_fp8:  # one scale tensor per operand, not one per matrix of the batch
+                return Skip("batched FP8 problems are not offered: the contract's scales describe one matrix")
         return self.constraints.check(problem)
 
     def contracts_summary(self):
@@ -480,7 +422,8 @@ class AbiPrepared(Prepared):
     the kernel cannot run on it (contracts/storage.py `plan_operands`: a leading dimension it cannot take, a
     padded M, N or K the buffer does not hold). Then the kernel gets a buffer of its own, zero-filled here,
     and its launch copies the operand in before the kernel, and C back after it: inside the timed region.
-    `steps` names what one launch does, in order."""
+    `steps` names what one launch does, in order. A batched problem's operands are batch x lines x extent
+    (operands.py); the kernel gets the batch count and the batch strides of the tensors it runs on."""
 
     def __init__(self, impl: AbiKernel, problem: GemmProblem, contract: PrecisionContract, operands: Operands, extension):
         self.impl, self.problem, self.contract = impl, problem, contract
@@ -497,7 +440,8 @@ class AbiPrepared(Prepared):
         after: list[tuple[str, Callable[[], None]]] = []
         a_user, _ = operands.stored("a", contract.order_a)
         b_user, _ = operands.stored("b", contract.order_b)
-        self._c_full, self.c_user = allocate(self.plan["c"].policy, DTYPE_INFO[contract.c].torch_dtype, device)
+        self._c_full, self.c_user = allocate(self.plan["c"].policy, DTYPE_INFO[contract.c].torch_dtype, device,
+                                             batch=problem.batch)
         a = self._operand(self.plan["a"], a_user, steps, None)
         b = self._operand(self.plan["b"], b_user, steps, None)
         c = self._operand(self.plan["c"], self.c_user, steps if contract.beta != 0.0 else None, after)
@@ -506,7 +450,9 @@ class AbiPrepared(Prepared):
             self.executed_flops = padded.flops
         self._entry = extension.entry(impl.entry_symbol)
         codes = list(abi_codes(contract))
-        dims = [padded.m, padded.n, padded.k, a.stride(0), b.stride(0), c.stride(0)]
+        dims = [padded.m, padded.n, padded.k, a.stride(-2), b.stride(-2), c.stride(-2)]
+        if problem.batch != 1:  # ABI 3: the batch count and batch strides (a 2-D problem's binding fills 1, 0)
+            dims += [problem.batch, a.stride(0), b.stride(0), c.stride(0)]
         bias = self._bias(padded, steps)
         alpha, beta = contract.alpha, contract.beta
         sa, sb = self._scales()
@@ -532,10 +478,13 @@ class AbiPrepared(Prepared):
         """The tensor the kernel gets for one operand: the policy's buffer, widened in place to the padded
         extent it holds (zeros), or a buffer of its own with the launch's copies added."""
         k = plan.kernel
-        if not plan.copy:
+        if not plan.copy:  # batched: each matrix widened inside its own allocation (batch stride kept)
+            if user.dim() == 3:
+                return user.as_strided((user.shape[0], k.lines, k.extent), (user.stride(0), k.ld, 1))
             return user.as_strided((k.lines, k.extent), (k.ld, 1))
-        _, view = allocate(k, user.dtype, user.device)  # the view keeps the allocation alive
-        inner = view[: user.shape[0], : user.shape[1]]
+        batch = user.shape[0] if user.dim() == 3 else 1
+        _, view = allocate(k, user.dtype, user.device, batch=batch)  # the view keeps the allocation alive
+        inner = view[..., : user.shape[-2], : user.shape[-1]]
         if copy_in is not None:
             copy_in.append((f"copy {plan.which} in ({plan.why})", lambda: inner.copy_(user)))
         if copy_out is not None:
@@ -603,7 +552,7 @@ class AbiPrepared(Prepared):
             self._logical_c().copy_(self.operands.c0)
 
     def _logical_c(self) -> torch.Tensor:
-        return self.c_user if self.contract.order_c is Order.ROW else self.c_user.t()
+        return self.c_user if self.contract.order_c is Order.ROW else transposed(self.c_user)
 
     def output(self):
         return self._logical_c()

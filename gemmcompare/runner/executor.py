@@ -41,8 +41,9 @@ OTHER_STREAM_GUARD_MS = 5.0
 
 def estimate_bytes(p: GemmProblem, contract: PrecisionContract, n_impls: int) -> int:
     """Device memory one (problem, contract) needs: FP32 originals, rounded inputs and their layouts, two
-    FP64 references and the magnitude term, an output per implementation, the checker's row chunks."""
-    mk, kn, mn = p.m * p.k, p.k * p.n, p.m * p.n
+    FP64 references and the magnitude term, an output per implementation, the checker's row chunks; a
+    batched problem holds every matrix of each at once (the checker's chunks are one matrix's)."""
+    mk, kn, mn = p.m * p.k * p.batch, p.k * p.n * p.batch, p.m * p.n * p.batch
     ia, ic = DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.c].itemsize
     return 4 * (mk + kn) + ia * (mk + kn) * 3 + 8 * 3 * mn + n_impls * mn * ic + 8 * 4 * 2048 * p.n
 

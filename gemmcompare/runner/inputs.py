@@ -10,7 +10,7 @@ from typing import Any
 from ..contracts import correctness as corr
 from ..contracts.precision import Order, PrecisionContract
 from ..contracts.quantize import dequantize, quantize
-from ..implementations.base import Operands
+from ..implementations.operands import Operands, transposed
 from ..problems import GemmProblem
 
 
@@ -47,7 +47,7 @@ class Draw:
                 return False
         for (which, order), t in ops.layouts().items():
             want = self.pristine[which]
-            if not same_bits(t, want if order is Order.ROW else want.t()):
+            if not same_bits(t, want if order is Order.ROW else transposed(want)):
                 return False
         return True
 
@@ -69,8 +69,37 @@ def draw_inputs(fixture: str, p: GemmProblem, contract: PrecisionContract, seed:
 
 def make_draw(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: int, device) -> Draw:
     """draw_inputs on any device (the CPU tests use it). Under an FP8 contract A and B are quantized with
-    their scales (contracts/quantize.py) and the judging reference is computed on the dequantized values."""
+    their scales (contracts/quantize.py) and the judging reference is computed on the dequantized values.
+
+    A batched problem's matrix i is the 2-D draw of the same fixture with seed batch_seed(seed, i) (matrix 0
+    is the 2-D problem's draw of `seed`), and its references are exactly that draw's: every operand and
+    reference is batch x rows x cols. Distinct seeds give every matrix distinct values, so a kernel that
+    writes one matrix's product into another's place cannot pass. The bias (one n-vector) is matrix 0's."""
+    if p.batch == 1:
+        rounded, scales, bias, refs = _draw_matrix(fixture, p, contract, seed, device)
+    else:
+        import torch
+
+        one = GemmProblem(p.m, p.n, p.k)
+        parts = [_draw_matrix(fixture, one, contract, seed, device)]
+        bias = parts[0][2]
+        parts += [_draw_matrix(fixture, one, contract, corr.batch_seed(seed, i), device, bias)
+                  for i in range(1, p.batch)]
+        stack = lambda dicts: {key: torch.stack([d[key] for d in dicts]) for key in dicts[0]}  # noqa: E731
+        rounded, scales = stack([q[0] for q in parts]), stack([q[1] for q in parts])
+        refs = corr.References(*(torch.stack([getattr(q[3], f) for q in parts])
+                                 for f in ("rounded", "original", "magnitude")))
+    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), bias, contract.storage,
+                        scales.get("scale_a"), scales.get("scale_b"))
+    pristine = {k: v.clone() for k, v in {**rounded, **scales}.items()}
+    return Draw(fixture, seed, operands, refs, pristine)
+
+
+def _draw_matrix(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: int, device, bias=None):
+    """One matrix's (rounded operands, FP8 scales, bias or None, references); `bias` replaces the drawn one."""
     originals = corr.make_inputs(fixture, p.m, p.n, p.k, contract, seed, device)
+    if bias is not None:
+        originals["bias"] = bias
     scales = {}
     if contract.is_fp8:
         rounded, values = {}, {}
@@ -85,10 +114,7 @@ def make_draw(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: i
         rounded["c0"] = corr.round_to(originals["c0"], contract.c)
         values = {**values, "c0": rounded["c0"]}
     refs = corr.compute_references(originals, values, contract)
-    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), originals.get("bias"), contract.storage,
-                        scales.get("scale_a"), scales.get("scale_b"))
-    pristine = {k: v.clone() for k, v in {**rounded, **scales}.items()}
-    return Draw(fixture, seed, operands, refs, pristine)
+    return rounded, scales, originals.get("bias"), refs
 
 
 def same_bits(x, y) -> bool:

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GC_ABI_VERSION 2  // 2: FP8 scales (scaling, scale_a, scale_b)
+#define GC_ABI_VERSION 3  // 2: FP8 scales (scaling, scale_a, scale_b); 3: batch and batch strides
 
 // Storage order of one operand. A is m x k, B is k x n, C is m x n (logical shapes).
 // GC_ROW: element (i, j) at ptr[i * ld + j]; GC_COL: at ptr[j * ld + i].
@@ -76,6 +76,14 @@ typedef struct gc_gemm_args {
   gc_scaling scaling;
   const float* scale_a;
   const float* scale_b;
+  // Batched problems (ABI 3; docs/kernels.md "Batched problems"): `batch` matrices of the same m, n, k, matrix i
+  // of A at a + i * stride_a elements (of B, C likewise), each laid out as lda/ldb/ldc and the orders say; the
+  // bias, when there is one, is the same for every matrix. A 2-D problem has batch 1 and strides 0. Only an
+  // entry declared batched (`batched: true` in a custom entry) is ever called with batch > 1; added last, so
+  // that an entry written for ABI 2 reads every field it knows where it was. Read the count with gc_batch():
+  // a zero-initialized gc_gemm_args (an occupancy query, an older filler) means one matrix.
+  int64_t batch;
+  int64_t stride_a, stride_b, stride_c;  // batch strides, in elements
 } gc_gemm_args;
 
 // What NAME_occupancy reports: the launch's configuration and the runtime's answer for it.
@@ -89,6 +97,9 @@ typedef struct gc_occupancy {
 } gc_occupancy;
 
 #ifdef __cplusplus
+// The number of matrices of a (batched) problem: 1 when the filler left `batch` zero.
+static inline int64_t gc_batch(const gc_gemm_args* args) { return args->batch > 1 ? args->batch : 1; }
+
 // Helpers for entry points. Each returns non-zero (and fills err) on failure so that an entry can
 // write `if (int rc = gc_check_launch(err, err_len, "my_kernel")) return rc;`.
 static inline int gc_fail(char* err, size_t err_len, const char* what) {
