@@ -11,6 +11,9 @@ Two ABIs:
   `extern "C" int entry(const gc_gemm_args* args, char* err, size_t err_len)`, with leading dimensions,
   alpha/beta, and whatever contract the user declares. Under an FP8 contract `scalings` and `accumulation`
   say which FP8 contracts of its types it runs (fp8_declaration.py); the ABI hands it the scales.
+  `batched: true` declares that the entry reads gc_gemm_args' batch and batch strides (ABI 3): then batched
+  problems run on it, else they are SKIP rows that say to declare it (a kernel that ignores the batch would
+  compute matrix 0 only, and FAIL).
 
 No torch headers and no Python in the user's file: gemmcompare generates the binding. Relative paths
 resolve against the spec's folder; user flags come from an allow-list (build/flags.py) and reach nvcc
@@ -137,6 +140,9 @@ class CustomKernel(AbiKernel):
         if abi == "capstone" and (params["scalings"] or params["accumulation"]):
             raise ValueError("scalings and accumulation: the capstone ABI takes no FP8 scales (its solve() has no "
                              "scale arguments); use `abi: general` (gemm_abi.h's scale_a and scale_b)")
+        if params["batched"] and abi == "capstone":
+            raise ValueError("batched: the capstone ABI's solve() takes one matrix (no batch count or batch "
+                             "strides); use `abi: general` (gemm_abi.h's batch, stride_a, stride_b, stride_c)")
         contract = BUILTIN_CONTRACTS[contract_name]
         self.scalings, self.fast_accum = declared_fp8(contract, params["scalings"], params["accumulation"])
         cons = dict(params["constraints"] or ())
@@ -150,6 +156,9 @@ class CustomKernel(AbiKernel):
         super().__init__(name, {})
         self.user_name, self.abi, self.entry, self.sources_paths = name, abi, entry, sources
         self.contract_name = contract_name
+        self.batched = bool(params["batched"])
+        self.batch_skip = ("batched problems: declare `batched: true` in this custom entry when its kernel reads "
+                           "gc_gemm_args' batch and stride_a/stride_b/stride_c (gemm_abi.h, ABI 3; docs/kernels.md)")
         cc, specific = parse_arch(params["arch"])
         self.min_cc, self.arch_specific = cc, specific
         self.cuda_flags = tuple(params["flags"] or ())
@@ -208,6 +217,8 @@ register_parametrized(Parametrized(
               help="FP8 (general ABI): the scale shapes it applies, of tensor, rowcol, block"),
         Param("accumulation", "choice", None, choices=ACCUMULATIONS,
               help="FP8: promote (FP32 sums, or partial sums promoted every <= 128 of K; default) or fast"),
+        Param("batched", "choice", False, choices=(False, True),
+              help="general ABI: the entry reads gc_gemm_args' batch and batch strides (batch > 1 runs on it)"),
     ],
     factory=_factory,
 ))

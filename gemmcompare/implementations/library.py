@@ -1,4 +1,5 @@
 """Library baselines: cuBLAS through an explicit cublasGemmEx call, and torch.matmul as torch runs it.
+A batched problem is one cublasGemmStridedBatchedEx call, and torch.bmm on the 3-D operands.
 
 `library.cublas` runs the contract exactly: the compute type is the contract's accumulator (FP16 in,
 FP32 out -> CUBLAS_COMPUTE_32F), default math with reduced-precision reductions disallowed, TF32 only
@@ -18,7 +19,7 @@ from ..paths import EXTENSIONS_DIR
 from ..build.request import KernelSource
 from ..contracts.precision import Epilogue, Math, Order
 from ..dtypes import FP8_DTYPES, DType
-from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip, policy_output
+from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip, policy_output, transposed
 from .registry import register_fixed
 
 ALL = frozenset(DType) - FP8_DTYPES  # FP8 needs scales: library.cublaslt_fp8 (fp8.py)
@@ -36,6 +37,7 @@ class CublasGemmEx(AbiKernel):
         maths=frozenset(Math), alpha_beta=True,
     )
     constraints = Constraints(index_bits=32)  # cublasGemmEx takes int dimensions and leading dimensions
+    batched = True  # batch > 1: cublasGemmStridedBatchedEx with the harness's batch strides (cublas_gemm.cpp)
 
     def __init__(self):
         super().__init__("cublas")
@@ -68,14 +70,13 @@ class CublasGemmEx(AbiKernel):
 
 class TorchMatmul(Implementation):
     family = "library"
-    description = "torch.mm as torch runs it: output in the input dtype (or FP32 via out_dtype), FP32 accumulation"
+    description = ("torch.mm (torch.bmm for a batched problem) as torch runs it: output in the input dtype (or FP32 "
+                   "via out_dtype), FP32 accumulation")
 
     def __init__(self):
         super().__init__("torch_matmul")
 
     def supports(self, problem, contract):
-        if problem.batch != 1:
-            return Skip("batched problems are not supported")
         if contract.is_fp8:
             return Skip(f"torch.mm takes no FP8 inputs; {FP8_HINT}")
         if contract.a != contract.b or contract.a not in (DType.F16, DType.BF16, DType.F32):
@@ -125,14 +126,16 @@ class _TorchPrepared(Prepared):
         self.contract = contract
         a, lda = operands.stored("a", contract.order_a)  # the storage policy's buffers, as every row gets them
         b, ldb = operands.stored("b", contract.order_b)
-        self.a = a if contract.order_a is Order.ROW else a.t()  # logical views, no copies at launch
-        self.b = b if contract.order_b is Order.ROW else b.t()
+        self.a = a if contract.order_a is Order.ROW else transposed(a)  # logical views, no copies at launch
+        self.b = b if contract.order_b is Order.ROW else transposed(b)
+        # batched operands are batch x rows x cols: torch.bmm, which takes the same out_dtype and out
+        self.mm = torch.bmm if problem.batch != 1 else torch.mm
         self._out_full, self.out, ldc = policy_output(problem, contract, a.device)  # supports(): C row-major
         self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": ldc,
                              "copies_in_timing": []}
         self.tf32 = contract.math is Math.TF32
         self.widen = contract.c is not contract.a  # f16/bf16 -> f32 through out_dtype
-        self.notes = (f"torch.mm with allow_tf32={self.tf32}, reduced-precision reductions off"
+        self.notes = (f"{self.mm.__name__} with allow_tf32={self.tf32}, reduced-precision reductions off"
                       + (", out_dtype=float32" if self.widen else ""))
 
     def _flags(self):
@@ -147,9 +150,9 @@ class _TorchPrepared(Prepared):
         torch = self.torch
         self._flags()
         if self.widen:
-            torch.mm(self.a, self.b, out_dtype=torch.float32, out=self.out)
+            self.mm(self.a, self.b, out_dtype=torch.float32, out=self.out)
         else:
-            torch.mm(self.a, self.b, out=self.out)
+            self.mm(self.a, self.b, out=self.out)
 
     def poison(self):
         self._out_full.fill_(float("nan"))

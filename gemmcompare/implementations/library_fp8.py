@@ -55,8 +55,9 @@ class CublasLtFp8(Implementation):
     def supports(self, problem, contract):
         if not contract.is_fp8:
             return Skip("FP8 contracts only (e4m3/e5m2 inputs with scales); library.cublas runs this contract")
-        if problem.batch != 1:
-            return Skip("batched problems are not supported")
+        if problem.batch != 1:  # torch.compile of _scaled_mm (library.torch_compile_fp8) shares this rule
+            return Skip("batched problems are not supported: torch._scaled_mm takes 2-D operands only (no batch), "
+                        "and the contract's scales describe one matrix")
         if (contract.order_a, contract.order_b) != (Order.ROW, Order.COL):
             return Skip(f"cuBLASLt's FP8 GEMM on Hopper takes K-major operands only (tn: A row-major, B column-major); "
                         f"this contract is {contract.layout}, and this row offers no timed transpose")

@@ -22,6 +22,10 @@ stream and returns without synchronizing:
   poisons C before checking launches), so do not read it then. fn returns None (returning c is fine too).
 - alpha, beta: Python floats. They are 1.0 and 0.0 unless the entry says `alpha_beta: true`; without it, a
   contract with other values is a SKIP.
+- Batched problems (`batch: B` in the spec, B > 1): a, b and c are 3-D, (B, m, k), (B, k, n) and (B, m, n), each
+  matrix laid out as above and the matrices one after the other in one allocation: a row-major A has strides
+  (m*k, k, 1), a column-major one (m*k, 1, m) (under `aligned` storage the batch stride is one padded matrix).
+  Matrix i of c is a[i] @ b[i]; torch.bmm(a, b, out=c) is one such callable. Every matrix is checked.
 a and b are the inputs every implementation shares: writing into them fails the row. One prepared problem
 passes the same tensors at every launch. The entry's `contract` (a built-in name) says which dtypes and
 layout the callable implements; other contracts are SKIP rows.
@@ -139,8 +143,8 @@ class PythonCallable(Implementation):
             return fp8
         if not self.alpha_beta and (contract.alpha != 1.0 or contract.beta != 0.0):
             return Skip("only alpha=1, beta=0 (say `alpha_beta: true` when the callable honours them)")
-        if problem.batch != 1:
-            return Skip("batched problems are not supported")
+        if problem.batch != 1 and contract.is_fp8:  # one scale tensor per operand, not one per matrix
+            return Skip("batched FP8 problems are not offered: the contract's scales describe one matrix")
         return self.constraints.check(problem)
 
     def contracts_summary(self):

@@ -60,7 +60,8 @@ class TritonFp8(Implementation):
             return Skip("block scales (1x128 A, 128x128 B) change along K: they need a scaled partial sum per "
                         "128 of K in the main loop, not built here (library.cublaslt_fp8 runs them)")
         if problem.batch != 1:
-            return Skip("batched problems are not supported")
+            return Skip("batched problems are not supported: the Triton FP8 GEMM's grid has no batch axis, and the "
+                        "contract's scales describe one matrix")
         return Constraints(index_bits=32).check(problem)  # the kernel's offsets are 32-bit products
 
     def contracts_summary(self):

@@ -11,7 +11,8 @@ bracket the call's GPU work; the harness keeps the launch queue full, and discar
 behind the GPU (a call that synchronizes every time has no valid sample).
 
 A and B are handed as logical views (m x k, k x n) of the storage policy's buffers, with the contract's strides;
-C (WritesC) is laid out as the policy lays out every row's C.
+C (WritesC) is laid out as the policy lays out every row's C. A batched problem's are 3-D (batch x m x k, ...),
+one matrix after the other in one allocation (operands.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from typing import Any, Callable
 
 from ..contracts.precision import Order
-from .base import Prepared, policy_output
+from .base import Prepared, policy_output, transposed
 from .user_module import UserCodeError
 
 # How long prepare waits for the first call's GPU work (a hung kernel becomes a TIMEOUT row, not a hang).
@@ -30,8 +31,9 @@ _FIRST_CALL_S: dict[tuple, float] = {}  # per process: the first call's seconds 
 
 
 def _logical(stored, order: Order):
-    """The logical (rows x cols) view of an operand stored in `order` (a transposed view when column-major)."""
-    return stored if order is Order.ROW else stored.t()
+    """The logical (rows x cols) view of an operand stored in `order` (a transposed view when column-major;
+    batched, batch x rows x cols with each matrix transposed)."""
+    return stored if order is Order.ROW else transposed(stored)
 
 
 def _output(problem, contract, device):

@@ -65,8 +65,9 @@ class TritonMatmul(Implementation):
                                  "which a strict contract forbids; this row is the FP16/BF16 tensor-core GEMM")
         if not s:
             return s
-        if problem.batch != 1:
-            return Skip("batched problems are not supported")
+        if problem.batch != 1:  # a batch axis needs a 3-D grid and batch strides in triton_kernels.py: not built
+            return Skip("batched problems are not supported: gemmcompare's Triton GEMM has a 2-D grid (no batch "
+                        "axis); library.torch_matmul and library.cublas run them")
         return Constraints(index_bits=32).check(problem)  # the kernel's offsets are 32-bit products
 
     def contracts_summary(self):
@@ -118,28 +119,31 @@ _INDUCTOR_CHOICE: dict[tuple, str] = {}
 COMPILE_MODE = "max-autotune-no-cudagraphs"
 
 
-def gemm_function(widen: bool, alpha: float, beta: float) -> tuple[Callable, str]:
+def gemm_function(widen: bool, alpha: float, beta: float, batched: bool = False) -> tuple[Callable, str]:
     """The contract's GEMM as torch code, and its text: torch.mm (output in the input dtype) or
-    torch.mm(out_dtype=torch.float32); torch.addmm, or an FP32 epilogue, when alpha != 1 or beta != 0."""
+    torch.mm(out_dtype=torch.float32); torch.addmm, or an FP32 epilogue, when alpha != 1 or beta != 0. A
+    batched problem's 3-D operands: torch.bmm and torch.baddbmm, the same in every other respect."""
     import torch
 
+    mm, addmm = (torch.bmm, torch.baddbmm) if batched else (torch.mm, torch.addmm)
+    mm_text, addmm_text = f"torch.{mm.__name__}", f"torch.{addmm.__name__}"
     if alpha == 1.0 and beta == 0.0:
         if widen:
             def gemm(a, b):
-                return torch.mm(a, b, out_dtype=torch.float32)
-            text = "torch.mm(a, b, out_dtype=torch.float32)"
+                return mm(a, b, out_dtype=torch.float32)
+            text = f"{mm_text}(a, b, out_dtype=torch.float32)"
         else:
             def gemm(a, b):
-                return torch.mm(a, b)
-            text = "torch.mm(a, b)"
+                return mm(a, b)
+            text = f"{mm_text}(a, b)"
     elif widen:  # inductor cannot lower addmm with out_dtype (pytorch#163880): scale in an FP32 epilogue
         def gemm(a, b, c0):
-            return alpha * torch.mm(a, b, out_dtype=torch.float32) + beta * c0
-        text = f"{alpha!r} * torch.mm(a, b, out_dtype=torch.float32) + {beta!r} * c0"
+            return alpha * mm(a, b, out_dtype=torch.float32) + beta * c0
+        text = f"{alpha!r} * {mm_text}(a, b, out_dtype=torch.float32) + {beta!r} * c0"
     else:
         def gemm(a, b, c0):
-            return torch.addmm(c0, a, b, beta=beta, alpha=alpha)
-        text = f"torch.addmm(c0, a, b, beta={beta!r}, alpha={alpha!r})"
+            return addmm(c0, a, b, beta=beta, alpha=alpha)
+        text = f"{addmm_text}(c0, a, b, beta={beta!r}, alpha={alpha!r})"
     return fresh_function(gemm), text
 
 
@@ -171,7 +175,7 @@ def summarize_inductor_code(codes: list[str]) -> str:
 class TorchCompile(Implementation):
     family = "library"
     description = (f'torch.compile(mode="{COMPILE_MODE}") of the contract\'s GEMM (torch.mm, out_dtype for an FP32 '
-                   f"output, addmm for alpha/beta); compile time recorded apart")
+                   f"output, addmm for alpha/beta; bmm and baddbmm when batched); compile time recorded apart")
     min_cc = 80
 
     def __init__(self):
@@ -192,8 +196,6 @@ class TorchCompile(Implementation):
             if not has_out_dtype():
                 return Skip(f"torch.mm on {contract.a.value} inputs returns {contract.a.value}; this torch has no "
                             f"out_dtype for an f32 output")
-        if problem.batch != 1:
-            return Skip("batched problems are not supported")
         return Ok()
 
     def contracts_summary(self):
@@ -227,14 +229,15 @@ class CompiledPrepared(PythonLaunch):
         self.settle("auto", self.key)
         choice = _INDUCTOR_CHOICE.get(self.key, "not identified")
         # the compiled function returns its own C (torch.mm allocates it contiguous): say so, whatever the policy
-        self.storage_info["ldc"] = self.out.stride(0) if self.out is not None else None
+        self.storage_info["ldc"] = self.out.stride(-2) if self.out is not None else None
         self.storage_info["c"] = "the compiled function's own output tensor"
         self.timing_fields.update({"compiled": self.text, "inductor_kernels": choice})
         self.notes += f"; compiled {self.text}; inductor's code runs {choice}"
 
     def function(self, contract) -> tuple[Callable, str]:
         """The contract's GEMM as torch code, and its text (compiled once per key)."""
-        return gemm_function(contract.c is not contract.a, float(contract.alpha), float(contract.beta))
+        return gemm_function(contract.c is not contract.a, float(contract.alpha), float(contract.beta),
+                             self.problem.batch != 1)
 
     def arguments(self, contract, operands) -> tuple:
         if contract.alpha == 1.0 and contract.beta == 0.0:
