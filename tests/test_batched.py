@@ -1,0 +1,187 @@
+"""Batched problems on the CPU: the draw (every matrix the 2-D draw of its own seed, with that draw's
+references), the storage of batch-strided operands, the judge of every matrix (planted wrong outputs FAIL, an
+honest one PASSes), a python callable's 3-D tensors, the ABI's batch fields from a fake extension, the custom
+`batched:` declaration, the families' SKIP reasons, the spec's batch checks and the memory estimate."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from gemmcompare.cli import main
+from gemmcompare.contracts import correctness as corr
+from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
+from gemmcompare.implementations import FIXED
+from gemmcompare.implementations.user_module import import_module
+from gemmcompare.problems import GemmProblem
+from gemmcompare.runner.executor import estimate_bytes
+from gemmcompare.runner.inputs import make_draw
+from gemmcompare.spec import load_spec, parse_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+TN, NN = BUILTIN_CONTRACTS["f16_f32acc_tn"], BUILTIN_CONTRACTS["f16_f32acc_nn"]
+TN_ALIGNED = BUILTIN_CONTRACTS["f16_f32acc_tn_aligned"]
+P = GemmProblem(9, 7, 5, 4)  # odd sizes: aligned storage pads every matrix
+SETTINGS = corr.CorrectnessSettings()
+
+
+def _judge(out, draw, fixture="uniform"):
+    return corr.check_output(out, draw.refs, TN, SETTINGS, P.k, fixture, draw.seed)
+
+
+# -- the draw ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", ["uniform", "exact_integers", "adversarial"])
+def test_each_matrix_is_the_2d_draw_of_its_seed_with_that_draws_references(fixture):
+    draw = make_draw(fixture, P, TN, 11, "cpu")
+    assert draw.operands.a.shape == (4, 9, 5) and draw.refs.rounded.shape == (4, 9, 7)
+    for i in range(P.batch):
+        one = make_draw(fixture, GemmProblem(9, 7, 5), TN, corr.batch_seed(11, i), "cpu")
+        assert torch.equal(draw.operands.a[i], one.operands.a) and torch.equal(draw.operands.b[i], one.operands.b)
+        for field in ("rounded", "original", "magnitude"):
+            assert torch.equal(getattr(draw.refs, field)[i], getattr(one.refs, field))
+    assert corr.batch_seed(11, 0) == 11  # matrix 0 is the 2-D problem's own draw
+    assert len({corr.batch_seed(11, i) for i in range(1000)}) == 1000
+    assert not any(torch.equal(draw.refs.rounded[0], draw.refs.rounded[i]) for i in range(1, P.batch))
+
+
+def test_beta_c0_is_batched_and_the_bias_is_shared():
+    scaled = parse_spec("name: t\nproblems: [{m: 9, n: 7, k: 5, batch: 4}]\ncontracts: [{name: sc, a: f16, c: f32, "
+                        "layout: tn, alpha: 2, beta: 0.5}]\nimplementations: [library.cublas]\n", "t.yaml").contracts[0]
+    draw = make_draw("uniform", P, scaled, 3, "cpu")
+    assert draw.operands.c0.shape == (4, 9, 7)
+    want = 2 * draw.operands.a[2].double() @ draw.operands.b[2].double() + 0.5 * draw.operands.c0[2].double()
+    assert torch.allclose(draw.refs.rounded[2], want)
+    bias_draw = make_draw("uniform", P, BUILTIN_CONTRACTS["f16_f32acc_bias_relu_tn"], 3, "cpu")
+    assert bias_draw.operands.bias.shape == (7,)
+
+
+@pytest.mark.parametrize("contract, storage_ld, batch_stride", [
+    (TN, {"a": 5, "b": 5}, {"a": 45, "b": 35}),  # tight: one packed matrix apart
+    (TN_ALIGNED, {"a": 8, "b": 8}, {"a": 16 * 8, "b": 16 * 8}),  # aligned: one padded allocation apart
+])
+def test_stored_operands_are_one_allocation_one_matrix_apart(contract, storage_ld, batch_stride):
+    draw = make_draw("uniform", P, contract, 5, "cpu")
+    for which, order in (("a", contract.order_a), ("b", contract.order_b)):
+        t, ld = draw.operands.stored(which, order)
+        assert ld == storage_ld[which] and t.stride() == (batch_stride[which], ld, 1)
+    a, _ = draw.operands.stored("a", contract.order_a)
+    assert torch.equal(a, draw.operands.a)
+    assert draw.intact()
+    a[-1, -1, -1] += 1  # a write into the last matrix of a laid-out copy is seen
+    assert not draw.intact()
+
+
+# -- the judge ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", ["uniform", "exact_integers"])
+def test_an_honest_batched_output_passes(fixture):
+    draw = make_draw(fixture, P, TN, 7, "cpu")
+    out = torch.bmm(draw.operands.a.float(), draw.operands.b.float())
+    check = _judge(out, draw, fixture)
+    assert check.passed and check.message.startswith("all 4 matrices"), check.message
+
+
+def _planted(name, out):
+    if name == "first_only":  # the other matrices keep the poison
+        out[1:] = float("nan")
+    elif name == "zero_rest":
+        out[1:] = 0.0
+    elif name == "swapped":
+        out[[1, 2]] = out[[2, 1]]
+    elif name == "skips_last":
+        out[-1] = float("nan")
+    elif name == "last_stale":  # the last matrix holds the previous one's product
+        out[-1] = out[-2]
+    elif name == "one_element":
+        out[3, 8, 6] += 1.0
+    return out
+
+
+@pytest.mark.parametrize("name, words", [
+    ("first_only", "3 of 4 matrices fail (batch index 1, 2, 3)"), ("zero_rest", "batch index 1, 2, 3"),
+    ("swapped", "2 of 4 matrices fail (batch index 1, 2)"), ("skips_last", "batch index 3); matrix 3: 63 non-finite"),
+    ("last_stale", "batch index 3)"), ("one_element", "matrix 3: 1 of 63 elements outside the bound; worst at (8,6)"),
+])
+def test_planted_wrong_batched_outputs_fail(name, words):
+    draw = make_draw("uniform", P, TN, 7, "cpu")
+    out = _planted(name, torch.bmm(draw.operands.a.float(), draw.operands.b.float()))
+    check = _judge(out, draw)
+    assert not check.passed and words in check.message, check.message
+
+
+def test_a_2d_output_for_a_batched_problem_fails():
+    draw = make_draw("uniform", P, TN, 7, "cpu")
+    check = _judge(draw.operands.a[0].float() @ draw.operands.b[0].float(), draw)
+    assert not check.passed and "expected (4, 9, 7)" in check.message
+
+
+# -- a python callable -------------------------------------------------------------------------------
+
+SPEC = """\
+name: t
+problems: [{m: 9, n: 7, k: 5, batch: 4}]
+contracts: [CONTRACT]
+implementations:
+  - library.cublas
+  - python: {callable: "k.py:matmul", contract: CONTRACT}
+"""
+
+RECORDS = """\
+import torch
+
+seen = []
+
+
+def matmul(a, b, c, alpha=1.0, beta=0.0):
+    seen.append((tuple(a.shape), a.stride(), tuple(b.shape), b.stride(), tuple(c.shape), c.stride()))
+    FILL
+"""
+
+
+def _callable_run(tmp_path, contract, fill="c.copy_(torch.bmm(a.float(), b.float()))"):
+    (tmp_path / "k.py").write_text(RECORDS.replace("FILL", fill))
+    exp = parse_spec(SPEC.replace("CONTRACT", contract), "t.yaml", base_dir=tmp_path)
+    impl, under = exp.implementations[1], exp.contracts[0]
+    assert impl.supports(P, under)
+    draw = make_draw("uniform", P, under, 13, "cpu")
+    prepared = impl.prepare(P, under, draw.operands, None)
+    prepared.poison()
+    prepared.launch()
+    seen = import_module(str(tmp_path / "k.py")).seen
+    return seen[-1], corr.check_output(prepared.output(), draw.refs, under, SETTINGS, P.k, "uniform", 13)
+
+
+@pytest.mark.parametrize("contract, a_strides, b_strides, c_strides", [
+    ("f16_f32acc_tn", (45, 5, 1), (35, 1, 5), (63, 7, 1)),
+    ("f16_f32acc_nn", (45, 1, 9), (35, 1, 5), (63, 7, 1)),
+    ("f16_f32acc_tt", (45, 5, 1), (35, 7, 1), (63, 7, 1)),
+    ("f16_f32acc_tn_aligned", (128, 8, 1), (128, 1, 8), (16 * 8, 8, 1)),
+])
+def test_a_batched_callable_gets_3d_tensors_in_the_contracts_layouts(tmp_path, contract, a_strides, b_strides,
+                                                                      c_strides):
+    seen, check = _callable_run(tmp_path, contract)
+    assert seen == ((4, 9, 5), a_strides, (4, 5, 7), b_strides, (4, 9, 7), c_strides)
+    assert check.passed, check.message
+
+
+@pytest.mark.parametrize("fill, words", [
+    ("c[0].copy_(a[0].float() @ b[0].float())", "batch index 1, 2, 3"),
+    ("c[:-1].copy_(torch.bmm(a[:-1].float(), b[:-1].float()))", "1 of 4 matrices fail (batch index 3)"),
+    ("c.copy_(torch.bmm(a.flip(0).float(), b.flip(0).float()))", "4 of 4 matrices fail"),
+])
+def test_a_planted_batched_callable_fails(tmp_path, fill, words):
+    _, check = _callable_run(tmp_path, "f16_f32acc_tn", fill)
+    assert not check.passed and words in check.message, check.message
+
+
+def test_torch_matmul_runs_a_batch_with_bmm():
+    under = BUILTIN_CONTRACTS["f32_strict_tn"]
+    draw = make_draw("uniform", P, under, 17, "cpu")
+    prepared = FIXED["library.torch_matmul"]().prepare(P, under, draw.operands, None)
+    prepared.poison()
+    prepared.launch()
+    assert "bmm" in prepared.notes
+    assert corr.check_output(prepared.output(), draw.refs, under, SETTINGS, P.k, "uniform", 17).passed

@@ -1,0 +1,56 @@
+"""Batched problems on the GPU (experiments/batched.yaml): cuBLAS's strided-batched GEMM, torch.bmm, a batched
+general-ABI kernel and Python callables PASS every matrix of batch 8 of 512^3 and batch 3 of 1000x1000x256 under
+FP16 and BF16 contracts; the planted callables (matrix 0 only, the last matrix skipped, matrices swapped) FAIL."""
+
+from pathlib import Path
+
+import pytest
+
+from gemmcompare.results import Status
+from gemmcompare.runner.parent import Runner, RunOptions
+from gemmcompare.spec import load_spec
+
+pytestmark = pytest.mark.gpu
+
+SPEC = Path(__file__).resolve().parents[1] / "experiments" / "batched.yaml"
+F16, BF16 = "f16_f32acc_tn", "bf16_bf16out_f32acc_tn"
+PROBLEMS = ("512x512x512x8", "1000x1000x256x3")
+
+# (implementation, contract) -> (status, words in the reason), for every problem
+EXPECTED = {
+    ("library.cublas", F16): (Status.PASS, ""),
+    ("library.cublas", BF16): (Status.PASS, ""),
+    ("library.torch_matmul", F16): (Status.PASS, ""),
+    ("library.torch_matmul", BF16): (Status.PASS, ""),
+    ("custom.my_batched_gemm", F16): (Status.PASS, ""),
+    ("python.bmm_f16", F16): (Status.PASS, ""),
+    ("python.bmm_bf16", BF16): (Status.PASS, ""),
+    ("python.first_only", F16): (Status.FAIL, "batch index 1, 2"),
+    ("python.skips_last", F16): (Status.FAIL, "1 of "),
+    ("python.swaps", F16): (Status.FAIL, "matrices fail"),
+}
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("batched")
+    out = Runner(load_spec(SPEC), RunOptions(store=tmp / "g.db", runs_dir=tmp / "runs", progress=False)).run()
+    assert out.status == "complete"
+    return {(r.implementation, r.contract, r.problem): r for r in out.rows}
+
+
+def test_batched_rows_pass_and_planted_ones_fail(rows):
+    problems = []
+    for (impl, contract), (status, words) in EXPECTED.items():
+        for problem in PROBLEMS:
+            row = rows.get((impl, contract, problem))
+            if row is None or row.status is not status or words not in row.reason:
+                problems.append(f"{impl} {contract} {problem}: expected {status.value} ({words!r}), got "
+                                f"{row.status.value if row else 'no row'}: {row.reason if row else ''}")
+    assert not problems, "\n".join(problems)
+
+
+def test_batched_rows_count_the_batch_in_their_work(rows):
+    row = rows[("library.cublas", F16, "512x512x512x8")]
+    assert row.batch == 8 and row.tflops and row.median_ms
+    assert abs(row.tflops - 2 * 512**3 * 8 / (row.median_ms * 1e-3) / 1e12) < 1e-6 * row.tflops
