@@ -185,3 +185,136 @@ def test_torch_matmul_runs_a_batch_with_bmm():
     prepared.launch()
     assert "bmm" in prepared.notes
     assert corr.check_output(prepared.output(), draw.refs, under, SETTINGS, P.k, "uniform", 17).passed
+
+
+# -- the C ABI and the custom declaration ------------------------------------------------------------
+
+KERNEL = """\
+#include "gemmcompare/gemm_abi.h"
+extern "C" int my_entry(const gc_gemm_args* args, char* err, size_t err_len) { return 0; }
+"""
+
+CUSTOM = """\
+name: t
+problems: [{m: 9, n: 7, k: 5, batch: 4}, {m: 9, n: 7, k: 5}]
+contracts: [f16_f32acc_tn]
+implementations:
+  - custom: {name: mine, sources: [k.cu], entry: my_entry, abi: ABI, contract: f16_f32acc_tn EXTRA}
+"""
+
+
+def _custom(tmp_path, abi="general", extra=""):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    spec = tmp_path / "t.yaml"
+    spec.write_text(CUSTOM.replace("ABI", abi).replace("EXTRA", extra))
+    return spec
+
+
+class FakeEntry:
+    """A batched kernel as the ABI describes it: C[i] = A[i] @ B[i] read through lda/ldb/ldc and the batch
+    strides it is handed (tn: A row-major, B column-major, C row-major)."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def launch(self, a, b, c, dims, codes, alpha, beta, ws, bias, scale_a, scale_b):
+        self.log.append(list(dims))
+        m, n, k, lda, ldb, ldc, batch, sa, sb, sc = dims if len(dims) == 10 else (*dims, 1, 0, 0, 0)
+        for i in range(batch):
+            la = a.as_strided((m, k), (lda, 1), a.storage_offset() + i * sa)
+            lb = b.as_strided((n, k), (ldb, 1), b.storage_offset() + i * sb).t()
+            c.as_strided((m, n), (ldc, 1), c.storage_offset() + i * sc).copy_(la.float() @ lb.float())
+
+
+class FakeExtension:
+    def __init__(self):
+        self.log = []
+
+    def entry(self, symbol):
+        return FakeEntry(self.log)
+
+
+@pytest.mark.parametrize("contract, dims", [
+    ("f16_f32acc_tn", [9, 7, 5, 5, 5, 7, 4, 45, 35, 63]),
+    ("f16_f32acc_tn_aligned", [9, 7, 5, 8, 8, 8, 4, 16 * 8, 16 * 8, 16 * 8]),
+])
+def test_a_declared_custom_kernel_gets_the_batch_and_its_strides(tmp_path, contract, dims):
+    exp = load_spec(_custom(tmp_path, extra=", batched: true"))
+    impl, under = exp.implementations[0], BUILTIN_CONTRACTS[contract]
+    assert impl.supports(P, under)
+    draw, ext = make_draw("uniform", P, under, 19, "cpu"), FakeExtension()
+    prepared = impl.prepare(P, under, draw.operands, ext)
+    prepared.poison()
+    prepared.launch()
+    assert ext.log == [dims]
+    assert corr.check_output(prepared.output(), draw.refs, under, SETTINGS, P.k, "uniform", 19).passed
+    one = GemmProblem(9, 7, 5)  # a 2-D problem keeps the six dims of ABI 2 (the binding fills batch 1)
+    impl.prepare(one, under, make_draw("uniform", one, under, 19, "cpu").operands, ext).launch()
+    assert len(ext.log[-1]) == 6
+
+
+def test_an_undeclared_custom_kernel_skips_a_batch_saying_what_to_declare(tmp_path):
+    impl = load_spec(_custom(tmp_path)).implementations[0]
+    skip = impl.supports(P, TN)
+    assert not skip and "declare `batched: true`" in skip.reason and "gemm_abi.h" in skip.reason
+    assert impl.supports(GemmProblem(9, 7, 5), TN)
+
+
+def test_capstone_cannot_declare_batched(tmp_path, capsys):
+    spec = _custom(tmp_path, abi="capstone", extra=", batched: true").as_posix()
+    Path(spec).write_text(Path(spec).read_text().replace(", contract: f16_f32acc_tn", ""))
+    assert main(["validate", spec]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:5" in err and "capstone ABI's solve() takes one matrix" in err
+
+
+# -- the families' SKIP reasons, the spec, memory ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name, contract, words", [
+    ("library.triton_matmul", "f16_f32acc_tn", "2-D grid (no batch axis)"),
+    ("library.cublaslt_fp8", "e4m3_bf16out_f32acc_tn_tensor", "torch._scaled_mm takes 2-D operands only"),
+    ("library.torch_compile_fp8", "e4m3_bf16out_f32acc_tn_tensor", "torch._scaled_mm takes 2-D operands only"),
+])
+def test_rows_that_cannot_batch_say_why(name, contract, words):
+    from gemmcompare.implementations.python_library import has_module
+
+    if "triton" in name or "compile" in name:
+        if not has_module("triton"):
+            pytest.skip("triton is not installed: the row's first SKIP says so")
+    skip = FIXED[name]().supports(P, BUILTIN_CONTRACTS[contract])
+    assert not skip and words in skip.reason
+
+
+def test_batched_rows_of_the_library():
+    assert FIXED["library.cublas"]().supports(P, TN)
+    assert FIXED["library.torch_matmul"]().supports(P, TN)
+
+
+def test_handwritten_kernels_skip_a_batch():
+    exp = parse_spec("name: t\nproblems: [{m: 64, n: 64, k: 64, batch: 2}]\ncontracts: [f16_f32acc_tn]\n"
+                     "implementations: [lab.wmma_global, {mma_sync: {}}]\n", "t.yaml")
+    for impl in exp.implementations:
+        skip = impl.supports(exp.problems[0].problem, TN)
+        assert not skip and "no batch axis" in skip.reason, (impl.name, skip)
+
+
+@pytest.mark.parametrize("value", [0, -3, 1.5, "two"])
+def test_a_spec_batch_that_is_not_a_positive_integer_is_exit_2_with_its_line(tmp_path, capsys, value):
+    spec = tmp_path / "t.yaml"
+    spec.write_text(f"name: t\nproblems:\n  - {{m: 8, n: 8, k: 8, batch: {value}}}\ncontracts: [f16_f32acc_tn]\n"
+                    f"implementations: [library.cublas]\n")
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:3" in err and "batch must be a positive integer" in err
+
+
+def test_the_example_spec_is_valid_and_its_label_carries_the_batch():
+    exp = load_spec(ROOT / "experiments" / "batched.yaml")
+    assert [e.problem.label for e in exp.problems] == ["512x512x512x8", "1000x1000x256x3"]
+
+
+def test_the_memory_estimate_counts_the_batch():
+    one, eight = estimate_bytes(GemmProblem(512, 512, 512), TN, 3), estimate_bytes(GemmProblem(512, 512, 512, 8), TN, 3)
+    chunks = 8 * 4 * 2048 * 512  # the checker's row chunks: one matrix's at a time
+    assert eight - chunks == 8 * (one - chunks)
