@@ -318,3 +318,31 @@ def test_the_memory_estimate_counts_the_batch():
     one, eight = estimate_bytes(GemmProblem(512, 512, 512), TN, 3), estimate_bytes(GemmProblem(512, 512, 512, 8), TN, 3)
     chunks = 8 * 4 * 2048 * 512  # the checker's row chunks: one matrix's at a time
     assert eight - chunks == 8 * (one - chunks)
+
+
+# -- compile tests -----------------------------------------------------------------------------------
+
+
+@pytest.mark.compile
+def test_the_example_batched_kernel_compiles(tmp_path, nvcc):
+    from gemmcompare.build import toolchain
+
+    impl = next(i for i in load_spec(ROOT / "experiments" / "batched.yaml").implementations if i.family == "custom")
+    req = impl.build_request("sm_80")
+    for src in req.sources:
+        res = toolchain.compile_object(Path(src.path), req.arch, tmp_path / (src.filename + ".o"),
+                                       extra_flags=req.cuda_flags, include_dirs=req.include_dirs)
+        assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+@pytest.mark.compile
+@pytest.mark.torch_build
+def test_library_cublas_with_its_strided_batched_call_builds_through_the_builder(tmp_path):
+    """cublas_gemm.cpp (cublasGemmStridedBatchedEx) and the generated binding (ABI 3's dims) build and import."""
+    from gemmcompare.build.extension import BuildFailure, build_extensions, plan_extensions
+
+    impl = FIXED["library.cublas"]()
+    built = build_extensions(plan_extensions([impl.build_request("sm_80")]), cache_dir=tmp_path, progress=False)
+    (result,) = built.values()
+    assert not isinstance(result, BuildFailure), result.message
+    assert list(result.module.entries()) == ["gc_library_cublas"] and result.module.abi_version == 3
