@@ -8,6 +8,11 @@ def pytest_configure(config):
     # so CI's floor environment runs it too (.ci/run); the other compile tests depend only on nvcc and
     # nvidia-cutlass's headers.
     config.addinivalue_line("markers", "torch_build: a compile test that builds a torch binding")
+    # What CI's floor suite leaves out (.ci/run): its question is whether the oldest releases setup.py allows run
+    # the code, and these ask something the releases do not change: whether every committed receipt still
+    # reads (the data; the floor reads one in test_report's and test_cli's own tests), and how a page lays out in
+    # Chromium (the same browser for both suites). They take about 3 CPU-minutes of CI's two cores.
+    config.addinivalue_line("markers", "newest_only: run by the newest-releases suite, left out of CI's floor suite")
 
 
 def _has_cuda() -> bool:

@@ -101,6 +101,7 @@ def test_report_across_a_contract_the_run_lacks_is_exit_2(tmp_path, capsys):
     assert "--across f32_strict_tn" in err and BF16 in err and "Traceback" not in err
 
 
+@pytest.mark.newest_only
 @pytest.mark.skipif(__import__("browser_check").find_browser() is None, reason="no chromium binary")
 def test_the_across_section_fits_the_page_in_headless_chromium(tmp_path):
     from browser_check import check_page

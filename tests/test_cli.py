@@ -130,6 +130,7 @@ def _committed_names(pattern: str, problem: str | None = None) -> set[str]:
     return names
 
 
+@pytest.mark.newest_only
 def test_history_reads_committed_run_folders_by_regex(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["history", "library.cublas", "--runs", str(STUDIES), "--problem", "4096x4096x4096",

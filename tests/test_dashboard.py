@@ -136,6 +136,7 @@ def committed_site(tmp_path_factory):
     return out
 
 
+@pytest.mark.newest_only
 def test_the_site_of_every_committed_receipt(committed_site):
     receipts = {p.parent for pattern in RESULT_FILES for p in RESULTS.rglob(pattern)}
     runs = find_runs([RESULTS])
@@ -161,6 +162,7 @@ needs_browser = pytest.mark.skipif(find_browser() is None,
                                    reason="no chromium binary (Debian: apt-get install -y chromium); .ci/run installs it")
 
 
+@pytest.mark.newest_only
 @needs_browser
 def test_index_and_a_series_page_load_in_headless_chromium(committed_site):
     series = committed_site / "series" / "NVIDIA_H200__f16_f32acc_tn__4096x4096x4096.html"
