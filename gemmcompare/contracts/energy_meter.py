@@ -99,11 +99,14 @@ def _too_short(window: Window, source: str) -> bool:
     return window.power_w is None and "sample" in window.reason
 
 
-def _batch(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float) -> None:
+def _batch(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float,
+           run_once: Callable | None = None) -> None:
     """One batch, run again (gate doubled when starved, launches doubled when too short) until it gives a
-    figure or ATTEMPTS are spent; the last attempt's batch is kept either way."""
+    figure or ATTEMPTS are spent; the last attempt's batch is kept either way. `run_once` runs one attempt
+    (default: on the GPU; a test passes a fake)."""
+    run_once = run_once or _run_once
     for _ in range(ATTEMPTS):
-        batch, starved, enqueue_ms, sample = _run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s)
+        batch, starved, enqueue_ms, sample = run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s)
         if starved:  # the GPU idled between launches: idle power inside the window
             run.gate_ms = min(MAX_SLEEP_MS, max(2.0 * run.gate_ms, 2.0 * enqueue_ms))
             continue
