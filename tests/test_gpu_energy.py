@@ -1,0 +1,127 @@
+"""Energy on a real GPU (docs/timing.md, "Energy"): a known-energy check and a real row.
+
+- A load of fixed length at a steady state (the spin kernel, extensions/timing/spin.cu, one thread on %globaltimer:
+  a steady, low power; and back-to-back BF16 GEMMs: a steady, capped high power), read over the same window by the
+  NVML energy counter between two of its updates (energy = average power x time) and by integrating NVML power
+  samples polled every 10 ms: the two agree within 5%. Both are printed, with the counter's update interval.
+- A real GEMM row of a run gets a positive energy per GEMM read from the counter, with its CI and clocks.
+
+Run on the device: `python -m pytest -q -s tests/test_gpu_energy.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from gemmcompare.contracts.energy import Polled, counter_window, poll_batch, samples_window
+
+pytestmark = pytest.mark.gpu
+
+SETTLE_S = 1.0  # the first second of a load is left out: clocks and the power average still move
+WINDOW_S = 3.0  # then both methods read this long
+AGREE = 0.05
+
+
+def _telemetry():
+    from gemmcompare.telemetry import Telemetry
+
+    tel = Telemetry()
+    if tel.energy_counter_mj() is None:
+        pytest.skip("this GPU or driver has no NVML energy counter")
+    return tel
+
+
+def _read_load(enqueue, launch_s: float, tel) -> tuple[Polled, float]:
+    """Enqueue enough launches for SETTLE_S + WINDOW_S behind a sleep, poll the counter and power while they
+    run; returns what was polled after SETTLE_S, and the host time the launches took."""
+    import torch
+
+    count = math.ceil((SETTLE_S + WINDOW_S + 0.5) / launch_s)
+    torch.cuda.synchronize()
+    gate, end = torch.cuda.Event(), torch.cuda.Event()
+    torch.cuda._sleep(int(200 * 2e6))  # 200 ms: covers the enqueue
+    gate.record()
+    for _ in range(count):
+        enqueue()
+    end.record()
+    while not gate.query():
+        time.sleep(0.0001)
+    t0 = time.perf_counter()
+    polled = poll_batch(lambda: not end.query(), tel.energy_counter_mj, tel.power_now_w, time.perf_counter,
+                        time.sleep)
+    torch.cuda.synchronize()
+    keep = lambda pts: [(t, v) for t, v in pts if SETTLE_S <= t - t0 <= SETTLE_S + WINDOW_S]  # noqa: E731
+    return Polled(keep(polled.counter), keep(polled.power)), time.perf_counter() - t0
+
+
+def _check(what: str, polled: Polled) -> None:
+    by_counter, by_samples = counter_window(polled.counter), samples_window(polled.power)
+    assert by_counter.power_w is not None, by_counter.reason
+    assert by_samples.power_w is not None, by_samples.reason
+    steps = [b[0] - a[0] for a, b in zip(polled.counter, polled.counter[1:]) if b[1] != a[1]]
+    secs = by_counter.window_ms / 1e3
+    joules_counter = by_counter.power_w * secs
+    joules_samples = by_samples.power_w * secs
+    print(f"\n{what}: counter {by_counter.power_w:.1f} W x {secs:.3f} s = {joules_counter:.1f} J "
+          f"({by_counter.updates} updates, median {1e3 * statistics.median(steps):.1f} ms apart, "
+          f"window error {100 * by_counter.error:.3f}%); power samples ({len(polled.power)}) "
+          f"{by_samples.power_w:.1f} W -> {joules_samples:.1f} J; ratio {joules_counter / joules_samples:.4f}")
+    assert joules_counter == pytest.approx(joules_samples, rel=AGREE)
+
+
+def test_known_energy_spin_kernel():
+    from gemmcompare.profilers.spin import load_spin
+
+    tel = _telemetry()
+    spin = load_spin()
+    launch = spin.launcher(1_000_000)  # 1 ms of spinning per launch
+    polled, _ = _read_load(launch, 1e-3, tel)
+    _check("spin kernel (1 thread, 1 ms launches)", polled)
+
+
+def test_known_energy_back_to_back_gemms():
+    import torch
+
+    tel = _telemetry()
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty_like(a)
+    torch.mm(a, b, out=out)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(20):
+        torch.mm(a, b, out=out)
+    torch.cuda.synchronize()
+    launch_s = (time.perf_counter() - t) / 20
+    polled, _ = _read_load(lambda: torch.mm(a, b, out=out), launch_s, tel)
+    _check(f"BF16 8192^3 torch.mm back to back ({1e3 * launch_s:.2f} ms each)", polled)
+
+
+def test_a_gemm_row_gets_its_energy_from_the_counter(tmp_path):
+    from gemmcompare.plan import narrow
+    from gemmcompare.results import Status
+    from gemmcompare.runner.parent import Runner, RunOptions
+    from gemmcompare.spec import load_spec
+    from gemmcompare.store import Store
+
+    _telemetry()
+    spec = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.yaml"
+    exp = narrow(load_spec(spec), shapes="2048x2048x2048")
+    out = Runner(exp, RunOptions(store=tmp_path / "e.db", runs_dir=tmp_path / "runs", progress=False)).run()
+    rows = Store(tmp_path / "e.db").results(out.run_id)
+    timed = rows[rows["status"] == Status.PASS.value]
+    assert len(timed)
+    for _, r in timed.iterrows():
+        print(f"\n{r['contract']} {r['implementation']}: {r['energy_j_per_gemm'] * 1e3:.3f} mJ/GEMM "
+              f"(CI +-{100 * r['energy_ci_rel']:.2f}%), {r['avg_power_w']:.0f} W, {r['gflop_per_j']:.0f} GFLOP/J, "
+              f"SM {r['energy_sm_clock_mhz']} MHz, batches {r['energy']['launches_per_batch']}")
+        assert r["energy_source"] == "counter"
+        assert r["energy_j_per_gemm"] > 0 and math.isfinite(r["energy_ci_rel"])
+        assert 10 < r["avg_power_w"] < 2000
+        assert r["energy_sm_clock_mhz"] > 0
+        assert len(r["energy_samples_j"]) >= 6
