@@ -81,7 +81,7 @@ def test_a_batch_shorter_than_two_updates_has_no_figure():
 
 
 def test_updates_too_close_for_the_poll_gaps_have_no_figure():
-    # reads every 5 ms: each update is known to within 5 ms, too coarse for a 30 ms window
+    # reads every 5 ms: each update is known to within 2.5 ms, too coarse for a 30 ms window
     reads = [(0.005 * i, 1000 * (i // 2)) for i in range(8)]
     w = counter_window(reads)
     assert w.power_w is None and "too short" in w.reason and w.error > 0.01
@@ -161,9 +161,9 @@ def test_a_too_short_batch_is_doubled_until_the_counter_can_read_it():
     sim = _Sim(launch_ms=0.2, update_s=0.05)
     run = energy_meter.EnergyRun(count=launches_for(0.2, 40.0, 10**6))  # 40 ms: under two 50 ms updates
     energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=sim)
-    # 40 ms holds one update; 80 ms two, 50 ms apart: the poll gaps (0.3 ms each) are over 1% of that; 160 ms reads
-    assert sim.counts == [200, 400, 800]
-    assert len(run.batches) == 1 and run.batches[-1].ok and run.count == 800
+    # 40 ms holds one update (at 7 ms); 80 ms two, 50 ms apart, each known to within half a 0.3 ms poll gap
+    assert sim.counts == [200, 400]
+    assert len(run.batches) == 1 and run.batches[-1].ok and run.count == 400
     assert run.batches[-1].j_per_gemm == pytest.approx(700.0 * 0.2e-3, rel=0.01)
 
 

@@ -11,6 +11,7 @@ Run on the device: `python -m pytest -q -s tests/test_gpu_energy.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import time
@@ -111,7 +112,8 @@ def test_a_gemm_row_gets_its_energy_from_the_counter(tmp_path):
 
     _telemetry()
     spec = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.yaml"
-    exp = narrow(load_spec(spec), shapes="2048x2048x2048")
+    exp = narrow(load_spec(spec), shapes="2048x2048x2048", only="cublas")
+    exp = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, energy_batches=7))
     out = Runner(exp, RunOptions(store=tmp_path / "e.db", runs_dir=tmp_path / "runs", progress=False)).run()
     rows = Store(tmp_path / "e.db").results(out.run_id)
     timed = rows[rows["status"] == Status.PASS.value]

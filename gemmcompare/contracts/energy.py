@@ -57,7 +57,10 @@ def counter_window(reads: Sequence[tuple[float, int]]) -> Window:
     if len(updates) < 2:
         return Window(None, updates=len(updates),
                       reason=f"the counter updated {len(updates)} time(s) inside the batch; 2 are needed")
-    (i0, (t0, e0)), (i1, (t1, e1)) = updates[0], updates[-1]
+    (i0, (_, e0)), (i1, (_, e1)) = updates[0], updates[-1]
+    # each update happened somewhere in the gap between the read that showed it and the read before: taken at
+    # the gap's middle, it is off by at most half the gap
+    t0, t1 = ((reads[i][0] + reads[i - 1][0]) / 2 for i in (i0, i1))
     span_s = t1 - t0
     if span_s <= 0:
         return Window(None, updates=len(updates), reason="the host clock did not advance between updates")
@@ -67,8 +70,7 @@ def counter_window(reads: Sequence[tuple[float, int]]) -> Window:
         return Window(None, span_s * 1e3, len(updates), reason=(
             f"the counter stepped {delta} mJ in {span_s * 1e3:.1f} ms ({power:.3g} W): a reset (driver reload), "
             f"not energy"))
-    # each update happened somewhere in the gap between the read that showed it and the read before
-    error = ((reads[i0][0] - reads[i0 - 1][0]) + (reads[i1][0] - reads[i1 - 1][0])) / span_s
+    error = ((reads[i0][0] - reads[i0 - 1][0]) + (reads[i1][0] - reads[i1 - 1][0])) / 2 / span_s
     if error > MAX_WINDOW_ERROR:
         return Window(None, span_s * 1e3, len(updates), error, reason=(
             f"{span_s * 1e3:.1f} ms between the first and last counter updates is too short for the poll gaps "

@@ -95,17 +95,20 @@ def _timing(ck, raw) -> TimingSettings:
     )
 
 
+ENERGY_BATCHES = 7  # `energy: true`: enough batches for the median's CI (6 at least)
+
+
 def _energy(ck, raw, path, d: TimingSettings) -> tuple[int, float]:
-    """`energy: false` (no energy batches), `true` or absent (the defaults), or {batches: N, min_batch_ms: MS}."""
-    if raw is None or raw is True:
+    """`energy: false` or absent (no energy batches), `true` (ENERGY_BATCHES), or {batches: N, min_batch_ms: MS}."""
+    if raw is None or raw is False:
         return d.energy_batches, d.energy_min_batch_ms
-    if raw is False:
-        return 0, d.energy_min_batch_ms
+    if raw is True:
+        return ENERGY_BATCHES, d.energy_min_batch_ms
     raw = ck.mapping(raw, path, "energy (true, false or a mapping)")
     if raw is None:
         return d.energy_batches, d.energy_min_batch_ms
     ck.unknown_keys(raw, {"batches", "min_batch_ms"}, path, "energy")
-    batches = _number(ck, raw, "batches", path, d.energy_batches, integer=True, minimum=0)
+    batches = _number(ck, raw, "batches", path, ENERGY_BATCHES, integer=True, minimum=0)
     if 0 < batches < 6:  # the median's CI (timing.median_ci_rel) needs six
         ck.error(path + ("batches",), f"energy.batches must be 0 (off) or at least 6 for a confidence interval, "
                                       f"got {batches}")
