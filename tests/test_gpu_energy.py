@@ -1,7 +1,7 @@
 """Energy on a real GPU (docs/timing.md, "Energy"): a known-energy check and a real row.
 
-- A load of fixed length at a steady state (the spin kernel, extensions/timing/spin.cu, one thread on %globaltimer:
-  a steady, low power; and back-to-back BF16 GEMMs: a steady, capped high power), read over the same window by the
+- A load of fixed length at a steady state (torch.cuda._sleep, a kernel spinning a fixed count of clock cycles
+  that the timing contract's validation uses: a steady, low power; and back-to-back BF16 GEMMs: a steady, capped high power), read over the same window by the
   NVML energy counter between two of its updates (energy = average power x time) and by integrating NVML power
   samples polled every 10 ms: the two agree within 5%. Both are printed, with the counter's update interval.
 - A real GEMM row of a run gets a positive energy per GEMM read from the counter, with its CI and clocks.
@@ -23,8 +23,7 @@ from gemmcompare.contracts.energy import Polled, counter_window, poll_batch, sam
 
 pytestmark = pytest.mark.gpu
 
-SETTLE_S = 1.0  # the first second of a load is left out: clocks and the power average still move
-WINDOW_S = 3.0  # then both methods read this long
+LOAD_S = 4.0  # seconds of launches: both methods read the window between the counter's first and last updates
 AGREE = 0.05
 
 
@@ -37,31 +36,35 @@ def _telemetry():
     return tel
 
 
-def _read_load(enqueue, launch_s: float, tel) -> tuple[Polled, float]:
-    """Enqueue enough launches for SETTLE_S + WINDOW_S behind a sleep, poll the counter and power while they
-    run; returns what was polled after SETTLE_S, and the host time the launches took."""
-    import torch
+def _read_load(enqueue, launch_s: float, tel) -> Polled:
+    """LOAD_S of launches back to back, read by the energy meter's own attempt (energy_meter._run_once: the
+    counter and the power polled on a thread while the launches run); what was polled over them."""
+    from gemmcompare.contracts import energy_meter
+    from gemmcompare.contracts.timing import Launcher
 
-    count = math.ceil((SETTLE_S + WINDOW_S + 0.5) / launch_s)
-    torch.cuda.synchronize()
-    gate, end = torch.cuda.Event(), torch.cuda.Event()
-    torch.cuda._sleep(int(200 * 2e6))  # 200 ms: covers the enqueue
-    gate.record()
-    for _ in range(count):
-        enqueue()
-    end.record()
-    while not gate.query():
-        time.sleep(0.0001)
-    t0 = time.perf_counter()
-    polled = poll_batch(lambda: not end.query(), tel.energy_counter_mj, tel.power_now_w, time.perf_counter,
-                        time.sleep)
-    torch.cuda.synchronize()
-    keep = lambda pts: [(t, v) for t, v in pts if SETTLE_S <= t - t0 <= SETTLE_S + WINDOW_S]  # noqa: E731
-    return Polled(keep(polled.counter), keep(polled.power)), time.perf_counter() - t0
+    run = energy_meter.EnergyRun(count=math.ceil(LOAD_S / launch_s), gate_ms=200.0)
+    polled: list[Polled] = []
+    real = energy_meter.poll_batch
+
+    def keep(*args, **kwargs):
+        polled.append(real(*args, **kwargs))
+        return polled[-1]
+
+    energy_meter.poll_batch = keep  # the test reads both sources over one batch
+    try:
+        batch, starved, _, _ = energy_meter._run_once(Launcher("load", enqueue), run, "counter", tel, 2e6, 120.0)
+    finally:
+        energy_meter.poll_batch = real
+    assert not starved, "the host could not keep the GPU busy"
+    return polled[0]
 
 
 def _check(what: str, polled: Polled) -> None:
-    by_counter, by_samples = counter_window(polled.counter), samples_window(polled.power)
+    by_counter = counter_window(polled.counter)
+    changed = [t for (_, a), (t, b) in zip(polled.counter, polled.counter[1:]) if b != a]
+    assert len(changed) >= 2, by_counter.reason
+    # the power samples over the same window as the counter's first and last updates
+    by_samples = samples_window([(t, w) for t, w in polled.power if changed[0] <= t <= changed[-1]])
     assert by_counter.power_w is not None, by_counter.reason
     assert by_samples.power_w is not None, by_samples.reason
     steps = [b[0] - a[0] for a, b in zip(polled.counter, polled.counter[1:]) if b[1] != a[1]]
@@ -75,14 +78,20 @@ def _check(what: str, polled: Polled) -> None:
     assert joules_counter == pytest.approx(joules_samples, rel=AGREE)
 
 
-def test_known_energy_spin_kernel():
-    from gemmcompare.profilers.spin import load_spin
+def test_known_energy_sleep_kernel():
+    import torch
 
     tel = _telemetry()
-    spin = load_spin()
-    launch = spin.launcher(1_000_000)  # 1 ms of spinning per launch
-    polled, _ = _read_load(launch, 1e-3, tel)
-    _check("spin kernel (1 thread, 1 ms launches)", polled)
+    cycles = 2_000_000  # torch.cuda._sleep: ~1 ms of spinning per launch at the H200's 1980 MHz
+    torch.cuda._sleep(cycles)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(20):
+        torch.cuda._sleep(cycles)
+    torch.cuda.synchronize()
+    launch_s = (time.perf_counter() - t) / 20
+    polled = _read_load(lambda: torch.cuda._sleep(cycles), launch_s, tel)
+    _check(f"sleep kernel (one thread spinning, {1e3 * launch_s:.2f} ms launches)", polled)
 
 
 def test_known_energy_back_to_back_gemms():
@@ -99,7 +108,7 @@ def test_known_energy_back_to_back_gemms():
         torch.mm(a, b, out=out)
     torch.cuda.synchronize()
     launch_s = (time.perf_counter() - t) / 20
-    polled, _ = _read_load(lambda: torch.mm(a, b, out=out), launch_s, tel)
+    polled = _read_load(lambda: torch.mm(a, b, out=out), launch_s, tel)
     _check(f"BF16 8192^3 torch.mm back to back ({1e3 * launch_s:.2f} ms each)", polled)
 
 

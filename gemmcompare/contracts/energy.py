@@ -163,18 +163,23 @@ class Polled:
 
 def poll_batch(running: Callable[[], bool], counter: Callable[[], int | None] | None,
                power: Callable[[], float | None], now: Callable[[], float], sleep: Callable[[float], None],
-               power_every_s: float = 0.01, counter_every_s: float = 0.0002) -> Polled:
+               power_every_s: float = 0.01, counter_every_s: float = 0.0002,
+               started: Callable[[], bool] = lambda: True) -> Polled:
     """Poll the counter (every counter_every_s) and the power (every power_every_s) until `running()` says the
-    batch is done. A read is kept only when the batch was still running *after* it (checked after the read),
-    so every kept value was read while the launches ran."""
+    batch is done. A read is kept only when the launches had started before it (`started()`, checked before the
+    read) and were still running after it (checked after), so every kept value was read while they ran."""
     out = Polled()
     next_power = now()
     while True:
+        began = started()
         t = now()
         c = counter() if counter is not None else None
         p = power() if t >= next_power else None
         if not running():
             return out
+        if not began:
+            sleep(counter_every_s)
+            continue
         if c is not None:
             out.counter.append((t, c))
         if p is not None:

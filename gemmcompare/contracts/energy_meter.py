@@ -15,17 +15,19 @@ copies are cycled, which costs nothing). Under beta != 0 each launch's output re
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .energy import (EnergyBatch, MAX_WINDOW_ERROR, Window, counter_window, launches_for,
+from .energy import (EnergyBatch, MAX_WINDOW_ERROR, Polled, Window, counter_window, launches_for,
                      poll_batch, samples_window)
 from .timing import MAX_SLEEP_MS, Launcher, Measurement, wait_stream
 
 MAX_BATCH_MS = 4000.0  # an energy batch is not doubled past this: the row's figure is marked not measurable
 MAX_LAUNCHES = 2_000_000
 ATTEMPTS = 6  # runs of one batch (starved, or too short and doubled) before it is given up
+QUEUE_DEPTH = 1024  # launches CUDA queues before the host's launch call blocks: the gate need cover no more
 GUESS_ENQUEUE_MS = 0.05  # per launch, when the timer recorded no enqueue time to size the gate from
 L2_NOTE = "launches back to back, no L2 action between them (warm-L2 steady state)"
 
@@ -77,7 +79,7 @@ def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measur
         run.launch_ms = sorted(m.samples_ms)[len(m.samples_ms) // 2]
         run.count = launches_for(run.launch_ms, settings.energy_min_batch_ms, MAX_LAUNCHES)
         per_launch = (m.last_enqueue_ms / settings.batch) if m.last_enqueue_ms else GUESS_ENQUEUE_MS
-        run.gate_ms = min(MAX_SLEEP_MS, max(1.0, 2.0 * per_launch * run.count))
+        run.gate_ms = min(MAX_SLEEP_MS, max(1.0, 2.0 * per_launch * min(run.count, QUEUE_DEPTH)))
         active.append(ln)
     for _ in range(settings.energy_batches):
         for ln in active:
@@ -108,30 +110,50 @@ def _batch(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: 
     for _ in range(ATTEMPTS):
         batch, starved, enqueue_ms, sample = run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s)
         if starved:  # the GPU idled between launches: idle power inside the window
-            run.gate_ms = min(MAX_SLEEP_MS, max(2.0 * run.gate_ms, 2.0 * enqueue_ms))
+            run.gate_ms = min(MAX_SLEEP_MS, 2.0 * run.gate_ms)
             continue
         if not batch.ok and _too_short(batch.window, source) and batch.span_ms * 2 <= MAX_BATCH_MS:
             run.count = min(MAX_LAUNCHES, run.count * 2)
-            run.gate_ms = min(MAX_SLEEP_MS, run.gate_ms * 2)
             continue
         break
     if starved:
         batch = EnergyBatch(batch.launches, batch.span_ms, source,
-                            Window(None, reason="every attempt starved: the host could not keep the queue full"))
+                            Window(None, reason="every attempt starved: the host enqueues the launch slower than the "
+                                                "GPU runs it, so the GPU idled between launches"))
     run.batches.append(batch)
     if sample:
         run.telemetry.append(sample)
 
 
 def _run_once(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float):
+    """One attempt: the launches enqueued behind a sleep gate while a thread polls NVML. The poll cannot wait for
+    the enqueue: CUDA's launch queue holds about a thousand launches, so the host's enqueue loop blocks until
+    the batch is nearly done. Starved: the GPU had run everything by the time the host finished enqueuing (the
+    host is slower than the kernel, so the GPU idled between launches)."""
     import torch
 
     torch.cuda.synchronize()
     start, end, gate = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True),
                         torch.cuda.Event())
+    recorded: list = []  # the end event, once recorded (the thread's running() reads it)
+    counter = telemetry.energy_counter_mj if source == "counter" else None
+    box: dict[str, Any] = {}
+
+    def running() -> bool:
+        return not (recorded and recorded[0].query())
+
+    def poll() -> None:
+        try:
+            box["polled"] = poll_batch(running, counter, telemetry.power_now_w, time.perf_counter, time.sleep,
+                                       started=gate.query)
+        except Exception as exc:  # noqa: BLE001 - surfaced in the calling thread
+            box["error"] = exc
+
     t0 = time.perf_counter()
-    torch.cuda._sleep(int(run.gate_ms * cycles_per_ms))  # keeps the queue full while the launches are enqueued
+    torch.cuda._sleep(int(run.gate_ms * cycles_per_ms))  # the host gets ahead of the GPU while it sleeps
     gate.record()
+    thread = threading.Thread(target=poll, name="gemmcompare energy poll", daemon=True)
+    thread.start()
     start.record()
     n = len(ln.launches)
     for i in range(run.count):
@@ -139,17 +161,15 @@ def _run_once(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_m
             ln.resets[i % n]()
         ln.launches[i % n]()
     end.record()
+    recorded.append(end)
     enqueue_ms = (time.perf_counter() - t0) * 1e3
-    starved = gate.query()
-    deadline = time.perf_counter() + timeout_s
-    while not gate.query():  # poll only once the launches run
-        if time.perf_counter() > deadline:
-            raise TimeoutError(f"{ln.name}: no completion within {timeout_s:g} s")
-        time.sleep(0.0001)
-    sample = telemetry.sample()  # the clocks and caps this batch ran under
-    counter = telemetry.energy_counter_mj if source == "counter" else None
-    polled = poll_batch(lambda: not end.query(), counter, telemetry.power_now_w, time.perf_counter, time.sleep)
+    starved = end.query()
+    sample = telemetry.sample()  # the clocks and caps of this batch (read while its tail runs)
     wait_stream(timeout_s, ln.name)
+    thread.join(timeout_s)
+    if "error" in box:
+        raise box["error"]
+    polled = box.get("polled") or Polled()
     span_ms = start.elapsed_time(end)
     by_samples = samples_window(polled.power)
     window = counter_window(polled.counter) if source == "counter" else by_samples
