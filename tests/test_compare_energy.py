@@ -142,3 +142,25 @@ def test_an_old_store_without_the_energy_columns_loads(tmp_path):
     assert comp.table.iloc[0]["energy_verdict"] == ""
     with Store(path) as store:  # opened to add to: the columns come back, empty for the old row
         assert pd.isna(store.results("r1").iloc[0]["energy_j_per_gemm"])
+
+
+def test_dashboard_energy_series_has_gflop_per_joule_with_its_ci():
+    from gemmcompare.dashboard.runs import Run
+    from gemmcompare.dashboard.series import METRICS, build_series
+    from gemmcompare.report.data import normalise_rows
+
+    runs = []
+    for i in range(3):
+        rows = make_rows(f"r{i}", BIG, sweep=False, seed=i)
+        if i:  # the first run is from before energy was measured
+            with_energy(rows, seed=i)
+        frame = normalise_rows(pd.DataFrame([r.to_record() for r in rows]))
+        runs.append(Run(f"r{i}", "NVIDIA H200", "synthetic", f"c{i}", False, f"2025-01-0{i + 1}T00:00:00", "memory",
+                        receipt_for(f"r{i}"), frame))
+    s = build_series(runs, "NVIDIA H200", runs[0].rows["contract"].iloc[0],
+                     "8192x8192x8192", metric="gflop_per_j")
+    k = s.points[s.points["implementation"] == KERNEL]
+    assert np.isnan(k["value"].iloc[0])  # no energy in the first run
+    later = k.iloc[1:]
+    assert ((later["lo"] < later["value"]) & (later["value"] < later["hi"])).all()
+    assert later["value"].between(500, 2000).all()  # 2 x 8192^3 FLOP in ~1.2 J and "joule" in METRICS["gflop_per_j"]
