@@ -217,3 +217,39 @@ def test_untimed_rows_get_no_energy_batch():
 
     runs = energy_meter.measure_energy([_launcher()], {"k": Measurement()}, TimingSettings(), telemetry=None)
     assert runs[0] == "none" and runs[1]["k"].note == "not timed" and not runs[1]["k"].batches
+
+
+def test_the_energy_setting_of_a_spec(tmp_path):
+    from gemmcompare.errors import GemmCompareError
+    from gemmcompare.spec import load_spec
+
+    def spec(energy: str):
+        path = tmp_path / "s.yaml"
+        path.write_text(f"name: e\nproblems: [{{m: 64, n: 64, k: 64}}]\ncontracts: [f16_f32acc_tn]\n"
+                        f"implementations: [library.cublas]\ntiming: {{l2: flush{energy}}}\n")
+        return load_spec(path)
+
+    plain = spec("")
+    assert plain.timing.energy_batches == 0 and "energy_batches" not in plain.timing.as_dict()
+    assert spec(", energy: true").timing.energy_batches == 7
+    assert spec(", energy: false").timing.energy_batches == 0
+    custom = spec(", energy: {batches: 9, min_batch_ms: 250}").timing
+    assert (custom.energy_batches, custom.energy_min_batch_ms) == (9, 250.0)
+    with pytest.raises(GemmCompareError, match="at least 6"):
+        spec(", energy: {batches: 3}")
+    with pytest.raises(GemmCompareError, match="min_batch_msx|unknown"):
+        spec(", energy: {min_batch_msx: 3}")
+
+
+def test_the_energy_specs_load_and_plan():
+    from pathlib import Path
+
+    from gemmcompare.plan import make_plan
+    from gemmcompare.spec import load_spec
+
+    root = Path(__file__).resolve().parents[1] / "experiments"
+    for name, contract in (("energy.yaml", "bf16_bf16out_f32acc_tn"), ("energy_fp8.yaml", "e4m3_bf16out_f32acc_tn_tensor")):
+        exp = load_spec(root / name)
+        assert exp.timing.energy_batches == 7 and "energy_vs_speed" in exp.report.plots
+        assert [p.problem.m for p in exp.problems] == [4096, 8192]
+        assert make_plan(exp) is not None and [c.name for c in exp.contracts] == [contract]
