@@ -253,3 +253,17 @@ def test_the_energy_specs_load_and_plan():
         assert exp.timing.energy_batches == 7 and "energy_vs_speed" in exp.report.plots
         assert [p.problem.m for p in exp.problems] == [4096, 8192]
         assert make_plan(exp) is not None and [c.name for c in exp.contracts] == [contract]
+
+
+def test_the_printed_table_shows_energy_only_for_a_run_that_measured_it(capsys):
+    from gemmcompare.cli.run import print_rows
+    from gemmcompare.results import Result, Status
+
+    row = Result("r", "8x8x8", 8, 8, 8, 1, "c", "library.cublas", "library", {}, Status.PASS, median_ms=0.1,
+                 tflops=1.0)
+    print_rows([row])
+    assert "J/GEMM" not in capsys.readouterr().out
+    row.energy_j_per_gemm, row.energy_ci_rel, row.avg_power_w = 0.14449513, 0.0044346, 697.37
+    print_rows([row])
+    out = capsys.readouterr().out
+    assert "J/GEMM" in out and "0.1445" in out and "0.44%" in out and "697" in out
