@@ -89,6 +89,19 @@ class Result:
     sm_clock_mhz: float | None = None
     max_sm_clock_mhz: float | None = None
     median_ms_at_max_clock: float | None = None
+    # energy per GEMM (contracts/energy.py; docs/timing.md, "Energy"): the median over energy batches of the
+    # joules one launch took, with its CI's relative half-width (as median_ci_rel), each batch's figure, the
+    # average power, GFLOP per joule (= GFLOP/s per watt), where it came from (counter, power_samples, none; ''
+    # before energy was measured), the SM clock and throttled share of the energy batches, and their receipt
+    energy_j_per_gemm: float | None = None
+    energy_ci_rel: float | None = None
+    energy_samples_j: list[float] = field(default_factory=list)
+    avg_power_w: float | None = None
+    gflop_per_j: float | None = None
+    energy_source: str = ""
+    energy_sm_clock_mhz: float | None = None
+    energy_throttled_fraction: float | None = None
+    energy: dict[str, Any] = field(default_factory=dict)
     # timing method and environment
     timing: dict[str, Any] = field(default_factory=dict)  # method, l2 policy, warm-up, sample counts
     tolerance: dict[str, Any] = field(default_factory=dict)  # rule, atol, rtol, c, length factor
@@ -133,7 +146,8 @@ class Result:
         return rec
 
 
-JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry", "prediction")
+JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry", "prediction",
+                "energy_samples_j", "energy")
 
 COLUMNS = list(Result.__dataclass_fields__)
 

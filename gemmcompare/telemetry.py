@@ -62,6 +62,27 @@ class Telemetry:
         out["reason_names"] = [name for bit, name in {**THROTTLE_BITS, **OTHER_BITS}.items() if reasons & bit]
         return out
 
+    def energy_counter_mj(self) -> int | None:
+        """NVML's total-energy counter (mJ since the driver loaded, unsigned 64-bit); None where this GPU or
+        driver does not offer it (NotSupported: Volta and later do), remembered so that a poll loop does not
+        ask again."""
+        if self.handle is None or getattr(self, "_no_energy_counter", False):
+            return None
+        try:
+            return int(self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle))
+        except Exception:  # noqa: BLE001 - NotSupported, or an old nvidia-ml-py without the call
+            self._no_energy_counter = True
+            return None
+
+    def power_now_w(self) -> float | None:
+        """One power read in watts (the fallback when the energy counter is missing), None when unreadable."""
+        if self.handle is None:
+            return None
+        try:
+            return self.nvml.nvmlDeviceGetPowerUsage(self.handle) / 1000.0
+        except Exception:  # noqa: BLE001
+            return None
+
     def max_sm_clock_mhz(self) -> float | None:
         """The SM clock the device can reach (NVML's maximum), the reference of median_ms_at_max_clock."""
         if self.handle is None:

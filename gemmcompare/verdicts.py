@@ -52,20 +52,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .energy_verdicts import energy_fields
 from .progress import SILENT, Progress
 from .report.data import THROTTLED_MOSTLY, gpu_name, normalise_rows, problem_sort_key, run_label, timing_summary
 from .report.labels import legend_labels
 from .report.writers import write_table_page
+from .verdict_rule import (CONFIDENCE, MAX_SAMPLES, MIN_SAMPLES, _positive, _symmetric, _z, judge,  # noqa: F401
+                           median_log_halfwidth, shift_interval)
 
-MIN_SAMPLES = 5
-CONFIDENCE = 0.95
-MAX_SAMPLES = 2000  # per side, for the pairwise-difference interval (2000 x 2000 differences)
 
 FAILED = ("FAIL", "CRASH", "TIMEOUT", "BUILD_ERROR")
 REGRESSING = ("REGRESSION", "SLOWER")
@@ -92,66 +91,6 @@ def ratio_ticks(half_width: float) -> list[float]:
                 picked.append(d)
                 ticks.append(tick)
     return ticks
-
-
-# -- statistics ---------------------------------------------------------------------------------------------
-
-def _positive(samples: Any) -> np.ndarray:
-    if not isinstance(samples, (list, tuple, np.ndarray)):
-        return np.array([])
-    arr = np.asarray(samples, dtype=float)
-    arr = arr[np.isfinite(arr) & (arr > 0)]
-    if len(arr) > MAX_SAMPLES:  # evenly spaced order statistics keep the distribution's shape
-        arr = np.sort(arr)[np.linspace(0, len(arr) - 1, MAX_SAMPLES).round().astype(int)]
-    return arr
-
-
-def _z(confidence: float) -> float:
-    return NormalDist().inv_cdf(0.5 + confidence / 2)
-
-
-def shift_interval(base: np.ndarray, cand: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
-    """Confidence interval of the shift ln(cand) - ln(base): the order statistics k and N-k+1 of the N pairwise
-    differences, with k from the Mann-Whitney U distribution (normal approximation). None when the samples are
-    too few for that confidence."""
-    lb, lc = np.log(base), np.log(cand)
-    nb, nc = len(lb), len(lc)
-    n = nb * nc
-    k = int(math.floor(n / 2 - _z(confidence) * math.sqrt(nb * nc * (nb + nc + 1) / 12)))
-    if k < 1:
-        return None
-    diffs = np.sort((lc[:, None] - lb[None, :]).ravel())
-    return float(diffs[k - 1]), float(diffs[n - k])
-
-
-def median_log_halfwidth(samples: Any, stored_rel: Any = None, confidence: float = CONFIDENCE) -> float | None:
-    """Half-width, in ln units, of a distribution-free CI of the median (order statistics of the binomial), from
-    the raw samples; else from the row's stored relative half-width (a 95% figure, rescaled to `confidence`);
-    None when neither is known."""
-    arr = np.sort(_positive(samples))
-    n = len(arr)
-    if n >= MIN_SAMPLES:
-        j = int(math.floor(n / 2 - _z(confidence) * math.sqrt(n) / 2))
-        if j >= 1:
-            return float(math.log(arr[n - j]) - math.log(arr[j - 1])) / 2
-    if stored_rel is not None and np.isfinite(stored_rel) and stored_rel >= 0:
-        return math.log1p(float(stored_rel)) * _z(confidence) / _z(0.95)
-    return None
-
-
-def judge(d: float, interval: tuple[float, float] | None, threshold: float) -> tuple[str, str]:
-    """The verdict for a log ratio d (> 0 is slower) with its interval, and a short reason."""
-    tau = math.log1p(threshold)
-    if interval is None:
-        return "UNKNOWN", "no noise estimate (too few samples)"
-    lo, hi = interval
-    if abs(d) > tau:
-        if lo > 0 or hi < 0:
-            return ("SLOWER" if d > 0 else "FASTER"), "beyond the threshold and significant"
-        return "UNKNOWN", "beyond the threshold but within the noise"
-    if (hi - lo) / 2 <= tau:
-        return "SAME", "within the threshold"
-    return "UNKNOWN", "within the threshold, but the noise is wider than it"
 
 
 # -- the comparison -------------------------------------------------------------------------------------------
@@ -204,6 +143,14 @@ class Comparison:
                 lines.append(f"note: {hot} rows were THROTTLED (a power or thermal cap in most sample batches) in one "
                              f"run or both: their times follow the card's power state (see the throttled and "
                              f"ms @max clock columns)")
+        energy = self.table["energy_verdict"].fillna("") if "energy_verdict" in self.table else pd.Series(dtype=str)
+        if len(energy) and (energy != "").any():
+            counts = energy[energy != ""].value_counts()
+            lines.append("energy (J per GEMM, same rule, not gating): "
+                         + ", ".join(f"{n} {v}" for v, n in counts.items()))
+            for _, r in self.table[energy.isin(["MORE_ENERGY", "LESS_ENERGY"])].head(max_lines).iterrows():
+                lines.append(f"  {r['energy_verdict']:<12} {r['contract']} {r['problem']} {r['implementation']}: "
+                             f"{r['energy_detail']}")
         lines.append("result: REGRESSED (exit 1)" if self.regressed else "result: no regression (exit 0)")
         return "\n".join(lines)
 
@@ -402,14 +349,6 @@ def launch_window_shift(b, c) -> float:
     return _window_ms(c) - _window_ms(b)
 
 
-def _symmetric(d: float, halfwidths: list[float | None]) -> tuple[float, float] | None:
-    """d +/- the root sum of squares of independent half-widths; None when any is unknown."""
-    if any(h is None for h in halfwidths):
-        return None
-    h = math.sqrt(sum(x * x for x in halfwidths))
-    return d - h, d + h
-
-
 def _first_line(reason: str) -> str:
     text = reason.strip()
     return f": {text.splitlines()[0][:120]}" if text else ""
@@ -431,7 +370,8 @@ def _status_verdict(bs: str, cs: str, c_reason: str) -> tuple[str, str] | None:
 
 
 _CARRY = ["status", "median_ms", "tflops", "pct_of_baseline", "pct_of_peak", "n_samples", "max_rel_err",
-          "max_rel_err_orig", "throttled_fraction", "sm_clock_mhz", "median_ms_at_max_clock", "timing_method"]
+          "max_rel_err_orig", "throttled_fraction", "sm_clock_mhz", "median_ms_at_max_clock", "timing_method",
+          "energy_j_per_gemm", "energy_ci_rel", "avg_power_w", "energy_source"]
 
 
 def compare(base: RunData, cand: RunData, threshold: float = 0.03, *, confidence: float = CONFIDENCE,
@@ -486,8 +426,10 @@ def compare(base: RunData, cand: RunData, threshold: float = 0.03, *, confidence
     b_bw, c_bw = _baseline_halfwidths(b_df, conf), _baseline_halfwidths(c_df, conf)
     for rec, b, c in timed:
         rec.update(_timed(b, c, normalised, b_bw, c_bw, threshold, conf))
+        rec.update(energy_fields(b, c, normalised, threshold, conf))  # beside the time's, by the same rule
     table = pd.DataFrame(records)
-    for col in ("metric", "base_value", "cand_value", "ratio", "ratio_lo", "ratio_hi"):
+    for col in ("metric", "base_value", "cand_value", "ratio", "ratio_lo", "ratio_hi", "energy_verdict",
+                "energy_detail", "energy_ratio", "energy_ratio_lo", "energy_ratio_hi"):
         if col not in table:
             table[col] = None
     if len(table):
@@ -517,7 +459,9 @@ DISPLAY_COLUMNS = [("verdict", "verdict"), ("contract", "contract"), ("problem",
                    ("base_median_ms_at_max_clock", "base ms @max clock"),
                    ("cand_median_ms_at_max_clock", "cand ms @max clock"), ("base_pct_of_baseline", "base %bl"),
                    ("cand_pct_of_baseline", "cand %bl"), ("throttled", "throttled"), ("ratio", "ratio"),
-                   ("detail", "detail")]
+                   ("detail", "detail"), ("base_energy_j_per_gemm", "base J/GEMM"),
+                   ("cand_energy_j_per_gemm", "cand J/GEMM"), ("energy_verdict", "energy"),
+                   ("energy_detail", "energy detail")]
 
 
 def display_comparison(table: pd.DataFrame) -> pd.DataFrame:
@@ -526,7 +470,7 @@ def display_comparison(table: pd.DataFrame) -> pd.DataFrame:
         if col not in table:
             continue
         vals = table[col]
-        if col.endswith(("_ms", "_ms_at_max_clock")):  # times: 4 significant digits
+        if col.endswith(("_ms", "_ms_at_max_clock", "_j_per_gemm")):  # times and energies: 4 significant digits
             vals = [f"{v:.4g}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
         elif "pct" in col:
             vals = [f"{v:.1f}" if isinstance(v, (int, float)) and np.isfinite(v) else "" for v in vals]
@@ -639,4 +583,6 @@ there: SAME, the baseline moved as much; else UNKNOWN) and, when either side was
 the times at the maximum clock differ beyond the threshold too; the baseline row itself is UNKNOWN when either
 side was THROTTLED or the SM clocks differ by more than the threshold.
 REGRESSION: PASS -> FAIL/CRASH/TIMEOUT/BUILD_ERROR.  Exit code 1 on any REGRESSION or SLOWER row.
+Energy (same GPU, rows with an energy figure): the same rule on r = candidate J per GEMM / base J per GEMM, from
+the per-batch energies: MORE_ENERGY / LESS_ENERGY / SAME / UNKNOWN, shown beside the time verdict, not gating.
 """

@@ -403,7 +403,8 @@ def test_every_kind_draws_or_says_why(tmp_path):
     assert {p.kind for p in report.plots} == set(PLOT_KINDS)
     for p in report.plots:
         assert p.skipped or (p.png.exists() and p.png.stat().st_size > 5000), p.title
-    assert [p.kind for p in report.plots if p.skipped] == ["architectures"]  # one GPU: the only one not drawn
+    # one GPU, and rows without energy figures: the only ones not drawn
+    assert [p.kind for p in report.plots if p.skipped] == ["architectures", "energy_vs_speed"]
 
 
 def test_a_png_keeps_every_implementation_colour_its_figure_draws(tmp_path):

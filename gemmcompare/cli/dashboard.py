@@ -8,7 +8,7 @@ import sys
 from ..errors import GemmCompareError
 from .options import add_no_progress, add_threshold, exit_codes, parser_args, progress_of
 
-NORMALIZE = {"none": "tflops", "peak": "pct_of_peak"}
+NORMALIZE = {"none": "tflops", "peak": "pct_of_peak", "energy": "gflop_per_j"}
 
 
 def cmd_dashboard(args) -> int:
@@ -53,7 +53,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="folder to write the site in (index.html there)")
     p.add_argument("--normalize", choices=sorted(NORMALIZE), default="none",
                    help="'peak': plot %% of each GPU's datasheet peak for the contract's math (for views across "
-                        "GPUs); default raw TFLOP/s")
+                        "GPUs); 'energy': GFLOP per joule (rows run with timing: {energy: true}); default raw TFLOP/s")
     add_threshold(p, "each later run's spec's")
     add_no_progress(p)
     p.set_defaults(func=cmd_dashboard)

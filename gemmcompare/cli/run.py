@@ -83,12 +83,22 @@ def _report(outcome, store, plots) -> None:
 def print_rows(rows) -> None:
     if not rows:
         return
-    print(f"  {'problem':<16} {'contract':<22} {'implementation':<48} {'status':<11} {'median ms':>10} {'TFLOP/s':>9} {'% base':>7}")
+    energy = any(r.energy_j_per_gemm for r in rows)  # energy columns only for a run that measured it
+    extra = f" {'J/GEMM':>9} {'J CI':>7} {'W':>5}" if energy else ""
+    print(f"  {'problem':<16} {'contract':<22} {'implementation':<48} {'status':<11} {'median ms':>10} {'TFLOP/s':>9} "
+          f"{'% base':>7}{extra}")
     for r in rows:
         med = f"{r.median_ms:.4f}" if r.median_ms else ""
         tf = f"{r.tflops:.1f}" if r.tflops else ""
         pct = f"{r.pct_of_baseline:.1f}" if r.pct_of_baseline else ""
-        print(f"  {r.problem:<16} {r.contract:<22} {r.implementation[:48]:<48} {r.status.value:<11} {med:>10} {tf:>9} {pct:>7}")
+        more = ""
+        if energy:
+            j = f"{r.energy_j_per_gemm:.4g}" if r.energy_j_per_gemm else ""
+            ci = f"{100 * r.energy_ci_rel:.2f}%" if r.energy_j_per_gemm and r.energy_ci_rel is not None else ""
+            w = f"{r.avg_power_w:.0f}" if r.avg_power_w else ""
+            more = f" {j:>9} {ci:>7} {w:>5}"
+        print(f"  {r.problem:<16} {r.contract:<22} {r.implementation[:48]:<48} {r.status.value:<11} {med:>10} {tf:>9} "
+              f"{pct:>7}{more}")
         if r.reason and r.status.value != "PASS":
             print(f"      {r.reason[:300]}")
 

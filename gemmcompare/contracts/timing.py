@@ -64,9 +64,17 @@ class TimingSettings:
     # baseline beside it (llm-shapes/study-0906836: at 8192x8192x28672 CUTLASS stopped after 10 batches,
     # cuBLAS after 61).
     lockstep: bool = False
+    # energy per GEMM (energy_meter.py): batches per row after its time is sampled (0: none, the default: on
+    # the H200 a row's batches take ~6 s, its counter updating every 100 ms), and the first size of a batch in
+    # ms of launches (doubled while too short for the counter's updates)
+    energy_batches: int = 0
+    energy_min_batch_ms: float = 500.0
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
+        for key in ("energy_batches", "energy_min_batch_ms"):  # at their defaults: absent, as lockstep
+            if out[key] == getattr(TimingSettings, key):
+                del out[key]
         if out["launch_window_us"] is None:  # unset: absent, so that earlier specs keep their hashes
             del out["launch_window_us"]
         if not out["lockstep"]:  # likewise

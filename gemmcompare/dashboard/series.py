@@ -15,7 +15,8 @@ from ..report.stats import median_ci, rate_ci
 from .runs import Run
 from .steps import series_steps
 
-METRICS = {"tflops": "TFLOP/s (logical)", "pct_of_peak": "% of the GPU's peak"}
+METRICS = {"tflops": "TFLOP/s (logical)", "pct_of_peak": "% of the GPU's peak",
+           "gflop_per_j": "GFLOP per joule (energy per GEMM)"}
 
 
 @dataclass
@@ -38,6 +39,17 @@ def _peak_share(values: list[float], peak: float) -> list[float]:
     return [100 * v / peak if math.isfinite(peak) and peak > 0 else math.nan for v in values]
 
 
+def _per_joule(r) -> list[float]:
+    """GFLOP per joule with its 95% CI (the energy's relative CI, turned over); NaN without an energy figure."""
+    value = r.get("gflop_per_j", math.nan) if r["status"] == "PASS" else math.nan
+    rel = r.get("energy_ci_rel", math.nan)
+    if value is None or not np.isfinite(value):
+        return [math.nan] * 3
+    if rel is None or not np.isfinite(rel) or rel >= 1:
+        return [value, math.nan, math.nan]
+    return [value, value / (1 + rel), value / (1 - rel)]
+
+
 def series_points(runs: list[Run], contract: str, problem: str, metric: str = "tflops") -> pd.DataFrame:
     """value / lo / hi are the metric (TFLOP/s, or % of the GPU's peak) and its 95% CI from the raw samples;
     median_ms with its CI (ms_lo, ms_hi); the run's SM clock and whether the row was THROTTLED."""
@@ -49,6 +61,8 @@ def series_points(runs: list[Run], contract: str, problem: str, metric: str = "t
             value, lo, hi = tf, *(ci if ci else (math.nan, math.nan))
             if metric == "pct_of_peak":
                 value, lo, hi = _peak_share([value, lo, hi], r["peak_tflops"])
+            elif metric == "gflop_per_j":
+                value, lo, hi = _per_joule(r)
             ms_ci = median_ci(r["samples_ms"])
             throttled = r["throttled_fraction"]
             records.append({

@@ -81,8 +81,8 @@ class _Inputs:
 def build_dashboard(paths: Iterable, out: str | Path, *, metric: str = "tflops", threshold: float | None = None,
                     progress: bool = True) -> Dashboard:
     """Find every run under `paths` (runs.find_runs) and write the site into `out`, drawing only the pages whose
-    inputs changed since the last build into `out`. metric: 'tflops', or 'pct_of_peak' (each GPU's datasheet
-    peak for the contract's math); threshold: the smallest change that counts (default: each later run's spec's,
+    inputs changed since the last build into `out`. metric: 'tflops', 'pct_of_peak' (each GPU's datasheet peak for
+    the contract's math) or 'gflop_per_j' (GFLOP per joule, rows measured with energy); threshold: the smallest change that counts (default: each later run's spec's,
     else compare's default)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {list(METRICS)}, got {metric!r}")

@@ -24,10 +24,12 @@ NUMERIC_COLUMNS = [
     "pct_of_peak", "unique_bytes", "registers", "smem_bytes", "spill_stores", "spill_loads", "stack_bytes",
     "build_seconds", "throttled_fraction", "predicted_ms", "predicted_tflops", "occupancy_ctas_per_sm", "occupancy",
     "wave_efficiency", "measured_over_predicted", "lda", "ldb", "ldc", "sm_clock_mhz", "max_sm_clock_mhz",
-    "median_ms_at_max_clock",
+    "median_ms_at_max_clock", "energy_j_per_gemm", "energy_ci_rel", "avg_power_w", "gflop_per_j",
+    "energy_sm_clock_mhz", "energy_throttled_fraction",
 ]
 _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_flags": list, "timing": dict,
-                  "tolerance": dict, "telemetry": dict, "prediction": dict}
+                  "tolerance": dict, "telemetry": dict, "prediction": dict,
+                 "energy_samples_j": list, "energy": dict}
 
 # what a row is, for the report's summary and the bar colours: the families grouped into four kinds
 KINDS = ("library", "CUTLASS", "hand-written", "custom")

@@ -3,4 +3,4 @@ these). Kept apart from plots.py so that checking a name needs no plotting libra
 each name to its function, and a test keeps the two equal."""
 
 PLOT_NAMES = ("throughput_vs_size", "percent_of_baseline", "roofline", "bandwidth", "error_vs_k", "heatmap",
-              "distribution", "architectures")
+              "distribution", "architectures", "energy_vs_speed")

@@ -2,7 +2,8 @@
 
 Per contract and problem, every implementation's status, median time, TFLOP/s (logical; executed when the
 implementation pads), achieved GB/s and % of the HBM roofline (memory-bound problems only: report/bandwidth.py),
-% of the same-run baseline, % of peak, errors against both references, CV and the
+% of the same-run baseline, % of peak, energy per GEMM with its CI, power, GFLOP per joule and the SM clock of
+the energy batches (rows measured with `timing: {energy: true}`), errors against both references, CV and the
 build's resources. Numbers are rounded only in the display form.
 """
 
@@ -63,6 +64,11 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
     ("pct_of_hbm_roofline", "% of HBM roofline", _pct),
     ("pct_of_baseline", "% of baseline", _pct),
     ("pct_of_peak", "% of peak", _pct),
+    ("energy_j_per_gemm", "J/GEMM", _sig),
+    ("energy_ci_rel", "J CI", _cv),
+    ("avg_power_w", "W", _pct),
+    ("gflop_per_j", "GFLOP/J", _pct),
+    ("energy_sm_clock_mhz", "MHz (energy)", _int),
     ("max_abs_err", "max abs err", _err),
     ("max_rel_err", "max rel err", _err),
     ("max_abs_err_orig", "max abs err (orig)", _err),
@@ -82,6 +88,8 @@ SUMMARY_COLUMNS = [
     "pct_of_hbm_roofline", "memory_bound", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak",
     "unique_bytes", "max_abs_err", "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio", "registers", "smem_bytes",
     "spill_stores", "spill_loads", "throttled_fraction", "sm_clock_mhz", "max_sm_clock_mhz", "arch",
+    "energy_j_per_gemm", "energy_ci_rel", "avg_power_w", "gflop_per_j", "energy_source", "energy_sm_clock_mhz",
+    "energy_throttled_fraction",
 ]
 
 

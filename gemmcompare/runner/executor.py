@@ -67,6 +67,7 @@ class _Timed:
     prepared: Prepared
     copies: list
     launcher: Launcher
+    row_energy: Any = None  # (source, name -> EnergyRun) of the problem's energy batches, or None
 
 
 class ProblemExecutor:
@@ -301,6 +302,7 @@ class ProblemExecutor:
             if m.fatal:
                 status = Status.TIMEOUT if isinstance(m.error, TimeoutError) else Status.CRASH
                 raise ContextLost(f"timing: {m.error}", t.impl.name, status)
+        energy = self._energy([t.launcher for t in ready], measurements, timer.cycles_per_ms)
         peak = peak_tflops(self.device, contract)
         finished: dict[str, Result] = {}
         for t in ready:
@@ -311,6 +313,7 @@ class ProblemExecutor:
                             "storage": t.prepared.storage_info, **_method_fields(m, window),
                             **(t.prepared.timing_fields or {}),
                             **({"tuning": t.impl.tuning.as_dict()} if isinstance(t.impl, Picked) else {})}
+            t.row_energy = energy
             if self._conclude(t, m, tele[t.impl.name], draw, contract, p, peak):
                 finished[t.impl.name] = t.row
         self._derive(finished, contract, peak)
@@ -318,6 +321,21 @@ class ProblemExecutor:
         for t in ready:
             if t.impl.name in finished:
                 self.emit(t.row)
+
+    def _energy(self, launchers, measurements, cycles_per_ms: float):
+        """(source, name -> EnergyRun) of the energy batches after timing (contracts/energy_meter.py); None when the
+        spec turns them off. A hang or CUDA error in one is blamed on its implementation, as in timing."""
+        from ..contracts.energy_meter import EnergyFailure, measure_energy
+
+        if self.exp.timing.energy_batches <= 0:
+            return None
+        try:
+            with self._phase("energy_s"):
+                return measure_energy(launchers, measurements, self.exp.timing, self.telemetry, cycles_per_ms,
+                                      stage=self.stage)
+        except EnergyFailure as exc:
+            status = Status.TIMEOUT if isinstance(exc.error, TimeoutError) else Status.CRASH
+            raise ContextLost(str(exc), exc.name, status) from exc
 
     def _timed(self, impl, row, ext, draw: Draw, contract) -> "_Timed | None":
         """Prepare one implementation for timing (and its rotation copies); None after a CRASH row."""
@@ -364,6 +382,7 @@ class ProblemExecutor:
             row.add_note(m.method_note)
         row.median_ms_at_max_clock = at_max_clock(s.median, row.sm_clock_mhz, row.max_sm_clock_mhz)
         row.tflops = row.flops / (s.median * 1e-3) / 1e12
+        _attach_energy(row, t.row_energy)
         if row.executed_flops:
             row.executed_tflops = row.executed_flops / (s.median * 1e-3) / 1e12
         row.status = Status.PASS
@@ -457,6 +476,24 @@ def _method_fields(m, window) -> dict[str, Any]:
     if m.method_note:
         out["method_note"] = m.method_note
     return out
+
+
+def _attach_energy(row: Result, energy) -> None:
+    """The row's energy fields from its energy batches (contracts/energy.py), with the clocks they ran under."""
+    from ..contracts.energy import summarize_energy
+    from ..contracts.energy_meter import L2_NOTE
+    from ..telemetry import summarize_samples
+
+    if energy is None:
+        return
+    source, runs = energy
+    run = runs.get(row.implementation)
+    if run is None:
+        return
+    fields = summarize_energy(run.batches, row.flops, source, summarize_samples(run.telemetry), note=run.note)
+    fields["energy"]["l2"] = L2_NOTE
+    for key, value in fields.items():
+        setattr(row, key, value)
 
 
 def _merge_errors(row: Result, check: corr.CheckResult) -> None:

@@ -47,7 +47,7 @@ def _correctness(ck, raw) -> CorrectnessSettings:
 
 
 TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s", "method",
-               "launch_window_us", "lockstep"}
+               "launch_window_us", "lockstep", "energy"}
 
 
 def _timing(ck, raw) -> TimingSettings:
@@ -75,6 +75,7 @@ def _timing(ck, raw) -> TimingSettings:
                  nearest(str(method), TIMING_METHODS))
         method = d.method
     window = _number(ck, raw, "launch_window_us", path, None, minimum=0) if "launch_window_us" in raw else None
+    energy_batches, energy_ms = _energy(ck, raw.get("energy"), path + ("energy",), d)
     return TimingSettings(
         l2=l2,
         warmup_count=_number(ck, warm, "count", path + ("warmup",), d.warmup_count, integer=True, minimum=0),
@@ -89,7 +90,29 @@ def _timing(ck, raw) -> TimingSettings:
         method=method,
         launch_window_us=None if window is None else float(window),
         lockstep=_flag(ck, raw, "lockstep", path, d.lockstep),
+        energy_batches=energy_batches,
+        energy_min_batch_ms=energy_ms,
     )
+
+
+ENERGY_BATCHES = 7  # `energy: true`: enough batches for the median's CI (6 at least)
+
+
+def _energy(ck, raw, path, d: TimingSettings) -> tuple[int, float]:
+    """`energy: false` or absent (no energy batches), `true` (ENERGY_BATCHES), or {batches: N, min_batch_ms: MS}."""
+    if raw is None or raw is False:
+        return d.energy_batches, d.energy_min_batch_ms
+    if raw is True:
+        return ENERGY_BATCHES, d.energy_min_batch_ms
+    raw = ck.mapping(raw, path, "energy (true, false or a mapping)")
+    if raw is None:
+        return d.energy_batches, d.energy_min_batch_ms
+    ck.unknown_keys(raw, {"batches", "min_batch_ms"}, path, "energy")
+    batches = _number(ck, raw, "batches", path, ENERGY_BATCHES, integer=True, minimum=0)
+    if 0 < batches < 6:  # the median's CI (timing.median_ci_rel) needs six
+        ck.error(path + ("batches",), f"energy.batches must be 0 (off) or at least 6 for a confidence interval, "
+                                      f"got {batches}")
+    return batches, float(_number(ck, raw, "min_batch_ms", path, d.energy_min_batch_ms, minimum=1))
 
 
 def _report(ck, raw, contracts: list[PrecisionContract]) -> ReportSettings:

@@ -240,7 +240,8 @@ class Store:
         df = pd.read_sql_query(query, self.conn, params=args)
         if decode and len(df):
             for col in JSON_COLUMNS:
-                df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
+                if col in df:  # a store from before a JSON column was added (opened read-only) lacks it
+                    df[col] = df[col].map(lambda v: json.loads(v) if isinstance(v, str) else v)
         return df
 
     def done_keys(self, run_id: str) -> set[tuple[str, str, str]]:

@@ -12,6 +12,7 @@ the device) is skipped with a note saying why, never drawn empty.
   heatmap         % of baseline over a two-parameter sweep, sequential from 0     heatmap
   distribution    each row's samples (violins and dots) per problem               distribution
   architectures   several GPUs side by side                                        architectures
+  energy          TFLOP/s against joules per GEMM, one point per row, CIs both ways  energy_vs_speed
   common          Plot, save_figure, colours, labels, legend or key table
 """
 
@@ -30,6 +31,7 @@ from .bandwidth import plot_bandwidth
 from .baseline import plot_percent_of_baseline
 from .common import Plot, save_figure  # noqa: F401  (compare and history save their figures with it)
 from .distribution import plot_distribution
+from .energy import plot_energy_vs_speed
 from .errors import plot_error_vs_k
 from .heatmap import plot_sweep_heatmap
 from .roofline import ceilings, plot_roofline  # noqa: F401
@@ -44,6 +46,7 @@ PLOT_KINDS: dict[str, Callable[[pd.DataFrame, Path], list[Plot]]] = {
     "heatmap": plot_sweep_heatmap,
     "distribution": plot_distribution,
     "architectures": plot_architectures,
+    "energy_vs_speed": plot_energy_vs_speed,
 }
 assert tuple(PLOT_KINDS) == PLOT_NAMES, "report/kinds.py names every plot kind, in this order"
 

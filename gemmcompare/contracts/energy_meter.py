@@ -1,0 +1,176 @@
+"""Energy batches on the GPU: after a problem's rows are timed, each gets `energy_batches` batches of its launch
+repeated back to back, interleaved round-robin as the time's batches are, each read by NVML (energy.py holds the
+arithmetic, docs/timing.md the rule).
+
+The energy batching rule. A batch must span at least two updates of the energy counter, with the host's poll gaps
+at most 1% of the time between them. Its first size is `energy_min_batch_ms` at the row's measured median launch
+time; a batch in which the counter did not update twice (or the updates fell too close for the poll gaps) is run
+again twice as long, up to MAX_BATCH_MS, and the size that worked is kept for the row's later batches. The time
+samples' protocol is untouched: these launches run after sampling, outside CUPTI, and make no time sample.
+
+No L2 action runs between the launches of an energy batch: a flush's energy would be the flush's, not the
+kernel's. An energy figure is therefore the warm-L2 steady state whatever the time's L2 policy (rotate's input
+copies are cycled, which costs nothing). Under beta != 0 each launch's output reset runs before it, inside.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .energy import (EnergyBatch, MAX_WINDOW_ERROR, Polled, Window, counter_window, launches_for,
+                     poll_batch, samples_window)
+from .timing import MAX_SLEEP_MS, Launcher, Measurement, wait_stream
+
+MAX_BATCH_MS = 4000.0  # an energy batch is not doubled past this: the row's figure is marked not measurable
+MAX_LAUNCHES = 2_000_000
+ATTEMPTS = 6  # runs of one batch (starved, or too short and doubled) before it is given up
+QUEUE_DEPTH = 1024  # launches CUDA queues before the host's launch call blocks: the gate need cover no more
+GUESS_ENQUEUE_MS = 0.05  # per launch, when the timer recorded no enqueue time to size the gate from
+L2_NOTE = "launches back to back, no L2 action between them (warm-L2 steady state)"
+
+
+class EnergyFailure(Exception):
+    """A hang or CUDA error during an energy batch: the context is no longer trustworthy (like the timer's)."""
+
+    def __init__(self, name: str, error: BaseException):
+        super().__init__(f"energy batch: {error}")
+        self.name, self.error = name, error
+
+
+@dataclass
+class EnergyRun:
+    """One launcher's energy batches, the telemetry read in each, and why there are none (if so)."""
+
+    batches: list[EnergyBatch] = field(default_factory=list)
+    telemetry: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+    count: int = 0  # launches per batch (grows when a batch is too short)
+    gate_ms: float = 1.0
+    launch_ms: float = 0.0
+
+
+def energy_source(telemetry) -> str:
+    """counter, power_samples (the counter is missing) or none (no NVML)."""
+    if telemetry is None:
+        return "none"
+    if telemetry.energy_counter_mj() is not None:
+        return "counter"
+    return "power_samples" if telemetry.power_now_w() is not None else "none"
+
+
+def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measurement], settings, telemetry,
+                   cycles_per_ms: float = 2.0e6, stage: Callable[[str, str], None] | None = None
+                   ) -> tuple[str, dict[str, EnergyRun]]:
+    """(source, launcher name -> EnergyRun) for the launchers that were timed (samples, no error)."""
+    source = energy_source(telemetry)
+    runs = {ln.name: EnergyRun() for ln in launchers}
+    active = []
+    for ln in launchers:
+        m, run = measurements[ln.name], runs[ln.name]
+        if m.error is not None or not m.samples_ms:
+            run.note = "not timed"
+            continue
+        if source == "none":
+            run.note = "no NVML energy counter or power reading on this machine"
+            continue
+        run.launch_ms = sorted(m.samples_ms)[len(m.samples_ms) // 2]
+        run.count = launches_for(run.launch_ms, settings.energy_min_batch_ms, MAX_LAUNCHES)
+        per_launch = (m.last_enqueue_ms / settings.batch) if m.last_enqueue_ms else GUESS_ENQUEUE_MS
+        run.gate_ms = min(MAX_SLEEP_MS, max(1.0, 2.0 * per_launch * min(run.count, QUEUE_DEPTH)))
+        active.append(ln)
+    for _ in range(settings.energy_batches):
+        for ln in active:
+            if stage:
+                stage(ln.name, "energy")
+            try:
+                _batch(ln, runs[ln.name], source, telemetry, cycles_per_ms, settings.row_timeout_s)
+            except Exception as exc:  # noqa: BLE001 - a hang or CUDA error ends every row's energy
+                if isinstance(exc, TimeoutError) or "CUDA error" in str(exc):
+                    raise EnergyFailure(ln.name, exc) from exc
+                runs[ln.name].note = f"energy batch failed: {exc}"
+                active = [a for a in active if a is not ln]
+    return source, runs
+
+
+def _too_short(window: Window, source: str) -> bool:
+    if source == "counter":
+        return window.updates < 2 or (window.error or 0.0) > MAX_WINDOW_ERROR
+    return window.power_w is None and "sample" in window.reason
+
+
+def _batch(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float,
+           run_once: Callable | None = None) -> None:
+    """One batch, run again (gate doubled when starved, launches doubled when too short) until it gives a
+    figure or ATTEMPTS are spent; the last attempt's batch is kept either way. `run_once` runs one attempt
+    (default: on the GPU; a test passes a fake)."""
+    run_once = run_once or _run_once
+    for _ in range(ATTEMPTS):
+        batch, starved, enqueue_ms, sample = run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s)
+        if starved:  # the GPU idled between launches: idle power inside the window
+            run.gate_ms = min(MAX_SLEEP_MS, 2.0 * run.gate_ms)
+            continue
+        if not batch.ok and _too_short(batch.window, source) and batch.span_ms * 2 <= MAX_BATCH_MS:
+            run.count = min(MAX_LAUNCHES, run.count * 2)
+            continue
+        break
+    if starved:
+        batch = EnergyBatch(batch.launches, batch.span_ms, source,
+                            Window(None, reason="every attempt starved: the host enqueues the launch slower than the "
+                                                "GPU runs it, so the GPU idled between launches"))
+    run.batches.append(batch)
+    if sample:
+        run.telemetry.append(sample)
+
+
+def _run_once(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float):
+    """One attempt: the launches enqueued behind a sleep gate while a thread polls NVML. The poll cannot wait for
+    the enqueue: CUDA's launch queue holds about a thousand launches, so the host's enqueue loop blocks until
+    the batch is nearly done. Starved: the GPU had run everything by the time the host finished enqueuing (the
+    host is slower than the kernel, so the GPU idled between launches)."""
+    import torch
+
+    torch.cuda.synchronize()
+    start, end, gate = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True),
+                        torch.cuda.Event())
+    recorded: list = []  # the end event, once recorded (the thread's running() reads it)
+    counter = telemetry.energy_counter_mj if source == "counter" else None
+    box: dict[str, Any] = {}
+
+    def running() -> bool:
+        return not (recorded and recorded[0].query())
+
+    def poll() -> None:
+        try:
+            box["polled"] = poll_batch(running, counter, telemetry.power_now_w, time.perf_counter, time.sleep,
+                                       started=gate.query)
+        except Exception as exc:  # noqa: BLE001 - surfaced in the calling thread
+            box["error"] = exc
+
+    t0 = time.perf_counter()
+    torch.cuda._sleep(int(run.gate_ms * cycles_per_ms))  # the host gets ahead of the GPU while it sleeps
+    gate.record()
+    thread = threading.Thread(target=poll, name="gemmcompare energy poll", daemon=True)
+    thread.start()
+    start.record()
+    n = len(ln.launches)
+    for i in range(run.count):
+        if ln.resets is not None:
+            ln.resets[i % n]()
+        ln.launches[i % n]()
+    end.record()
+    recorded.append(end)
+    enqueue_ms = (time.perf_counter() - t0) * 1e3
+    starved = end.query()
+    sample = telemetry.sample()  # the clocks and caps of this batch (read while its tail runs)
+    wait_stream(timeout_s, ln.name)
+    thread.join(timeout_s)
+    if "error" in box:
+        raise box["error"]
+    polled = box.get("polled") or Polled()
+    span_ms = start.elapsed_time(end)
+    by_samples = samples_window(polled.power)
+    window = counter_window(polled.counter) if source == "counter" else by_samples
+    return EnergyBatch(run.count, span_ms, source, window, by_samples.power_w), starved, enqueue_ms, sample

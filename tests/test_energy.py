@@ -1,0 +1,269 @@
+"""Energy per GEMM from a fake NVML counter (contracts/energy.py, energy_meter.py): the counter read between its
+update instants, across a wrap-around, a reset caught, a missing counter falling back to power samples (and the
+row saying so), batches too short for the counter doubled or marked, and the CI computed as the time's."""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+
+import pytest
+
+from gemmcompare.contracts import energy_meter
+from gemmcompare.contracts.energy import (COUNTER_MODULUS, EnergyBatch, Window, counter_delta_mj, counter_window,
+                                          launches_for, poll_batch, samples_window, summarize_energy)
+from gemmcompare.contracts.timing import Launcher, TimingSettings, median_ci_rel
+
+
+class FakeBoard:
+    """A GPU drawing `watts` while a batch of `batch_s` runs, whose energy counter (mJ, 64-bit) publishes the
+    energy so far every `update_s`, starting from `start_mj`; host time advances by each sleep and by
+    `read_s` per NVML read."""
+
+    def __init__(self, watts=700.0, update_s=0.02, start_mj=10**9, batch_s=0.5, read_s=0.0001, phase_s=0.007):
+        self.watts, self.update_s, self.start_mj, self.batch_s, self.read_s = watts, update_s, start_mj, batch_s, read_s
+        self.t = 0.0
+        self.phase_s = phase_s  # the first update falls this far into the batch
+
+    def counter(self) -> int:
+        self.t += self.read_s
+        published = math.floor((self.t - self.phase_s) / self.update_s) * self.update_s + self.phase_s
+        return (self.start_mj + round(self.watts * max(published, 0.0) * 1e3)) % COUNTER_MODULUS
+
+    def power(self) -> float:
+        self.t += self.read_s
+        return self.watts
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, s: float) -> None:
+        self.t += s
+
+    def running(self) -> bool:
+        return self.t < self.batch_s
+
+    def poll(self, counter=True):
+        return poll_batch(self.running, self.counter if counter else None, self.power, self.now, self.sleep)
+
+
+def test_counter_delta_across_the_wrap():
+    assert counter_delta_mj(5, 1205) == 1200
+    assert counter_delta_mj(COUNTER_MODULUS - 500, 700) == 1200
+
+
+def test_the_counter_between_update_instants_gives_the_power():
+    board = FakeBoard(watts=700.0, update_s=0.02, batch_s=0.5)
+    w = counter_window(board.poll().counter)
+    assert w.power_w == pytest.approx(700.0, rel=0.01)
+    assert w.updates >= 20 and w.error <= 0.01
+
+
+def test_a_wrap_around_inside_the_batch_changes_nothing():
+    # the counter starts 0.1 J below 2^64 mJ: it wraps in the batch's first update
+    board = FakeBoard(watts=650.0, start_mj=COUNTER_MODULUS - 100, batch_s=0.4)
+    reads = board.poll().counter
+    assert any(b < a for (_, a), (_, b) in zip(reads, reads[1:])), "the fake must wrap"
+    assert counter_window(reads).power_w == pytest.approx(650.0, rel=0.01)
+
+
+def test_a_counter_that_goes_backwards_is_a_reset_not_energy():
+    reads = [(0.0, 5_000_000), (0.01, 5_000_700), (0.02, 5_001_400), (0.03, 100), (0.04, 800)]
+    w = counter_window(reads)
+    assert w.power_w is None and "reset" in w.reason
+
+
+def test_a_batch_shorter_than_two_updates_has_no_figure():
+    board = FakeBoard(update_s=0.1, batch_s=0.09)  # one update inside
+    w = counter_window(board.poll().counter)
+    assert w.power_w is None and w.updates == 1 and "2 are needed" in w.reason
+
+
+def test_updates_too_close_for_the_poll_gaps_have_no_figure():
+    # reads every 5 ms: each update is known to within 2.5 ms, too coarse for a 30 ms window
+    reads = [(0.005 * i, 1000 * (i // 2)) for i in range(8)]
+    w = counter_window(reads)
+    assert w.power_w is None and "too short" in w.reason and w.error > 0.01
+
+
+def test_no_read_after_the_batch_ended_is_kept():
+    board = FakeBoard(batch_s=0.05)
+    polled = board.poll()
+    assert polled.counter and all(t < 0.05 for t, _ in polled.counter)
+
+
+def test_power_samples_integrate_to_the_average():
+    samples = [(0.0, 600.0), (0.01, 700.0), (0.02, 700.0), (0.04, 600.0)]
+    # trapezoids: 6.5 + 7 + 13 = 26.5 W*10ms over 40 ms
+    assert samples_window(samples).power_w == pytest.approx(662.5)
+    assert samples_window(samples[:2]).power_w is None
+
+
+def test_launches_for_a_minimum_batch():
+    assert launches_for(0.19, 100.0, 10**6) == 527
+    assert launches_for(500.0, 100.0, 10**6) == 1
+    assert launches_for(1e-6, 100.0, 1000) == 1000
+    with pytest.raises(ValueError, match="positive"):
+        launches_for(0.0, 100.0, 10)
+
+
+def _batches(values_j, launches=100, span_ms=200.0):
+    return [EnergyBatch(launches, span_ms, "counter", Window(v * launches / (span_ms / 1e3), span_ms * 0.8, 8, 0.002))
+            for v in values_j]
+
+
+def test_summary_median_and_ci_as_the_time():
+    js = [0.130, 0.131, 0.129, 0.132, 0.130, 0.128, 0.131]
+    out = summarize_energy(_batches(js), flops=2 * 4096 ** 3, source="counter",
+                           telemetry={"sm_clock_mhz_median": 1755.0, "throttled_fraction": 1.0})
+    assert out["energy_source"] == "counter"
+    assert out["energy_j_per_gemm"] == pytest.approx(0.130)
+    assert out["energy_ci_rel"] == pytest.approx(median_ci_rel(sorted(out["energy_samples_j"])))
+    assert math.isfinite(out["energy_ci_rel"])
+    assert out["avg_power_w"] == pytest.approx(0.130 * 100 / 0.2)
+    assert out["gflop_per_j"] == pytest.approx(2 * 4096 ** 3 / 0.130 / 1e9)
+    assert out["energy_sm_clock_mhz"] == 1755.0 and out["energy_throttled_fraction"] == 1.0
+
+
+def test_a_row_without_a_measured_batch_says_why():
+    bad = [EnergyBatch(10, 1.0, "counter", Window(None, updates=0, reason="the counter updated 0 time(s)"))]
+    out = summarize_energy(bad, flops=10, source="counter")
+    assert out["energy_source"] == "none" and "energy_j_per_gemm" not in out
+    assert "updated 0 time" in out["energy"]["reason"]
+    with pytest.raises(ValueError, match="source"):
+        summarize_energy(bad, flops=10, source="joulemeter")
+
+
+# -- the batching rule and the fallback, through energy_meter with fake attempts and a fake pynvml ------------
+
+class _Sim:
+    """energy_meter's one attempt, simulated: a batch of run.count launches of launch_ms on a FakeBoard."""
+
+    def __init__(self, launch_ms=0.2, update_s=0.05, counter=True):
+        self.launch_ms, self.update_s, self.counter, self.counts = launch_ms, update_s, counter, []
+
+    def __call__(self, ln, run, source, telemetry, cycles_per_ms, timeout_s):
+        self.counts.append(run.count)
+        span_ms = run.count * self.launch_ms
+        board = FakeBoard(update_s=self.update_s, batch_s=span_ms / 1e3)
+        polled = board.poll(counter=source == "counter")
+        by_samples = samples_window(polled.power)
+        window = counter_window(polled.counter) if source == "counter" else by_samples
+        return EnergyBatch(run.count, span_ms, source, window, by_samples.power_w), False, 1.0, {}
+
+
+def _launcher():
+    return Launcher("k", lambda: None)
+
+
+def test_a_too_short_batch_is_doubled_until_the_counter_can_read_it():
+    sim = _Sim(launch_ms=0.2, update_s=0.05)
+    run = energy_meter.EnergyRun(count=launches_for(0.2, 40.0, 10**6))  # 40 ms: under two 50 ms updates
+    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=sim)
+    # 40 ms holds one update (at 7 ms); 80 ms two, 50 ms apart, each known to within half a 0.3 ms poll gap
+    assert sim.counts == [200, 400]
+    assert len(run.batches) == 1 and run.batches[-1].ok and run.count == 400
+    assert run.batches[-1].j_per_gemm == pytest.approx(700.0 * 0.2e-3, rel=0.01)
+
+
+def test_a_batch_that_cannot_grow_enough_is_marked_not_measured():
+    sim = _Sim(launch_ms=1000.0, update_s=5.0)  # 1 s launches, a counter updating every 5 s
+    run = energy_meter.EnergyRun(count=1)
+    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=sim)
+    assert sim.counts == [1, 2, 4]  # 1, 2, then 4 s (MAX_BATCH_MS): no more doubling
+    out = summarize_energy(run.batches, flops=1, source="counter")
+    assert out["energy_source"] == "none" and "2 are needed" in out["energy"]["reason"]
+
+
+def _fake_nvml(monkeypatch, energy_supported: bool):
+    nvml = types.SimpleNamespace(
+        NVML_CLOCK_SM=0, NVML_CLOCK_MEM=1, NVML_TEMPERATURE_GPU=0,
+        nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: "h", nvmlDeviceGetHandleByUUID=lambda u: "h",
+        nvmlDeviceGetPowerUsage=lambda h: 612_000)
+
+    def energy(h):
+        if not energy_supported:
+            raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+        return 123_456
+    nvml.nvmlDeviceGetTotalEnergyConsumption = energy
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    from gemmcompare.telemetry import Telemetry
+
+    return Telemetry()
+
+
+def test_a_missing_counter_falls_back_to_power_samples_and_says_so(monkeypatch):
+    tel = _fake_nvml(monkeypatch, energy_supported=False)
+    assert tel.energy_counter_mj() is None and tel.power_now_w() == pytest.approx(612.0)
+    assert energy_meter.energy_source(tel) == "power_samples"
+    sim = _Sim(launch_ms=0.5, counter=False)
+    run = energy_meter.EnergyRun(count=launches_for(0.5, 100.0, 10**6))
+    for _ in range(6):
+        energy_meter._batch(_launcher(), run, "power_samples", tel, 2e6, 10.0, run_once=sim)
+    out = summarize_energy(run.batches, flops=2 * 1024 ** 3, source="power_samples")
+    assert out["energy_source"] == "power_samples"
+    assert out["energy_j_per_gemm"] == pytest.approx(700.0 * 0.5e-3, rel=0.01)
+
+
+def test_the_counter_is_used_where_there_is_one(monkeypatch):
+    tel = _fake_nvml(monkeypatch, energy_supported=True)
+    assert tel.energy_counter_mj() == 123_456 and energy_meter.energy_source(tel) == "counter"
+    assert energy_meter.energy_source(None) == "none"
+
+
+def test_untimed_rows_get_no_energy_batch():
+    from gemmcompare.contracts.timing import Measurement
+
+    runs = energy_meter.measure_energy([_launcher()], {"k": Measurement()}, TimingSettings(), telemetry=None)
+    assert runs[0] == "none" and runs[1]["k"].note == "not timed" and not runs[1]["k"].batches
+
+
+def test_the_energy_setting_of_a_spec(tmp_path):
+    from gemmcompare.errors import GemmCompareError
+    from gemmcompare.spec import load_spec
+
+    def spec(energy: str):
+        path = tmp_path / "s.yaml"
+        path.write_text(f"name: e\nproblems: [{{m: 64, n: 64, k: 64}}]\ncontracts: [f16_f32acc_tn]\n"
+                        f"implementations: [library.cublas]\ntiming: {{l2: flush{energy}}}\n")
+        return load_spec(path)
+
+    plain = spec("")
+    assert plain.timing.energy_batches == 0 and "energy_batches" not in plain.timing.as_dict()
+    assert spec(", energy: true").timing.energy_batches == 7
+    assert spec(", energy: false").timing.energy_batches == 0
+    custom = spec(", energy: {batches: 9, min_batch_ms: 250}").timing
+    assert (custom.energy_batches, custom.energy_min_batch_ms) == (9, 250.0)
+    with pytest.raises(GemmCompareError, match="at least 6"):
+        spec(", energy: {batches: 3}")
+    with pytest.raises(GemmCompareError, match="min_batch_msx|unknown"):
+        spec(", energy: {min_batch_msx: 3}")
+
+
+def test_the_energy_specs_load_and_plan():
+    from pathlib import Path
+
+    from gemmcompare.plan import make_plan
+    from gemmcompare.spec import load_spec
+
+    root = Path(__file__).resolve().parents[1] / "experiments"
+    for name, contract in (("energy.yaml", "bf16_bf16out_f32acc_tn"), ("energy_fp8.yaml", "e4m3_bf16out_f32acc_tn_tensor")):
+        exp = load_spec(root / name)
+        assert exp.timing.energy_batches == 7 and "energy_vs_speed" in exp.report.plots
+        assert [p.problem.m for p in exp.problems] == [4096, 8192]
+        assert make_plan(exp) is not None and [c.name for c in exp.contracts] == [contract]
+
+
+def test_the_printed_table_shows_energy_only_for_a_run_that_measured_it(capsys):
+    from gemmcompare.cli.run import print_rows
+    from gemmcompare.results import Result, Status
+
+    row = Result("r", "8x8x8", 8, 8, 8, 1, "c", "library.cublas", "library", {}, Status.PASS, median_ms=0.1,
+                 tflops=1.0)
+    print_rows([row])
+    assert "J/GEMM" not in capsys.readouterr().out
+    row.energy_j_per_gemm, row.energy_ci_rel, row.avg_power_w = 0.14449513, 0.0044346, 697.37
+    print_rows([row])
+    out = capsys.readouterr().out
+    assert "J/GEMM" in out and "0.1445" in out and "0.44%" in out and "697" in out
