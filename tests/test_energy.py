@@ -241,18 +241,19 @@ def test_the_energy_setting_of_a_spec(tmp_path):
         spec(", energy: {min_batch_msx: 3}")
 
 
-def test_the_energy_specs_load_and_plan():
+def test_the_energy_spec_runs_each_family_under_its_own_contract():
     from pathlib import Path
 
-    from gemmcompare.plan import make_plan
     from gemmcompare.spec import load_spec
 
-    root = Path(__file__).resolve().parents[1] / "experiments"
-    for name, contract in (("energy.yaml", "bf16_bf16out_f32acc_tn"), ("energy_fp8.yaml", "e4m3_bf16out_f32acc_tn_tensor")):
-        exp = load_spec(root / name)
-        assert exp.timing.energy_batches == 7 and "energy_vs_speed" in exp.report.plots
-        assert [p.problem.m for p in exp.problems] == [4096, 8192]
-        assert make_plan(exp) is not None and [c.name for c in exp.contracts] == [contract]
+    exp = load_spec(Path(__file__).resolve().parents[1] / "experiments" / "energy.yaml")
+    assert exp.timing.energy_batches == 7 and "energy_vs_speed" in exp.report.plots
+    assert [p.problem.m for p in exp.problems] == [4096, 8192]
+    runs = {(c.name, i.family if i.family != "library" else i.name)
+            for c in exp.contracts for p in exp.problems for i in exp.implementations if i.supports(p.problem, c)}
+    assert runs == {("bf16_bf16out_f32acc_tn", "library.cublas"), ("bf16_bf16out_f32acc_tn", "cutlass"),
+                    ("bf16_bf16out_f32acc_tn", "hopper"), ("e4m3_bf16out_f32acc_tn_tensor", "library.cublaslt_fp8"),
+                    ("e4m3_bf16out_f32acc_tn_tensor", "cutlass"), ("e4m3_bf16out_f32acc_tn_tensor", "hopper")}, runs
 
 
 def test_the_printed_table_shows_energy_only_for_a_run_that_measured_it(capsys):
