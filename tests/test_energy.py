@@ -268,3 +268,25 @@ def test_the_printed_table_shows_energy_only_for_a_run_that_measured_it(capsys):
     print_rows([row])
     out = capsys.readouterr().out
     assert "J/GEMM" in out and "0.1445" in out and "0.44%" in out and "697" in out
+
+
+def test_run_energy_measures_energy_as_if_the_spec_said_so_and_the_hash_says_it():
+    from pathlib import Path
+
+    from gemmcompare.cli import build_parser
+    from gemmcompare.plan import narrow
+    from gemmcompare.spec import load_spec
+    from gemmcompare.spec.settings import ENERGY_BATCHES
+
+    root = Path(__file__).resolve().parents[1] / "experiments"
+    quick = load_spec(root / "quickstart.yaml")
+    assert quick.timing.energy_batches == 0
+    on = narrow(quick, energy=True)
+    assert on.timing.energy_batches == ENERGY_BATCHES and dict(on.narrowed) == {"energy": "true"}
+    assert on.spec_hash != quick.spec_hash and narrow(quick).spec_hash == quick.spec_hash
+    assert narrow(quick, energy=True, l2="evict").spec_hash not in (on.spec_hash, narrow(quick, l2="evict").spec_hash)
+    # a spec that measures energy keeps its own batching, and its hash: --energy adds nothing to it
+    own = load_spec(root / "energy.yaml")
+    assert narrow(own, energy=True).spec_hash == own.spec_hash
+    assert build_parser().parse_args(["run", "x.yaml", "--energy"]).energy
+    assert build_parser().parse_args(["build", "x.yaml", "--energy"]).energy

@@ -124,6 +124,14 @@ def add_l2(p, for_build: bool = False) -> None:
     p.add_argument("--l2", default=None, metavar="POLICY", help=what)
 
 
+def add_energy(p, for_build: bool = False) -> None:
+    """--energy: energy per GEMM measured, as if the spec said `timing: {energy: true}` (docs/timing.md, "Energy")."""
+    what = ("accepted so that a run's command line builds as it is; it changes nothing here" if for_build else
+            "measure each timed row's energy per GEMM too (NVML's energy counter; a few seconds a row), as if the "
+            "spec said timing: {energy: true}; the spec hash and receipt say so")
+    p.add_argument("--energy", action="store_true", help=what)
+
+
 def add_threshold(p, whose: str) -> None:
     from ..receipt import DEFAULT_COMPARE_THRESHOLD  # receipt.py imports no pandas: --help stays quick
 
