@@ -302,7 +302,7 @@ class ProblemExecutor:
             if m.fatal:
                 status = Status.TIMEOUT if isinstance(m.error, TimeoutError) else Status.CRASH
                 raise ContextLost(f"timing: {m.error}", t.impl.name, status)
-        energy = self._energy([t.launcher for t in ready], measurements, timer.cycles_per_ms)
+        energy = self._energy([t.launcher for t in ready], measurements, timer)
         peak = peak_tflops(self.device, contract)
         finished: dict[str, Result] = {}
         for t in ready:
@@ -322,7 +322,7 @@ class ProblemExecutor:
             if t.impl.name in finished:
                 self.emit(t.row)
 
-    def _energy(self, launchers, measurements, cycles_per_ms: float):
+    def _energy(self, launchers, measurements, timer):
         """(source, name -> EnergyRun) of the energy batches after timing (contracts/energy_meter.py); None when the
         spec turns them off. A hang or CUDA error in one is blamed on its implementation, as in timing."""
         from ..contracts.energy_meter import EnergyFailure, measure_energy
@@ -331,7 +331,8 @@ class ProblemExecutor:
             return None
         try:
             with self._phase("energy_s"):
-                return measure_energy(launchers, measurements, self.exp.timing, self.telemetry, cycles_per_ms,
+                # the sleep rate of the timer (cycles per ms) gates the energy batches as it gates the time batches
+                return measure_energy(launchers, measurements, self.exp.timing, self.telemetry, timer.cycles_per_ms,
                                       stage=self.stage)
         except EnergyFailure as exc:
             status = Status.TIMEOUT if isinstance(exc.error, TimeoutError) else Status.CRASH

@@ -24,10 +24,12 @@ WORKER = (("worker_start_s", "start"), ("worker_spawn_s", "spawn"), ("worker_imp
 # A group's phases (the executor's, and the parent's store_s): drawing inputs and computing both FP64 references,
 # checking each implementation, timing them (preparing and sampling), and of the timing apart its warm-up,
 # CUPTI's start and read-out, the wait for CUPTI's first start (worker.py) and the NVML telemetry read in each
-# batch; re-checking the timed output and a fresh launch after timing; a tuned row's race (runner/picking.py).
+# batch; the energy batches after timing (timing: {energy: ...}); re-checking the timed output and a fresh launch
+# after timing; a tuned row's race (runner/picking.py).
 # Each excludes the phases inside it, so they add up to the groups' time.
 GROUPS = (("inputs_refs_s", "inputs+refs"), ("check_s", "check"), ("timing_s", "timing"), ("warmup_s", "warm-up"),
-          ("cupti_s", "CUPTI"), ("cupti_wait_s", "CUPTI wait"), ("telemetry_s", "telemetry"), ("recheck_s", "re-check"),
+          ("cupti_s", "CUPTI"), ("cupti_wait_s", "CUPTI wait"), ("telemetry_s", "telemetry"), ("energy_s", "energy"),
+          ("recheck_s", "re-check"),
           ("tuning_s", "tuning"), ("store_s", "store"))
 
 
