@@ -45,6 +45,7 @@ TF32_ELEMENT: dict[str, str] = {
     "sm90": "float",
     "sm90_fp8": "float",  # (takes no tf32: FP8 only)
     "sm90_grouped": "float",  # (takes no tf32: f16 and bf16 only)
+    "sm90_grouped_fp8": "float",  # (takes no tf32: FP8 only)
     "cute_sm80": "cute::tfloat32_t",
 }
 
@@ -168,6 +169,13 @@ SM90_GROUPED_SCHEDULES: dict[str, Sm90Schedule] = {
     "pingpong": Sm90Schedule(
         "cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpong", "pp", 128,
         "cutlass::epilogue::PtrArrayTmaWarpSpecializedPingpong"),
+}
+
+# Grouped FP8 with block scales (kernel template sm90_grouped_fp8): the pointer-array blockwise schedules (aliases of
+# ...FP8Blockwise in nvidia-cutlass 4.2), with the same PtrArray TMA epilogues.
+SM90_GROUPED_FP8_BLOCK_SCALED: dict[str, str] = {
+    "cooperative": "cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum",
+    "pingpong": "cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpongFP8BlockScaledAccum",
 }
 
 SM90_TILE_SCHEDULERS: dict[str, str] = {

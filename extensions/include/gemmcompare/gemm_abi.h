@@ -114,6 +114,10 @@ typedef struct gc_gemm_args {
   //                  that read the shapes on the device. Read during the call only; it must agree with
   //                  group_offsets (an entry checks that it sums to m, it cannot read the device array).
   //   group_layout   GC_GROUPS_CONTIGUOUS
+  //   scale_a,       FP8 block scales (scaling GC_SCALING_BLOCK), FP32 row-major as for one GEMM (gc_scaling, with
+  //   scale_b        kb = ceil(k/128), nb = ceil(n/128)), the groups stacked: scale_a [m, kb], its rows A's (group
+  //                  g's at scale_a + group_offsets[g] * kb); scale_b [groups, kb, nb] (group g's at
+  //                  scale_b + g * kb * nb). Other scalings of a grouped problem are not defined yet.
   // Pointer-array kernels (CUTLASS's grouped GEMM) take device arrays of per-group problem shapes, operand
   // pointers and strides. They are not part of the ABI: the entry builds them on the device from group_offsets
   // with a small kernel it enqueues on args->stream ahead of the GEMM, in its own workspace (sized by

@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ...contracts.precision import Scaling
+from ...contracts.quantize import BLOCK
 from .. import tags
+from .base import MAX_ACCUMULATOR_REGISTERS
 from .fields import ConfigError, Field
 from .sm90 import Sm90Config
 
@@ -78,3 +81,59 @@ class Sm90GroupedConfig(Sm90Config):
 
     def describe(self) -> str:
         return f"{super().describe()}, grouped: one problem per group, pointer-array (per-group TMA descriptors)"
+
+
+@dataclass(frozen=True)
+class Sm90GroupedFp8Config(Sm90GroupedConfig):
+    """The grouped kernel with FP8 (e4m3/e5m2) A and B and DeepSeek-V3's block scales (1x128 of A, 128x128 of B):
+    CUTLASS's `KernelPtrArrayTmaWarpSpecialized{Cooperative,Pingpong}FP8BlockScaledAccum` mainloop multiplies each
+    128 of K's partial sums by their scales as it promotes them into FP32 (as sm90_fp8's blockwise kernel does for
+    one GEMM). Each group's scales are read in place from the ABI's grouped block scales (gemm_abi.h)."""
+
+    TEMPLATE: ClassVar[str] = "sm90_grouped_fp8"
+    DESCRIPTION: ClassVar[str] = ("CUTLASS 3.x grouped FP8 GEMM with block scales, pointer-array (SM90 TMA + FP8 wgmma, "
+                                  "scales multiplied in as each 128 of K is promoted)")
+    NAME_PREFIX: ClassVar[str] = "cutlass3x_sm90_grouped_fp8_blockwise"
+    DTYPES: ClassVar[tuple[str, ...]] = tags.FP8_INPUTS
+    # one k tile is one scale block: the mainloop promotes and scales once per k tile
+    TILE_K: ClassVar[dict[str, tuple[int, ...]]] = {"e4m3": (BLOCK,), "e5m2": (BLOCK,)}
+    BLOCK_SCALE_GRANULARITY: ClassVar[tuple[int, int, int]] = (1, BLOCK, BLOCK)
+
+    @classmethod
+    def _defaults(cls, v):
+        return super()._defaults({"dtype": "e4m3", "out": "bf16", "tile": (128, 128, BLOCK), **v})
+
+    @property
+    def scalings(self):
+        return frozenset({Scaling.BLOCK})
+
+    SCALING_NOTE: ClassVar[str] = ("block scales are multiplied into each group's partial sums in the mainloop; "
+                                   "per-tensor and row/column scales: no grouped kernel yet")
+
+    def stage_bytes(self) -> int:
+        """One mainloop stage with its scales (a tile's rows of scale_a, its column blocks of scale_b), as
+        CUTLASS's compute_stage_count_with_blockwise_scale counts them."""
+        m, n, k = self.tile
+        gm, gn, _ = self.BLOCK_SCALE_GRANULARITY
+        raw = (m + n) * k * self.in_bits // 8 + 4 * (m // gm + n // gn)
+        return -(-raw // 128) * 128 + 16
+
+    def validate(self):
+        _, gn, _ = self.BLOCK_SCALE_GRANULARITY
+        if self.stages != "auto":
+            raise ConfigError("the blockwise builder computes its own stage count (it has no StageCount<N> form): "
+                              "stages auto")
+        super().validate()
+        if self.tile[1] % gn:
+            raise ConfigError(f"block scales need tile N a multiple of {gn} (whole 128-column blocks of scale_b per "
+                              f"tile), not {self.tile[1]}")
+        m, n, _ = self.tile
+        threads = tags.SM90_SCHEDULES[self.schedule].consumer_threads
+        regs = 2 * m * n * self.acc_bits // 32 // threads
+        if regs > MAX_ACCUMULATOR_REGISTERS:
+            raise ConfigError(f"the promoting mainloop holds two {m}x{n} accumulator tiles over {threads} threads: "
+                              f"{regs} registers per thread (more than {MAX_ACCUMULATOR_REGISTERS}: it would spill)")
+
+    def describe(self) -> str:
+        return (f"{super().describe()}; block scales (1x128 of A, 128x128 of B) multiplied in as each 128 of K is "
+                "promoted to FP32")
