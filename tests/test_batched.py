@@ -345,4 +345,4 @@ def test_library_cublas_with_its_strided_batched_call_builds_through_the_builder
     built = build_extensions(plan_extensions([impl.build_request("sm_80")]), cache_dir=tmp_path, progress=False)
     (result,) = built.values()
     assert not isinstance(result, BuildFailure), result.message
-    assert list(result.module.entries()) == ["gc_library_cublas"] and result.module.abi_version == 3
+    assert list(result.module.entries()) == ["gc_library_cublas"] and result.module.abi_version == 4  # ABI 4: the grouped form
