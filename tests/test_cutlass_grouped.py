@@ -1,4 +1,4 @@
-"""CUTLASS SM90 grouped GEMMs (kernel template sm90_grouped) on the CPU: the catalog, what renders, validation,
+"""CUTLASS SM90 grouped GEMMs (kernel templates sm90_grouped and sm90_grouped_fp8) on the CPU: the catalog, what renders, validation,
 the grouped-only contract of CutlassGroupedKernel, `config: auto`, and the ABI's grouped form in gemm_abi.h.
 
 The nvcc compile tests are in tests/test_cutlass_grouped_compile.py; the golden files of one grouped entry are
@@ -16,7 +16,7 @@ from gemmcompare.cli import main as cli_main
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.cutlass import render, tags
 from gemmcompare.cutlass.catalog import catalog, lookup
-from gemmcompare.cutlass.config import ConfigError, Sm90GroupedConfig
+from gemmcompare.cutlass.config import ConfigError, Sm90GroupedConfig, Sm90GroupedFp8Config
 from gemmcompare.errors import GemmCompareError
 from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.base import Ok, Skip
@@ -29,10 +29,12 @@ from gemmcompare.tuning.tuned import TunedImplementation
 
 BF16 = BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"]
 F16 = BUILTIN_CONTRACTS["f16_f32acc_tn"]
+FP8_BLOCK = BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"]
+FP8_TENSOR = BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_tensor"]
 
 
-def grouped_entries() -> dict:
-    return {n: e for n, e in catalog().items() if e.config.TEMPLATE == "sm90_grouped"}
+def grouped_entries(template: str = "sm90_grouped") -> dict:
+    return {n: e for n, e in catalog().items() if e.config.TEMPLATE == template}
 
 
 def problem(group_m=(0, 5, 128, 300), n=4096, k=7168, layout="contiguous", **over):
@@ -164,8 +166,7 @@ def test_grouped_problems_the_kernel_cannot_take_are_skips_with_the_reason(over,
 def test_the_contract_still_decides():
     impl = kernel("sm90_grouped_coop_128x128x64_c1x1")
     assert impl.supports(problem(), F16) == Skip("inputs f16/f16 not supported (takes bf16)")
-    fp8 = BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_tensor"]
-    assert not impl.supports(problem(), fp8)
+    assert not impl.supports(problem(), FP8_BLOCK)
 
 
 def test_dense_configurations_skip_grouped_problems():
@@ -196,6 +197,48 @@ def test_invalid_grouped_spec_points_become_skip_rows():
     assert "layout tn, not nn" in impl.supports(problem(), BF16).reason
 
 
+# -- FP8 with block scales (sm90_grouped_fp8) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(grouped_entries("sm90_grouped_fp8")))
+def test_every_fp8_grouped_entry_renders_the_blockwise_pointer_array_kernel(name):
+    config = lookup(name).config
+    kernel_tu, entry_tu = render.render(config)
+    text = kernel_tu.text
+    assert f"using KernelSchedule = {tags.SM90_GROUPED_FP8_BLOCK_SCALED[config.schedule]};" in text
+    assert "ElementA, cute::tuple<LayoutA*, LayoutSFA*>, AlignmentA" in text
+    assert "ElementB, cute::tuple<LayoutB*, LayoutSFB*>, AlignmentB" in text
+    assert "using ElementA = cutlass::float_e4m3_t;" in text and "args->scaling != GC_SCALING_BLOCK" in text
+    # each group's scales: its rows of the stacked scale_a, its block of scale_b, and their layouts per group M
+    assert "arrays.ptr_sfa[g] = scale_a + row * k_blocks;" in text
+    assert "arrays.ptr_sfb[g] = scale_b + static_cast<int64_t>(g) * k_blocks * n_blocks;" in text
+    assert "ScaleConfig::tile_atom_to_shape_SFA(cute::make_shape(m_g, n, k, 1))" in text
+    assert "arrays.ptr_sfa, arrays.layout_sfa, arrays.ptr_sfb, arrays.layout_sfb" in text
+    assert "${" not in text and render.entry_filename(config) == entry_tu.filename
+    assert config.procedural_name.startswith("cutlass3x_sm90_grouped_fp8_blockwise_e4m3_bf16_f32_")
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"tile": [128, 128, 64]}, "tile K 64 for e4m3 must be one of 128"),
+    ({"tile": [128, 192, 128]}, "tile N a multiple of 128"),
+    ({"stages": 4}, "stages auto"),
+    ({"tile": [128, 128, 128], "schedule": "pingpong"}, "two 128x128 accumulator tiles"),
+    ({"dtype": "bf16"}, "dtype bf16 is not available in kernel template sm90_grouped_fp8"),
+])
+def test_invalid_fp8_grouped_configurations_are_rejected_with_the_reason(fields, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Sm90GroupedFp8Config.from_fields(fields)
+
+
+def test_an_fp8_grouped_entry_runs_block_scaled_fp8_contracts_only():
+    impl = kernel("sm90_grouped_fp8_blockwise_coop_128x128x128_c1x1")
+    assert impl.supports(problem(), FP8_BLOCK) == Ok()
+    assert impl.supports(problem(), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block_fastacc"]) == Ok()  # it promotes
+    assert "scaling tensor not supported" in impl.supports(problem(), FP8_TENSOR).reason
+    assert impl.supports(problem(), BF16) == Skip("inputs bf16/bf16 not supported (takes e4m3)")
+    assert impl.supports(GemmProblem(128, 4096, 7168), FP8_BLOCK) == Skip("grouped problems only")
+    assert "k=7000 is not a multiple of 16" in impl.supports(problem(k=7000), FP8_BLOCK).reason
+
+
 # -- tuning per problem ---------------------------------------------------------------------------------------
 
 SPEC = """
@@ -216,10 +259,21 @@ def test_config_auto_with_the_template_races_the_grouped_entries():
     assert tuned.supports(problem(), BF16) == Ok()
 
 
+def test_config_auto_with_the_fp8_template_races_the_fp8_grouped_entries_under_a_block_contract():
+    spec = SPEC.replace("{ENTRY}", "cutlass: {config: auto, template: sm90_grouped_fp8}").replace(
+        "bf16_bf16out_f32acc_tn", "e4m3_bf16out_f32acc_tn_block")
+    (tuned,) = parse_spec(spec, "grouped.yaml").implementations
+    assert {c.catalog_name for c in tuned.candidates} == set(grouped_entries("sm90_grouped_fp8"))
+    assert tuned.supports(problem(), FP8_BLOCK) == Ok()
+
+
 def test_config_auto_without_a_template_leaves_the_grouped_entries_out():
-    exp = parse_spec(SPEC.replace("{ENTRY}", "cutlass: {config: auto}"), "grouped.yaml")
-    names = {c.catalog_name for t in exp.implementations for c in t.candidates}
-    assert names and not names & set(grouped_entries())
+    grouped = set(grouped_entries()) | set(grouped_entries("sm90_grouped_fp8"))
+    for contract in ("bf16_bf16out_f32acc_tn", "e4m3_bf16out_f32acc_tn_block"):
+        exp = parse_spec(SPEC.replace("{ENTRY}", "cutlass: {config: auto}").replace("bf16_bf16out_f32acc_tn", contract),
+                         "grouped.yaml")
+        names = {c.catalog_name for t in exp.implementations for c in t.candidates}
+        assert names and not names & grouped, contract
 
 
 def test_cutlass_list_shows_the_grouped_catalog(capsys):
@@ -243,5 +297,5 @@ def test_the_abi_gains_the_grouped_form_at_the_end_of_its_arguments():
     assert "GC_GROUPS_CONTIGUOUS = 0" in header
     assert "static inline bool gc_is_grouped(const gc_gemm_args* args) { return args->groups > 0; }" in header
     for said in ("DEVICE pointer, groups + 1 int64 cumulative row offsets", "HOST pointer, groups int64",
-                 "builds them on the device from group_offsets"):
+                 "builds them on the device from group_offsets", "scale_b + g * kb * nb"):
         assert said in header, said

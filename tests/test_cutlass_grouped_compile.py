@@ -1,11 +1,13 @@
 """nvcc compile tests of the CUTLASS SM90 grouped (pointer-array) kernel template: no GPU needed, slow (marked
 `compile`).
 
-One cooperative and one ping-pong configuration, each kernel TU and entry TU compiled for sm_90a with
-toolchain.compile_object exactly as the JIT build compiles them, all four TUs in parallel in one module fixture
-(one nvcc per core). Kept to two cases because each kernel TU costs a minute or more of CI (timings in
-docs/cutlass.md, "Grouped GEMM (SM90, pointer-array)"); the other catalog entries differ from these two only in
-tile and cluster, which tests/test_cutlass_grouped.py checks in the rendered text.
+One cooperative and one ping-pong configuration, one of each grouped kernel template (the cooperative one FP8 with
+block scales, sm90_grouped_fp8; the ping-pong one BF16, sm90_grouped), each kernel TU and entry TU compiled for
+sm_90a with toolchain.compile_object exactly as the JIT build compiles them, all four TUs in parallel in one module
+fixture (one nvcc per core). Kept to two cases because each kernel TU costs a minute or more of CI (timings in
+docs/cutlass.md, "Grouped GEMM (SM90, pointer-array)"): both schedules and both templates compile, and the other
+catalog entries differ from these only in tile, cluster and element types, which tests/test_cutlass_grouped.py
+checks in the rendered text.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ pytestmark = pytest.mark.compile
 
 ARCH = "sm_90a"
 CASES = [
-    "sm90_grouped_coop_128x128x64_c1x1",  # KernelPtrArrayTmaWarpSpecializedCooperative, 2 consumer warp groups on a tile
-    "sm90_grouped_pp_64x128x64_c2x1",     # KernelPtrArrayTmaWarpSpecializedPingpong, a 64-row tile, B multicast
+    # KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum: 2 consumer warp groups on a tile, scales per group
+    "sm90_grouped_fp8_blockwise_coop_128x128x128_c1x1",
+    "sm90_grouped_pp_64x128x64_c2x1",  # KernelPtrArrayTmaWarpSpecializedPingpong, BF16, a 64-row tile, B multicast
 ]
 
 
@@ -80,7 +83,7 @@ def test_kernel_tu_compiles_without_spills(compiled, name):
     assert spills and not any(spills), f"ptxas reports spills: {spills}"
     functions = re.findall(r"Compiling entry function '(\w+)' for '(\w+)'", output)
     assert functions and all(target == ARCH for _, target in functions)
-    pattern = re.compile(kernel_template("sm90_grouped").kernel_filter)
+    pattern = re.compile(kernel_template(lookup(name).config.TEMPLATE).kernel_filter)
     assert all(pattern.search(fn) for fn, _ in functions), "kernel_filter must match every kernel of the TU"
     # two kernels: the grouped GEMM and the one that builds its per-group arrays from the offsets
     names = [fn for fn, _ in functions]
@@ -93,9 +96,14 @@ def test_kernel_tu_is_the_pointer_array_kernel_it_names(compiled, name):
     instantiated CUTLASS's grouped kernel, not the dense one."""
     output, _ = _report(compiled, name, kernel=True)
     gemm = next(fn for fn, _ in re.findall(r"Compiling entry function '(\w+)' for '(\w+)'", output) if "device_kernel" in fn)
-    schedule = tags.SM90_GROUPED_SCHEDULES[lookup(name).config.schedule].kernel.split("::")[-1]
+    config = lookup(name).config
+    schedule = tags.SM90_GROUPED_SCHEDULES[config.schedule].kernel.split("::")[-1]
     assert schedule in gemm and "GroupProblemShape" in gemm
     assert "Sm90PtrArrayTmaWarpSpecialized" in gemm  # the pointer-array TMA epilogue
+    if config.TEMPLATE == "sm90_grouped_fp8":  # the blockwise mainloop (FP8BlockScaledAccum is an alias of FP8Blockwise)
+        assert "MainloopSm90ArrayTmaGmmaWarpSpecializedBlockwise" in gemm and "E4M3" in gemm
+    else:
+        assert "MainloopSm90ArrayTmaGmmaWarpSpecialized" in gemm and "Blockwise" not in gemm
 
 
 @pytest.mark.parametrize("name", CASES)
