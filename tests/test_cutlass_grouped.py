@@ -61,6 +61,7 @@ def test_catalog_has_cooperative_and_pingpong_tiles_with_both_clusters():
         c = e.config
         assert (c.dtype, c.out, c.acc, c.layout) == ("bf16", "bf16", "f32", "tn")
         assert c.GROUPED and c.procedural_name.startswith("cutlass3x_sm90_grouped_bf16_bf16_f32_")
+        assert c.raster == "along_m" and c.procedural_name.endswith("_rasterM_swz1")  # CUTLASS's grouped default
 
 
 @pytest.mark.parametrize("name", sorted(grouped_entries()))
@@ -123,6 +124,7 @@ def test_the_kernel_checks_the_abi_grouped_form_before_it_launches():
     ({"tile": [64, 128, 64], "schedule": "cooperative"}, "tile M 64 must be a multiple of 128"),
     ({"tile": [128, 256, 64], "schedule": "pingpong"}, "256 registers per thread"),
     ({"tile": [128, 256, 128], "stages": 4}, "shared memory"),
+    ({"raster": "heuristic"}, "raster: expected one of ['along_m', 'along_n']"),  # CUTLASS has none for groups
 ])
 def test_invalid_grouped_configurations_are_rejected_with_the_reason(fields, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

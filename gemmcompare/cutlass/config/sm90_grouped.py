@@ -24,6 +24,12 @@ from .sm90 import Sm90Config
 # its operands are laid out as the ABI's grouped form says (swap_ab would transpose every group's C).
 _FIXED = ("epilogue", "scheduler", "decomposition", "splits", "swap_ab")
 
+# The group scheduler walks the tiles of all groups as one linear sequence: CUTLASS applies no raster heuristic to
+# grouped problems ("since largest dimension can change per group", sm90_tile_scheduler_group.hpp; its heuristic
+# would see one column of tiles and pick along M), and defaults to along M.
+_RASTER = Field("raster", "choice", ("along_m", "along_n"),
+                help="tile raster order within each group (the group scheduler has no heuristic)", runtime=True)
+
 
 @dataclass(frozen=True)
 class Sm90GroupedConfig(Sm90Config):
@@ -35,7 +41,8 @@ class Sm90GroupedConfig(Sm90Config):
                                   "problem per group)")
     NAME_PREFIX: ClassVar[str] = "cutlass3x_sm90_grouped"
     GROUPED: ClassVar[bool] = True
-    FIELDS: ClassVar[tuple[Field, ...]] = tuple(f for f in Sm90Config.FIELDS if f.name not in _FIXED)
+    FIELDS: ClassVar[tuple[Field, ...]] = tuple(_RASTER if f.name == "raster" else f
+                                                for f in Sm90Config.FIELDS if f.name not in _FIXED)
     DTYPES: ClassVar[tuple[str, ...]] = ("f16", "bf16")
     # What the pointer-array kernel keeps in shared memory besides the stages and the epilogue's D buffers: the
     # A and B TMA descriptors it rewrites per group (2 x 128 bytes) and the scheduler pipeline's barriers
@@ -44,6 +51,10 @@ class Sm90GroupedConfig(Sm90Config):
     # (NumEpilogueWarpGroups is 2 for both PtrArray TMA epilogues; no C source, so no C descriptor).
     KERNEL_CARVEOUT: ClassVar[int] = 2 * 128 + 128
     EPILOGUE_TENSORMAPS: ClassVar[int] = 2 * 128
+
+    @classmethod
+    def _defaults(cls, v):
+        return super()._defaults({"raster": "along_m", **v})
 
     def resolved_stages(self) -> int:
         if self.stages != "auto":

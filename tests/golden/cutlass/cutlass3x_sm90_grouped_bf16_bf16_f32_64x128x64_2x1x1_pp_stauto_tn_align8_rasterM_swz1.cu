@@ -1,4 +1,4 @@
-// cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterH_swz1
+// cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterM_swz1
 //
 // Entry point of one SM90 grouped (pointer-array) configuration: the compiled kernel cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8
 // with its run-time arguments. Rendered by gemmcompare from cutlass_configs/templates/sm90_grouped_entry.cu.tmpl.
@@ -13,19 +13,19 @@ extern "C" int gc_kernel_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp
 extern "C" int gc_kernel_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len);
 
 namespace {
-constexpr int kRasterOrder = 0;  // heuristic
+constexpr int kRasterOrder = 1;  // along_m
 constexpr int kMaxSwizzle = 1;
 }  // namespace
 
 // The per-group arrays the entry builds on the device (shapes, pointers, strides) plus CUTLASS's own workspace.
-extern "C" size_t gc_cutlass_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterH_swz1_workspace_bytes(const gc_gemm_args* args) {
+extern "C" size_t gc_cutlass_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterM_swz1_workspace_bytes(const gc_gemm_args* args) {
   return gc_kernel_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_workspace_bytes(args, kRasterOrder, kMaxSwizzle);
 }
 
-extern "C" int gc_cutlass_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterH_swz1(const gc_gemm_args* args, char* err, size_t err_len) {
+extern "C" int gc_cutlass_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterM_swz1(const gc_gemm_args* args, char* err, size_t err_len) {
   return gc_kernel_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8(args, kRasterOrder, kMaxSwizzle, err, err_len);
 }
 
-extern "C" int gc_cutlass_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterH_swz1_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+extern "C" int gc_cutlass_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_rasterM_swz1_occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
   return gc_kernel_cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8_occupancy(args, out, err, err_len);
 }
