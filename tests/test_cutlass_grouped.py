@@ -161,6 +161,7 @@ def test_a_grouped_entry_runs_grouped_contiguous_problems_only():
     ({"group_m": (1, 2), "groups": 3}, "3 groups with 2 row counts"),
     ({"group_m": (), "groups": 0}, "0 groups with 0 row counts"),
     ({"group_m": (2**31, 1)}, "a group's M=2,147,483,648 does not fit the kernel's int group problem shape"),
+    ({"group_m": (2**30, 2**30)}, "the sum of the groups' M=2,147,483,648 does not fit"),
 ])
 def test_grouped_problems_the_kernel_cannot_take_are_skips_with_the_reason(over, reason):
     got = kernel("sm90_grouped_pp_64x128x64_c1x1").supports(problem(**over), BF16)

@@ -133,7 +133,8 @@ class CutlassGroupedKernel(CutlassKernel):
         if any(m < 0 for m in group_m):
             return Skip("a group's M is negative")
         # CUTLASS's group problem shape holds int extents (cute::Shape<int, int, int>) and an int group count
-        for what, value in (("groups", problem.groups), ("n", problem.n), ("k", problem.k), ("a group's M", max(group_m))):
+        for what, value in (("groups", problem.groups), ("n", problem.n), ("k", problem.k), ("a group's M", max(group_m)),
+                            ("the sum of the groups' M", sum(group_m))):
             if value > INT32_MAX:
                 return Skip(f"{what}={value:,} does not fit the kernel's int group problem shape (max {INT32_MAX:,})")
         # TMA reads rows of 16 bytes: every group's B and C rows and A's rows must be whole vectors. Grouped

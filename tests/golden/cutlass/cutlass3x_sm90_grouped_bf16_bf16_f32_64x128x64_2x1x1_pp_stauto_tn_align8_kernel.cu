@@ -213,8 +213,9 @@ int check_args(const gc_gemm_args* args, char* err, size_t err_len) {
     return gc_fail(err, err_len, "cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8: takes the contiguous group layout only (GC_GROUPS_CONTIGUOUS)");
   }
   if (gc_batch(args) != 1) return gc_fail(err, err_len, "cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8: a grouped problem has batch 1");
-  if (args->groups > INT_MAX || args->n > INT_MAX || args->k > INT_MAX || args->m < 0) {
-    return gc_fail(err, err_len, "cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8: groups, n and k must fit an int (CUTLASS's group problem shape)");
+  // m bounds every group's M, which gc_grouped_arguments_kernel narrows to an int without a check of its own
+  if (args->groups > INT_MAX || args->n > INT_MAX || args->k > INT_MAX || args->m < 0 || args->m > INT_MAX) {
+    return gc_fail(err, err_len, "cutlass3x_sm90_grouped_bf16_bf16_f32_64x128x64_2x1x1_pp_stauto_tn_align8: groups, m, n and k must fit an int (CUTLASS's group problem shape)");
   }
   return 0;
 }

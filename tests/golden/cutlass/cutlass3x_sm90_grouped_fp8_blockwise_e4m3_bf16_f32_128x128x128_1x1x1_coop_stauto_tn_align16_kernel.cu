@@ -249,8 +249,9 @@ int check_args(const gc_gemm_args* args, char* err, size_t err_len) {
     return gc_fail(err, err_len, "cutlass3x_sm90_grouped_fp8_blockwise_e4m3_bf16_f32_128x128x128_1x1x1_coop_stauto_tn_align16: takes the contiguous group layout only (GC_GROUPS_CONTIGUOUS)");
   }
   if (gc_batch(args) != 1) return gc_fail(err, err_len, "cutlass3x_sm90_grouped_fp8_blockwise_e4m3_bf16_f32_128x128x128_1x1x1_coop_stauto_tn_align16: a grouped problem has batch 1");
-  if (args->groups > INT_MAX || args->n > INT_MAX || args->k > INT_MAX || args->m < 0) {
-    return gc_fail(err, err_len, "cutlass3x_sm90_grouped_fp8_blockwise_e4m3_bf16_f32_128x128x128_1x1x1_coop_stauto_tn_align16: groups, n and k must fit an int (CUTLASS's group problem shape)");
+  // m bounds every group's M, which gc_grouped_arguments_kernel narrows to an int without a check of its own
+  if (args->groups > INT_MAX || args->n > INT_MAX || args->k > INT_MAX || args->m < 0 || args->m > INT_MAX) {
+    return gc_fail(err, err_len, "cutlass3x_sm90_grouped_fp8_blockwise_e4m3_bf16_f32_128x128x128_1x1x1_coop_stauto_tn_align16: groups, m, n and k must fit an int (CUTLASS's group problem shape)");
   }
   return 0;
 }
