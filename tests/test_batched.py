@@ -340,7 +340,7 @@ def test_the_example_batched_kernel_compiles(tmp_path, nvcc):
 def test_library_cublas_with_its_strided_batched_call_compiles_against_torchs_headers(tmp_path):
     """cublas_gemm.cpp (cublasGemmStridedBatchedEx with the ABI's batch strides) compiles with the installed torch's
     headers, as the JIT build compiles it (a syntax-only pass: the binding that loads it is the generic one, built
-    and imported with ABI version 3 by test_custom.py's build of the worked example)."""
+    and imported with the ABI's version by test_custom.py's build of the worked example)."""
     import shutil
     import subprocess
 

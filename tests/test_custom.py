@@ -105,5 +105,5 @@ def test_example_builds_through_the_builder(tmp_path):
     (result,) = built.values()
     assert not isinstance(result, BuildFailure), result.message
     assert list(result.module.entries()) == ["gc_custom_my_gemm"]
-    assert result.module.abi_version == 3  # the generic binding, batched dims included (tests/test_batched.py)
+    assert result.module.abi_version == 4  # the generic binding: batched dims (3), the grouped form (4)
     assert result.resources_for("")["spill_stores"] == 0

@@ -43,6 +43,8 @@ GOLDEN = [
     "cute_128x128x32_w2x2_3st_nt",
     "cute_tf32_128x128x32_w2x2_3st",
     "sm90_fp8_blockwise_coop_128x128x128_c1x1",  # FP8 block scales: the sm90_fp8 template's blockwise kernel TU
+    "sm90_grouped_pp_64x128x64_c2x1",  # grouped (pointer-array) GEMM: per-group arrays built on the device
+    "sm90_grouped_fp8_blockwise_coop_128x128x128_c1x1",  # grouped FP8 with block scales: per-group scale arrays
 ]
 
 

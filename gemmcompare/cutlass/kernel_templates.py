@@ -15,7 +15,8 @@ from typing import Callable
 
 from ..contracts.precision import Scaling
 from . import tags
-from .config import ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config, Sm90Fp8Config
+from .config import (ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config, Sm90Fp8Config, Sm90GroupedConfig,
+                     Sm90GroupedFp8Config)
 
 
 # -- each kernel template's own placeholder values (C++ spellings come from tags.py) ---------------------------------
@@ -90,6 +91,34 @@ def _sm90_fp8_kernel_template(c: Sm90Fp8Config) -> str:
     return "sm90_fp8_blockwise_kernel.cu.tmpl" if c.scaling == "block" else "sm90_fp8_kernel.cu.tmpl"
 
 
+def _sm90_grouped_values(c: Sm90GroupedConfig) -> dict[str, object]:
+    """The pointer-array schedules and their PtrArray TMA epilogues; raster and swizzle are the group scheduler's
+    run-time arguments (it has no stream-K decomposition)."""
+    schedule = tags.SM90_GROUPED_SCHEDULES[c.schedule]
+    return {
+        "cluster_m": c.cluster[0],
+        "cluster_n": c.cluster[1],
+        "kernel_schedule": schedule.kernel,
+        "epilogue_schedule": schedule.tma_epilogue,
+        "stage_count": tags.sm90_stage_count(c.stages),
+        "alignment": c.alignment,
+        "alignment_d": c.d_alignment,
+        "raster": c.raster,
+        "raster_code": tags.SM90_RASTER[c.raster][0],
+        "swizzle": c.swizzle,
+        "smem_capacity": tags.SMEM_CAPACITY[90],
+    }
+
+
+def _sm90_grouped_fp8_values(c: Sm90GroupedFp8Config) -> dict[str, object]:
+    """The grouped values with the pointer-array blockwise FP8 schedule and the scale blocks' granularity and majors
+    (the harness's row-major scales, read in place as sm90_fp8's blockwise kernel reads them)."""
+    gm, gn, gk = c.BLOCK_SCALE_GRANULARITY
+    return {**_sm90_grouped_values(c), "kernel_schedule": tags.SM90_GROUPED_FP8_BLOCK_SCALED[c.schedule],
+            "scale_granularity_m": gm, "scale_granularity_n": gn, "scale_granularity_k": gk,
+            "scale_major_a": tags.SM90_FP8_BLOCK_SCALE_MAJOR["a"], "scale_major_b": tags.SM90_FP8_BLOCK_SCALE_MAJOR["b"]}
+
+
 def _cute_values(c: CuteSm80Config) -> dict[str, object]:
     order_a, order_b = c.orders
     return {
@@ -127,6 +156,11 @@ TEMPLATES: dict[str, KernelTemplate] = {f.name: f for f in (
     KernelTemplate(Sm90Config, "sm90_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_values, r"device_kernel"),
     KernelTemplate(Sm90Fp8Config, "sm90_fp8_kernel.cu.tmpl", "sm90_entry.cu.tmpl", _sm90_fp8_values, r"device_kernel",
                    _sm90_fp8_kernel_template),
+    # the grouped kernel TU also holds the small kernel that builds the per-group arguments on the device
+    KernelTemplate(Sm90GroupedConfig, "sm90_grouped_kernel.cu.tmpl", "sm90_grouped_entry.cu.tmpl", _sm90_grouped_values,
+                   r"device_kernel|gc_grouped_arguments_kernel"),
+    KernelTemplate(Sm90GroupedFp8Config, "sm90_grouped_fp8_blockwise_kernel.cu.tmpl", "sm90_grouped_entry.cu.tmpl",
+                   _sm90_grouped_fp8_values, r"device_kernel|gc_grouped_arguments_kernel"),
     KernelTemplate(CuteSm80Config, "cute_sm80_kernel.cu.tmpl", "cute_sm80_entry.cu.tmpl", _cute_values,
            r"cute_sm80_gemm_kernel"),
 )}

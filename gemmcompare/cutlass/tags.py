@@ -44,6 +44,8 @@ TF32_ELEMENT: dict[str, str] = {
     "sm80": "float",
     "sm90": "float",
     "sm90_fp8": "float",  # (takes no tf32: FP8 only)
+    "sm90_grouped": "float",  # (takes no tf32: f16 and bf16 only)
+    "sm90_grouped_fp8": "float",  # (takes no tf32: FP8 only)
     "cute_sm80": "cute::tfloat32_t",
 }
 
@@ -156,6 +158,25 @@ SM90_FP8_BLOCK_SCALED: dict[str, str] = {
 # row-major (contracts/quantize.py), so scale_a (m, ceil(k/128)) is K-major and scale_b (ceil(k/128),
 # ceil(n/128)) N-major. CUTLASS derives the strides from these (tile_atom_to_shape_SFA/SFB); nothing is copied.
 SM90_FP8_BLOCK_SCALE_MAJOR: dict[str, str] = {"a": "cute::GMMA::Major::K", "b": "cute::GMMA::Major::MN"}
+
+# Grouped GEMMs (kernel template sm90_grouped): CUTLASS's pointer-array schedules, which take device arrays of
+# per-group pointers and strides and rewrite their TMA descriptors when a CTA moves to another group, and the
+# pointer-array TMA epilogues that pair with them (cutlass/gemm/dispatch_policy.hpp, epilogue/dispatch_policy.hpp).
+SM90_GROUPED_SCHEDULES: dict[str, Sm90Schedule] = {
+    "cooperative": Sm90Schedule(
+        "cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative", "coop", 256,
+        "cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative"),
+    "pingpong": Sm90Schedule(
+        "cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpong", "pp", 128,
+        "cutlass::epilogue::PtrArrayTmaWarpSpecializedPingpong"),
+}
+
+# Grouped FP8 with block scales (kernel template sm90_grouped_fp8): the pointer-array blockwise schedules (aliases of
+# ...FP8Blockwise in nvidia-cutlass 4.2), with the same PtrArray TMA epilogues.
+SM90_GROUPED_FP8_BLOCK_SCALED: dict[str, str] = {
+    "cooperative": "cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum",
+    "pingpong": "cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpongFP8BlockScaledAccum",
+}
 
 SM90_TILE_SCHEDULERS: dict[str, str] = {
     "persistent": "cutlass::gemm::PersistentScheduler",

@@ -9,6 +9,7 @@ Two parametrized implementations:
       cutlass: {template: sm90, tile: [[128, 128, 64], [128, 256, 64]], cluster: [[1, 1], [2, 1]],
                 schedule: [cooperative, pingpong]}
       cutlass: {config: sm90_fp8_coop_128x128x128_c1x1}       # FP8 contracts (kernel template sm90_fp8)
+      cutlass: {config: sm90_grouped_coop_128x128x64_c1x1}    # grouped problems (kernel template sm90_grouped)
 - `cute`: the CuTe kernel's fields only (`cute: {tile: [128, 256, 32], warps: [2, 4]}` is
   `cutlass: {template: cute_sm80, tile: [128, 256, 32], warps: [2, 4]}`).
 
@@ -20,6 +21,9 @@ kernel template's defaults instead). Under a contract it was not compiled for, a
 with the reason. A combination that cannot work (shared memory, divisibility, schedule rules, element
 types the kernel template has no kernel for...) is an InvalidConfig, which the planner turns into SKIP
 rows before anything is compiled.
+
+The configurations of a grouped kernel template (sm90_grouped) are CutlassGroupedKernel: grouped problems only,
+and every other configuration skips grouped problems.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from ..cutlass import render
 from ..cutlass.catalog import catalog, lookup
 from ..cutlass.config import TYPE_FIELDS, ConfigError, CuteSm80Config, Field, GemmConfig, contract_type_fields
 from ..cutlass.tags import FP8_INPUTS
-from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
+from ..errors import GemmCompareError
+from ..problems import INT32_MAX
+from .base import AbiKernel, Constraints, ContractSupport, Ok, Param, Skip, layouts
 from .registry import Parametrized, InvalidConfig, register_parametrized
 
 
@@ -72,6 +78,12 @@ class CutlassKernel(AbiKernel):
         self.entry_symbol = render.entry_symbol(config)
         self.kernel_filter = kernel_templates.kernel_template(config.TEMPLATE).kernel_filter
 
+    def supports(self, problem, contract):
+        if _is_grouped(problem):
+            return Skip("a dense kernel (one GEMM per launch): grouped problems run on the sm90_grouped "
+                        "configurations (cutlass_configs/sm90_grouped.yaml)")
+        return super().supports(problem, contract)
+
     def sources(self):
         return tuple(KernelSource(filename=s.filename, text=s.text) for s in render.render(self.config))
 
@@ -84,6 +96,63 @@ class CutlassKernel(AbiKernel):
     def name(self) -> str:
         """`cutlass.<procedural name>`: the procedural name already spells every parameter."""
         return f"{self.family}.{self.variant}"
+
+
+def _is_grouped(problem) -> bool:
+    """Whether `problem` is a grouped problem: it has a group count (the duck-typed interface of
+    CutlassGroupedKernel.supports)."""
+    return getattr(problem, "groups", None) is not None
+
+
+class CutlassGroupedKernel(CutlassKernel):
+    """A configuration of kernel template sm90_grouped: one launch computes a GEMM per group (CUTLASS's
+    pointer-array grouped GEMM), reached through gemm_abi.h's grouped form (ABI 4).
+
+    It runs grouped problems only. `supports` reads a problem through this duck-typed interface, so that it
+    does not depend on the grouped problem type's module:
+      problem.groups   int, the number of groups (absent or None: not a grouped problem)
+      problem.group_m  tuple of `groups` ints, each group's M (0 allowed)
+      problem.n, problem.k   ints, every group's N and K
+      problem.layout   "contiguous" (A [sum M, K] rows stacked, B [groups, N, K], C [sum M, N]) or "masked"
+    """
+
+    GROUPED_ONLY = "grouped problems only"
+    CONTIGUOUS_ONLY = "contiguous layout only"
+
+    def supports(self, problem, contract):
+        if not _is_grouped(problem):
+            return Skip(self.GROUPED_ONLY)
+        if problem.layout != "contiguous":
+            return Skip(self.CONTIGUOUS_ONLY)
+        s = self.contract_support.check(contract)
+        if not s:
+            return s
+        group_m = tuple(problem.group_m)
+        if problem.groups < 1 or len(group_m) != problem.groups:
+            return Skip(f"{problem.groups} groups with {len(group_m)} row counts: expected one M per group, at least one group")
+        if any(m < 0 for m in group_m):
+            return Skip("a group's M is negative")
+        # CUTLASS's group problem shape holds int extents (cute::Shape<int, int, int>) and an int group count
+        for what, value in (("groups", problem.groups), ("n", problem.n), ("k", problem.k), ("a group's M", max(group_m)),
+                            ("the sum of the groups' M", sum(group_m))):
+            if value > INT32_MAX:
+                return Skip(f"{what}={value:,} does not fit the kernel's int group problem shape (max {INT32_MAX:,})")
+        # TMA reads rows of 16 bytes: every group's B and C rows and A's rows must be whole vectors. Grouped
+        # problems are not padded (a padded N or K would change every group's operand layout), so it is a SKIP.
+        va, vb, vc = self.config.vector_elements()
+        for dim, value, width in (("k", problem.k, max(va, vb)), ("n", problem.n, vc)):
+            if value % width:
+                return Skip(f"{dim}={value} is not a multiple of {width} (TMA moves 16-byte rows; grouped problems "
+                            f"are not padded)")
+        return Ok()
+
+    def prepare(self, problem, contract, operands, extension):
+        # The binding that fills gc_gemm_args' grouped fields (groups, group_offsets, group_m_host) from a grouped
+        # problem's operands belongs with the grouped problem type; until it exists, say so rather than launch the
+        # entry with groups = 0 (which it would refuse with "called without groups").
+        raise GemmCompareError(
+            f"{self.name}: the harness cannot launch grouped problems yet: it must fill gc_gemm_args' grouped form "
+            "(gemm_abi.h, ABI 4: groups, group_offsets on the device, group_m_host, group_layout)")
 
 
 # -- spec parameters ----------------------------------------------------------------------------------
@@ -115,6 +184,11 @@ def _catalog_names(templates: tuple[str, ...] | None = None) -> tuple[str, ...]:
     return tuple(sorted(n for n, e in catalog().items() if templates is None or e.config.TEMPLATE in templates))
 
 
+def _kernel(config: GemmConfig, catalog_name: str | None = None) -> CutlassKernel:
+    """The implementation of a configuration: a grouped kernel template's configurations run grouped problems."""
+    return (CutlassGroupedKernel if config.GROUPED else CutlassKernel)(config, catalog_name)
+
+
 def make_kernel(params: dict[str, Any], pinned_template: str | None = None) -> CutlassKernel:
     """The factory of both: a catalog entry and/or a kernel template, plus field overrides."""
     given = {k: v for k, v in params.items() if v is not None}
@@ -129,10 +203,10 @@ def make_kernel(params: dict[str, Any], pinned_template: str | None = None) -> C
                 raise InvalidConfig(f"no configuration named {name!r} in cutlass_configs/") from None
             if template and template != entry.config.TEMPLATE:
                 raise InvalidConfig(f"configuration {name} is kernel template {entry.config.TEMPLATE}, not {template}")
-            return CutlassKernel(entry.resolve(given), entry.name)
+            return _kernel(entry.resolve(given), entry.name)
         if template is None:
             raise InvalidConfig(f"name a configuration (config: NAME) or a kernel template (template: {'|'.join(kernel_templates.TEMPLATES)})")
-        return CutlassKernel(kernel_templates.kernel_template(template).config.from_fields(given))
+        return _kernel(kernel_templates.kernel_template(template).config.from_fields(given))
     except ConfigError as exc:
         raise InvalidConfig(str(exc)) from None
 
@@ -194,7 +268,8 @@ def _register() -> None:
     ] + [_field_param(f) for f in _union_fields(f.config for f in kernel_templates.TEMPLATES.values())] + [TYPES]
     register_parametrized(Parametrized(
         "cutlass", cutlass_params, lambda params: make_kernel(params),
-        description="CUTLASS 2.x (sm80), CUTLASS 3.x (sm90) and CuTe (cute_sm80) GEMMs from cutlass_configs/",
+        description="CUTLASS 2.x (sm80), CUTLASS 3.x (sm90, sm90_fp8, grouped sm90_grouped) and CuTe (cute_sm80) GEMMs "
+                    "from cutlass_configs/",
         for_contract=for_contract,
     ))
     cute_params = [
@@ -209,4 +284,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["CutlassKernel", "for_contract", "make_kernel"]
+__all__ = ["CutlassGroupedKernel", "CutlassKernel", "for_contract", "make_kernel"]

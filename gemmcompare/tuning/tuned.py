@@ -138,12 +138,14 @@ def with_candidates(impls) -> list[Implementation]:
 def auto_grid(family: str, params: dict[str, Any]) -> dict[str, list] | None:
     """What `tune: auto` (or CUTLASS's `config: auto`) varies for `family`: every catalog configuration
     (of the entry's kernel template, when it names one) for cutlass and cute, FAMILY_GRIDS otherwise; None
-    for a family without one."""
+    for a family without one. Grouped configurations (sm90_grouped) only when their template is named: they
+    run grouped problems only, so among a dense problem's candidates each would be a build and a SKIP."""
     if family in ("cutlass", "cute"):
         from ..cutlass.catalog import catalog
 
         template = "cute_sm80" if family == "cute" else params.get("template") or params.get("family")
-        names = sorted(n for n, e in catalog().items() if template is None or e.config.TEMPLATE == template)
+        names = sorted(n for n, e in catalog().items()
+                       if e.config.TEMPLATE == template or (template is None and not e.config.GROUPED))
         return {"config": names}
     grid = FAMILY_GRIDS.get(family)
     return {k: list(v) for k, v in grid.items()} if grid else None

@@ -25,7 +25,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define GC_ABI_VERSION 3  // 2: FP8 scales (scaling, scale_a, scale_b); 3: batch and batch strides
+// 2: FP8 scales (scaling, scale_a, scale_b); 3: batch and batch strides; 4: grouped problems (groups,
+// group_offsets, group_m_host, group_layout)
+#define GC_ABI_VERSION 4
 
 // Storage order of one operand. A is m x k, B is k x n, C is m x n (logical shapes).
 // GC_ROW: element (i, j) at ptr[i * ld + j]; GC_COL: at ptr[j * ld + i].
@@ -56,6 +58,10 @@ typedef enum gc_scaling {
   GC_SCALING_NONE = 0, GC_SCALING_TENSOR = 1, GC_SCALING_ROWCOL = 2, GC_SCALING_BLOCK = 3
 } gc_scaling;
 
+// How the groups of a grouped problem lie in memory (ABI 4; the fields at the end of gc_gemm_args). One layout
+// so far: GC_GROUPS_CONTIGUOUS, the groups' rows of A and C stacked (below). An entry refuses any other value.
+typedef enum gc_group_layout { GC_GROUPS_CONTIGUOUS = 0 } gc_group_layout;
+
 typedef struct gc_gemm_args {
   const void* a;
   const void* b;
@@ -84,6 +90,42 @@ typedef struct gc_gemm_args {
   // a zero-initialized gc_gemm_args (an occupancy query, an older filler) means one matrix.
   int64_t batch;
   int64_t stride_a, stride_b, stride_c;  // batch strides, in elements
+  // Grouped problems (ABI 4; docs/cutlass.md "Grouped GEMM (SM90, pointer-array)"): `groups` GEMMs with one n and
+  // k and a row count M_g each (an MoE layer: one group per expert, M_g the tokens routed to it; M_g = 0 is
+  // legal and common). Added last, as batch was, so an entry written for ABI 3 reads every field where it was;
+  // a zero-initialized gc_gemm_args has groups == 0: not a grouped problem (gc_is_grouped). Only an entry
+  // declared grouped (the sm90_grouped CUTLASS configurations) is ever called with groups > 0.
+  // What the harness fills for GC_GROUPS_CONTIGUOUS (alpha, beta, dtypes, math, stream, workspace as always;
+  // epilogue GC_EPI_NONE, bias NULL, batch 0 or 1, stride_a = stride_c = 0):
+  //   m              sum of M_g: the rows of A and of C, all groups together
+  //   n, k           every group's n and k
+  //   a, lda         A [m, k] row-major (order_a GC_ROW): group g's rows are rows group_offsets[g] ..
+  //                  group_offsets[g+1] - 1, i.e. its A starts at a + group_offsets[g] * lda
+  //   b, ldb,        B [groups, n, k], each group's B K-major (order_b GC_COL, the [n, k] weight of one expert):
+  //   stride_b       element (kk, j) of group g at b + g * stride_b + j * ldb + kk (stride_b >= n * ldb)
+  //   c, ldc         C [m, n] row-major (order_c GC_ROW), rows stacked as A's: group g's C at c + group_offsets[g] * ldc
+  //   group_offsets  DEVICE pointer, groups + 1 int64 cumulative row offsets: group_offsets[0] = 0,
+  //                  group_offsets[g+1] = group_offsets[g] + M_g, group_offsets[groups] = m. Read on the device
+  //                  inside the launch, like scale_a: the harness may change the counts between launches
+  //                  without a host round trip (as long as group_m_host says the same, below).
+  //   group_m_host   HOST pointer, groups int64: M_g again (group_offsets' differences), or NULL. CUTLASS's
+  //                  grouped scheduler sizes its grid from host problem shapes when it has them (one CTA per
+  //                  tile, up to the SM count; can_implement checks each group), else launches one CTA per SM
+  //                  that read the shapes on the device. Read during the call only; it must agree with
+  //                  group_offsets (an entry checks that it sums to m, it cannot read the device array).
+  //   group_layout   GC_GROUPS_CONTIGUOUS
+  //   scale_a,       FP8 block scales (scaling GC_SCALING_BLOCK), FP32 row-major as for one GEMM (gc_scaling, with
+  //   scale_b        kb = ceil(k/128), nb = ceil(n/128)), the groups stacked: scale_a [m, kb], its rows A's (group
+  //                  g's at scale_a + group_offsets[g] * kb); scale_b [groups, kb, nb] (group g's at
+  //                  scale_b + g * kb * nb). Other scalings of a grouped problem are not defined yet.
+  // Pointer-array kernels (CUTLASS's grouped GEMM) take device arrays of per-group problem shapes, operand
+  // pointers and strides. They are not part of the ABI: the entry builds them on the device from group_offsets
+  // with a small kernel it enqueues on args->stream ahead of the GEMM, in its own workspace (sized by
+  // NAME_workspace_bytes, which reads groups), so the offsets are all the harness keeps on the device.
+  int64_t groups;
+  const int64_t* group_offsets;
+  const int64_t* group_m_host;
+  gc_group_layout group_layout;
 } gc_gemm_args;
 
 // What NAME_occupancy reports: the launch's configuration and the runtime's answer for it.
@@ -99,6 +141,9 @@ typedef struct gc_occupancy {
 #ifdef __cplusplus
 // The number of matrices of a (batched) problem: 1 when the filler left `batch` zero.
 static inline int64_t gc_batch(const gc_gemm_args* args) { return args->batch > 1 ? args->batch : 1; }
+
+// Whether args describe a grouped problem (ABI 4): groups > 0. A zero-initialized gc_gemm_args is not one.
+static inline bool gc_is_grouped(const gc_gemm_args* args) { return args->groups > 0; }
 
 // Helpers for entry points. Each returns non-zero (and fills err) on failure so that an entry can
 // write `if (int rc = gc_check_launch(err, err_len, "my_kernel")) return rc;`.

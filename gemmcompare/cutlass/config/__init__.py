@@ -18,6 +18,8 @@ Two names per configuration:
   sm80.py       Sm80Config: CUTLASS 2.x device::GemmUniversal
   sm90.py       Sm90Config: CUTLASS 3.x CollectiveBuilder (TMA + wgmma)
   sm90_fp8.py   Sm90Fp8Config: sm90 with FP8 A and B, per-tensor or block scales
+  sm90_grouped.py  Sm90GroupedConfig: sm90's fields for grouped problems (CUTLASS's pointer-array grouped GEMM);
+                Sm90GroupedFp8Config: the same with FP8 inputs and block scales
   cute_sm80.py  CuteSm80Config: our own CuTe kernel
 """
 
@@ -26,7 +28,9 @@ from .base import GemmConfig
 from .sm80 import Sm80Config
 from .sm90 import Sm90Config
 from .sm90_fp8 import Sm90Fp8Config
+from .sm90_grouped import Sm90GroupedConfig, Sm90GroupedFp8Config
 from .cute_sm80 import CuteSm80Config
 
 __all__ = ["ConfigError", "Field", "GemmConfig", "TYPE_FIELDS", "contract_type_fields", "Sm80Config", "Sm90Config",
-           "Sm90Fp8Config", "CuteSm80Config"]
+           "Sm90Fp8Config", "Sm90GroupedConfig", "Sm90GroupedFp8Config",
+           "CuteSm80Config"]

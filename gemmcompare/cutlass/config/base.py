@@ -38,6 +38,9 @@ class GemmConfig:
     DESCRIPTION: ClassVar[str]
     NAME_PREFIX: ClassVar[str]  # first word of its procedural names; unique per kernel template
     DTYPES: ClassVar[tuple[str, ...]]  # the `dtype` values it has kernels for
+    # Whether its kernels compute grouped problems (one GEMM per group, gemm_abi.h's grouped form) instead of one
+    # GEMM: then it runs grouped problems only, and `config: auto` races it only when its template is named.
+    GROUPED: ClassVar[bool] = False
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
