@@ -101,6 +101,11 @@ class Implementation(abc.ABC):
                     "offsets (library.torch_grouped_mm, library.cublas_loop and python entries with grouped: true "
                     "run them)")
 
+    # Whether it has an FP8 path for grouped problems (per-group scales); a spec that pairs one without it with
+    # grouped problems and an FP8 contract is an error (spec/load.py), grouped_fp8_note says why it has none.
+    grouped_fp8: bool = False
+    grouped_fp8_note: str = "it has no FP8 path for grouped problems"
+
     def __init__(self, variant: str, params: dict[str, Any] | None = None):
         self.variant = variant
         self.params = dict(params or {})
