@@ -4,6 +4,7 @@ the next one still sees what the references were made from."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,10 @@ from ..contracts.precision import Order, PrecisionContract
 from ..contracts.quantize import dequantize, quantize
 from ..implementations.operands import Operands, transposed
 from ..problems import GemmProblem
+
+
+# The tensors of Operands a row is handed that must come back unchanged (besides the laid-out copies).
+INPUT_TENSORS = ("a", "b", "c0", "scale_a", "scale_b", "m_offsets", "masked_counts")
 
 
 @dataclass
@@ -41,7 +46,7 @@ class Draw:
         laid-out copy). Unlike fingerprint(), this also sees a write made during prepare (a Python row's
         first call runs there)."""
         ops = self.operands
-        for which in ("a", "b", "c0", "scale_a", "scale_b"):
+        for which in INPUT_TENSORS:
             if getattr(ops, which) is not None and which in self.pristine and \
                     not same_bits(getattr(ops, which), self.pristine[which]):
                 return False
@@ -56,7 +61,7 @@ class Draw:
         ops = self.operands
         ops.a.copy_(self.pristine["a"])
         ops.b.copy_(self.pristine["b"])
-        for which in ("c0", "scale_a", "scale_b"):
+        for which in INPUT_TENSORS[2:]:
             if getattr(ops, which) is not None and which in self.pristine:
                 getattr(ops, which).copy_(self.pristine[which])
         ops.forget_layouts()
@@ -75,6 +80,8 @@ def make_draw(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: i
     is the 2-D problem's draw of `seed`), and its references are exactly that draw's: every operand and
     reference is batch x rows x cols. Distinct seeds give every matrix distinct values, so a kernel that
     writes one matrix's product into another's place cannot pass. The bias (one n-vector) is matrix 0's."""
+    if p.is_grouped:
+        return _grouped_draw(fixture, p, contract, seed, device)
     if p.batch == 1:
         rounded, scales, bias, refs = _draw_matrix(fixture, p, contract, seed, device)
     else:
@@ -92,6 +99,65 @@ def make_draw(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: i
     operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), bias, contract.storage,
                         scales.get("scale_a"), scales.get("scale_b"))
     pristine = {k: v.clone() for k, v in {**rounded, **scales}.items()}
+    return Draw(fixture, seed, operands, refs, pristine)
+
+
+def _grouped_draw(fixture: str, p, contract: PrecisionContract, seed: int, device) -> Draw:
+    """A grouped problem's draw: group g is the 2-D draw of its own M x N x K with seed batch_seed(seed, g), so no
+    two groups share values and a kernel that writes one group's product into another's rows cannot pass; its
+    references are that draw's. An empty group (M = 0) still has its weights: drawn as a one-row problem, of
+    which A's row is dropped. Stacked as operands.py lays them out; under FP8, scale_a follows A's rows (rowcol,
+    block: stacked; tensor: one per group, groups x 1 x 1) and scale_b is one per group (groups x ...).
+
+    Masked layout: each group's padding rows of A (and of C0) hold NaN. A kernel that computes whole tiles of
+    capacity rows from them writes NaN into C's padding, which the check requires to stay NaN (the poison):
+    only a write of a number there (another group's rows, a stray offset) fails."""
+    import torch
+
+    from ..contracts.precision import Scaling
+
+    parts = []
+    bias = None
+    for g, mg in enumerate(p.ms):
+        one = GemmProblem(max(mg, 1), p.n, p.k)
+        rounded, scales, drawn_bias, refs = _draw_matrix(fixture, one, contract, corr.batch_seed(seed, g), device, bias)
+        bias = drawn_bias if bias is None else bias
+        rows = {"a": rounded["a"][:mg], "b": rounded["b"], "c0": rounded.get("c0")}
+        if rows["c0"] is not None:
+            rows["c0"] = rows["c0"][:mg]
+        if scales:
+            per_row = contract.scaling in (Scaling.ROWCOL, Scaling.BLOCK)
+            rows["scale_a"] = scales["scale_a"][:mg] if per_row else scales["scale_a"]
+            rows["scale_b"] = scales["scale_b"]
+        parts.append((rows, corr.References(refs.rounded[:mg], refs.original[:mg], refs.magnitude[:mg])))
+    masked = p.layout == "masked"
+
+    def stack_rows(tensors, fill):  # A-like: stacked rows, or groups x capacity with padding `fill`
+        if not masked:
+            return torch.cat(tensors)
+        out = torch.full((p.groups, p.capacity, *tensors[0].shape[1:]), fill, dtype=tensors[0].dtype, device=device)
+        for g, t in enumerate(tensors):
+            out[g, : t.shape[0]] = t
+        return out
+
+    take = lambda key: [rows[key] for rows, _ in parts]  # noqa: E731
+    rounded = {"a": stack_rows(take("a"), math.nan), "b": torch.stack(take("b"))}
+    if parts[0][0]["c0"] is not None:
+        rounded["c0"] = stack_rows(take("c0"), math.nan)
+    scales = {}
+    if contract.is_fp8:
+        per_row = contract.scaling in (Scaling.ROWCOL, Scaling.BLOCK)
+        scales["scale_a"] = stack_rows(take("scale_a"), 1.0) if per_row else torch.stack(take("scale_a"))
+        scales["scale_b"] = torch.stack(take("scale_b"))
+    refs = corr.References(*(stack_rows([getattr(r, f) for _, r in parts], 0.0)
+                             for f in ("rounded", "original", "magnitude")), grouped=p)
+    offsets = torch.tensor(p.offsets, dtype=torch.int32, device=device)
+    counts = torch.tensor(p.ms, dtype=torch.int32, device=device) if masked else None
+    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), bias, contract.storage,
+                        scales.get("scale_a"), scales.get("scale_b"), offsets, counts)
+    pristine = {k: v.clone() for k, v in {**rounded, **scales, "m_offsets": offsets}.items()}
+    if counts is not None:
+        pristine["masked_counts"] = counts.clone()
     return Draw(fixture, seed, operands, refs, pristine)
 
 
