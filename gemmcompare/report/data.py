@@ -30,7 +30,7 @@ NUMERIC_COLUMNS = [
 ]
 _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_flags": list, "timing": dict,
                   "tolerance": dict, "telemetry": dict, "prediction": dict,
-                 "energy_samples_j": list, "energy": dict}
+                 "energy_samples_j": list, "energy": dict, "grouped": dict}
 
 # what a row is, for the report's summary and the bar colours: the families grouped into four kinds
 KINDS = ("library", "CUTLASS", "hand-written", "custom")
