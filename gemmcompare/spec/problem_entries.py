@@ -48,6 +48,10 @@ def _problems(ck: _Checker, raw) -> list[ProblemEntry]:
                 continue
             generated = [grouped]
             ck.problem_count += 1
+            if ck.problem_count > MAX_PROBLEMS:
+                ck.error(ip, exceeded(f"with this entry the spec has {ck.problem_count:,} problems", MAX_PROBLEMS,
+                                      "MAX_PROBLEMS"))
+                break
         else:
             ck.unknown_keys(item, PROBLEM_KEYS, ip, "a problem")
             dims = {}
