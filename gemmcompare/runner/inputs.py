@@ -141,7 +141,9 @@ def _grouped_draw(fixture: str, p, contract: PrecisionContract, seed: int, devic
         return out
 
     take = lambda key: [rows[key] for rows, _ in parts]  # noqa: E731
-    rounded = {"a": stack_rows(take("a"), math.nan), "b": torch.stack(take("b"))}
+    # B is stored groups x N x K (K-major): the logical groups x K x N operand is a view of it, so the stored copy
+    # a TN row asks for is this very tensor (a 256-expert layer's weights are gigabytes: no second copy)
+    rounded = {"a": stack_rows(take("a"), math.nan), "b": torch.stack([b.t() for b in take("b")]).transpose(-2, -1)}
     if parts[0][0]["c0"] is not None:
         rounded["c0"] = stack_rows(take("c0"), math.nan)
     scales = {}
