@@ -43,6 +43,7 @@ class TorchGroupedMm(Implementation):
                    "cumulative group ends")
     takes_grouped = True
     grouped_fp8 = True
+    min_cc = 80  # torch's grouped GEMM kernels need SM 8.0+ (its FP8 form: Hopper, SM 9.0+)
 
     def __init__(self):
         super().__init__("torch_grouped_mm")
