@@ -181,18 +181,18 @@ class _CallablePrepared(WritesC):
         super().__init__(impl.name, problem, contract, operands)
         self.impl, self._tensor = impl, torch.Tensor
         self.fn = load_callable(impl.path, impl.func, impl.takes_scales, impl.takes_grouped)
-        # FP8: the contract's own scale tensors, read by the callable inside its launch (no host copy); grouped: the
-        # group offsets (and masked counts), device inputs like the operands
-        self.keywords = {"scale_a": operands.scale_a, "scale_b": operands.scale_b} if contract.is_fp8 else {}
-        if problem.is_grouped:
-            self.keywords.update(m_offsets=operands.m_offsets, masked_counts=operands.masked_counts)
+        # FP8: the contract's own scale tensors, read by the callable inside its launch (no host copy)
+        self.scales = {"scale_a": operands.scale_a, "scale_b": operands.scale_b} if contract.is_fp8 else {}
+        # grouped: the group offsets (and masked counts), device inputs like the operands
+        self.groups = ({"m_offsets": operands.m_offsets, "masked_counts": operands.masked_counts}
+                       if problem.is_grouped else {})
         self.settle(impl.capture, (impl.name, problem, contract.name))
         digest = hashlib.sha256(Path(impl.path).read_bytes()).hexdigest()[:12]
         self.notes = f"{shown(impl.path)}:{impl.func} (sha256 {digest}); {self.notes}"
 
     def call(self):
         try:
-            result = self.fn(self.a, self.b, self.c, alpha=self.alpha, beta=self.beta, **self.keywords)
+            result = self.fn(self.a, self.b, self.c, alpha=self.alpha, beta=self.beta, **self.scales, **self.groups)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's failure is their row's CRASH
             raise UserCodeError(describe_exception(exc, self.impl.path, f"{self.impl.func}()")) from exc
         if isinstance(result, self._tensor) and result.data_ptr() != self.c.data_ptr():
