@@ -480,3 +480,34 @@ def test_the_grouped_python_starter_runs_on_the_cpu(tmp_path):
         check = _judge(out, draw, p, BF16OUT)
         assert check.passed, check.message
     assert main(["new-kernel", "my_h", "--grouped", "--dir", str(tmp_path)]) == 2
+
+
+# -- a whole run (tests/fake_device.py stands in for the GPU), its store and its report --------------------
+
+
+def test_a_grouped_run_stores_its_rows_and_reports_them(tmp_path, monkeypatch):
+    """The plan, the measuring worker (the experiment pickled to it), the rows, the store and `report`, with the
+    fake GPU's executor: every grouped cell once, each row carrying its problem, the report's table naming the
+    grouped labels (the work is the groups', the baseline's ratio inside the group)."""
+    from fake_device import BACKEND, DEVICE, GPUS, fake_builds
+    from gemmcompare.runner import parent
+    from gemmcompare.runner.parent import Runner, RunOptions
+
+    exp = load_spec(BYO / "grouped.yaml")
+    monkeypatch.setattr(parent, "build_for", lambda exp, device, o: fake_builds(exp))
+    options = RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, backend=BACKEND,
+                         silence_margin_s=2.0)
+    out = Runner(exp, options, device=DEVICE, gpus=GPUS[:1]).run()
+    assert out.status == "complete"
+    assert sorted((r.problem, r.contract, r.implementation) for r in out.rows) == sorted(c.key for c in make_plan(exp).cells)
+    stored = Store(tmp_path / "g.db").results(out.run_id)
+    for entry in exp.problems:
+        p = entry.problem
+        rows = stored[stored["problem"] == p.label]
+        assert len(rows) == 16 and all(GroupedProblem.from_dict(g) == p for g in rows["grouped"])
+        assert set(rows["flops"]) == {p.flops} and set(rows["m"]) == {sum(p.ms)}
+    report = tmp_path / "report"
+    assert main(["report", str(tmp_path / "runs" / out.run_id), "--out", str(report),
+                 "--plots", "percent_of_baseline"]) == 0
+    text = (report / "report.md").read_text()
+    assert all(entry.label in text for entry in exp.problems)
