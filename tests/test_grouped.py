@@ -236,6 +236,18 @@ def test_a_write_into_the_offsets_is_seen_and_undone():
     assert draw.intact()
 
 
+def test_the_fingerprint_reads_the_weights_in_storage_order_in_chunks(monkeypatch):
+    from gemmcompare.runner import inputs
+
+    draw = make_draw("uniform", STACKED, F32OUT, 3, "cpu")
+    assert not draw.operands.b.is_contiguous()  # the logical groups x K x N view of groups x N x K
+    whole = draw.fingerprint()
+    monkeypatch.setattr(inputs, "FINGERPRINT_CHUNK", 7)  # many chunks, one sum
+    assert draw.fingerprint() == whole
+    draw.operands.b[5, 39, 23] += 1  # the last element of the last group's weight
+    assert draw.fingerprint() != whole and not draw.intact()
+
+
 def test_fp8_scales_are_per_group():
     contract = BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_rowcol"]
     draw = make_draw("uniform", STACKED, contract, 3, "cpu")

@@ -15,6 +15,8 @@ from ..implementations.operands import Operands, transposed
 from ..problems import GemmProblem
 
 
+FINGERPRINT_CHUNK = 1 << 26  # elements a fingerprint sums at once (two int64 temporaries: 1 GiB)
+
 # The tensors of Operands a row is handed that must come back unchanged (besides the laid-out copies).
 INPUT_TENSORS = ("a", "b", "c0", "scale_a", "scale_b", "m_offsets", "masked_counts")
 
@@ -28,7 +30,9 @@ class Draw:
     pristine: dict[str, Any]  # bit-exact copies of the rounded operands
 
     def fingerprint(self) -> list[int]:
-        """A cheap bitwise checksum of every tensor the implementations were handed."""
+        """A cheap bitwise checksum of every tensor the implementations were handed. Summed in chunks of
+        FINGERPRINT_CHUNK elements, each tensor read in its storage order: a grouped problem's weights are
+        gigabytes, and int64 copies of them whole (or a contiguous copy of a column-major view) would not fit."""
         import torch
 
         out = []
@@ -36,9 +40,13 @@ class Draw:
             if t is None:
                 out.append(0)
                 continue
-            bits = as_bits(t).to(torch.int64)
-            weights = torch.arange(bits.numel(), device=bits.device).view(bits.shape) % 1021 + 1
-            out.append(int((bits * weights).sum()))
+            flat = as_bits(in_storage_order(t)).reshape(-1)
+            total = 0
+            for start in range(0, flat.numel(), FINGERPRINT_CHUNK):
+                bits = flat[start:start + FINGERPRINT_CHUNK].to(torch.int64)
+                weights = torch.arange(start, start + bits.numel(), device=bits.device) % 1021 + 1
+                total += int((bits * weights).sum())
+            out.append(total)
         return out
 
     def intact(self) -> bool:
@@ -186,12 +194,27 @@ def _draw_matrix(fixture: str, p: GemmProblem, contract: PrecisionContract, seed
 
 
 def same_bits(x, y) -> bool:
-    """Bitwise equality (NaN == NaN), for the other-stream check."""
+    """Bitwise equality (NaN == NaN), for the other-stream check. Two column-major views are compared in their
+    storage order (no contiguous copies of a grouped problem's gigabytes of weights)."""
     import torch
 
     if x.shape != y.shape:
         return False
-    return bool(torch.equal(as_bits(x), as_bits(y)))
+    xs, ys = in_storage_order(x), in_storage_order(y)
+    if xs.shape != ys.shape:  # one stored column-major, the other not
+        xs, ys = x.contiguous(), y.contiguous()
+    return bool(torch.equal(as_bits(xs), as_bits(ys)))
+
+
+def in_storage_order(t):
+    """t itself when contiguous, its last two dimensions swapped when that view is contiguous (a column-major
+    operand, as a grouped problem's B is), else a contiguous copy: the same elements, read without a copy
+    where possible."""
+    if t.is_contiguous():
+        return t
+    if t.dim() >= 2 and t.transpose(-2, -1).is_contiguous():
+        return t.transpose(-2, -1)
+    return t.contiguous()
 
 
 def as_bits(t):
