@@ -124,43 +124,48 @@ def _grouped_draw(fixture: str, p, contract: PrecisionContract, seed: int, devic
 
     from ..contracts.precision import Scaling
 
-    parts = []
+    masked = p.layout == "masked"
+    per_row = contract.scaling in (Scaling.ROWCOL, Scaling.BLOCK)  # FP8 scale_a with a row per row of A
+    # Each group's draw goes straight into the stacked tensors (allocated at the first group, from its dtypes and
+    # shapes), so that no list of every group's parts is held beside them: a 256-expert layer's weights are 15 GB.
+    out: dict[str, Any] = {}
+
+    def put(key: str, g: int, t, rows_like: bool, fill: float = math.nan) -> None:
+        """Group g's `t` into out[key]: rows_like (A, C0, a row's scale, references) at its rows (stacked, or
+        slab g's first rows, padding `fill`); else out[key][g]."""
+        if key not in out:
+            if not rows_like:
+                shape = (p.groups, *t.shape)
+            else:
+                shape = (p.m, *t.shape[1:]) if not masked else (p.groups, p.capacity, *t.shape[1:])
+            out[key] = torch.full(shape, fill, dtype=t.dtype, device=t.device)
+        if not rows_like:
+            out[key][g] = t
+        elif masked:
+            out[key][g, : t.shape[0]] = t
+        else:
+            out[key][p.offsets[g]: p.offsets[g + 1]] = t
+
     bias = None
     for g, mg in enumerate(p.ms):
         one = GemmProblem(max(mg, 1), p.n, p.k)
         rounded, scales, drawn_bias, refs = _draw_matrix(fixture, one, contract, corr.batch_seed(seed, g), device, bias)
         bias = drawn_bias if bias is None else bias
-        rows = {"a": rounded["a"][:mg], "b": rounded["b"], "c0": rounded.get("c0")}
-        if rows["c0"] is not None:
-            rows["c0"] = rows["c0"][:mg]
+        put("a", g, rounded["a"][:mg], True)
+        # B stored groups x N x K (K-major): the logical groups x K x N operand is a view of it, so the stored copy a
+        # TN row asks for is this very tensor (no second copy of the weights)
+        put("b", g, rounded["b"].t(), False)
+        if "c0" in rounded:
+            put("c0", g, rounded["c0"][:mg], True)
         if scales:
-            per_row = contract.scaling in (Scaling.ROWCOL, Scaling.BLOCK)
-            rows["scale_a"] = scales["scale_a"][:mg] if per_row else scales["scale_a"]
-            rows["scale_b"] = scales["scale_b"]
-        parts.append((rows, corr.References(refs.rounded[:mg], refs.original[:mg], refs.magnitude[:mg])))
-    masked = p.layout == "masked"
-
-    def stack_rows(tensors, fill):  # A-like: stacked rows, or groups x capacity with padding `fill`
-        if not masked:
-            return torch.cat(tensors)
-        out = torch.full((p.groups, p.capacity, *tensors[0].shape[1:]), fill, dtype=tensors[0].dtype, device=device)
-        for g, t in enumerate(tensors):
-            out[g, : t.shape[0]] = t
-        return out
-
-    take = lambda key: [rows[key] for rows, _ in parts]  # noqa: E731
-    # B is stored groups x N x K (K-major): the logical groups x K x N operand is a view of it, so the stored copy
-    # a TN row asks for is this very tensor (a 256-expert layer's weights are gigabytes: no second copy)
-    rounded = {"a": stack_rows(take("a"), math.nan), "b": torch.stack([b.t() for b in take("b")]).transpose(-2, -1)}
-    if parts[0][0]["c0"] is not None:
-        rounded["c0"] = stack_rows(take("c0"), math.nan)
-    scales = {}
-    if contract.is_fp8:
-        per_row = contract.scaling in (Scaling.ROWCOL, Scaling.BLOCK)
-        scales["scale_a"] = stack_rows(take("scale_a"), 1.0) if per_row else torch.stack(take("scale_a"))
-        scales["scale_b"] = torch.stack(take("scale_b"))
-    refs = corr.References(*(stack_rows([getattr(r, f) for _, r in parts], 0.0)
-                             for f in ("rounded", "original", "magnitude")), grouped=p)
+            put("scale_a", g, scales["scale_a"][:mg] if per_row else scales["scale_a"], per_row, 1.0)
+            put("scale_b", g, scales["scale_b"], False)
+        for field in ("rounded", "original", "magnitude"):
+            put(field, g, getattr(refs, field)[:mg], True, 0.0)
+        del rounded, scales, refs  # before the next group's draw
+    rounded = {"a": out["a"], "b": out["b"].transpose(-2, -1), **({"c0": out["c0"]} if "c0" in out else {})}
+    scales = {key: out[key] for key in ("scale_a", "scale_b") if key in out}
+    refs = corr.References(out["rounded"], out["original"], out["magnitude"], grouped=p)
     offsets = torch.tensor(p.offsets, dtype=torch.int32, device=device)
     counts = torch.tensor(p.ms, dtype=torch.int32, device=device) if masked else None
     operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), bias, contract.storage,
