@@ -523,3 +523,35 @@ def test_a_grouped_run_stores_its_rows_and_reports_them(tmp_path, monkeypatch):
                  "--plots", "percent_of_baseline"]) == 0
     text = (report / "report.md").read_text()
     assert all(entry.label in text for entry in exp.problems)
+
+
+FP8_RECORDS = """\
+seen = []
+
+
+def gmm(a, b, c, alpha=1.0, beta=0.0, scale_a=None, scale_b=None, m_offsets=None, masked_counts=None):
+    seen.append((tuple(scale_a.shape), tuple(scale_b.shape)))
+    o = m_offsets.tolist()
+    for g in range(b.shape[0]):
+        rows = slice(o[g], o[g + 1])
+        sa = scale_a[g] if scale_a.shape[0] == b.shape[0] and scale_a.dim() == 3 else scale_a[rows]
+        c[rows] = ((a[rows].double() * sa.double()) @ (b[g].double() * scale_b[g].double())).to(c.dtype)
+"""
+
+
+@pytest.mark.parametrize("scaling, shapes", [("tensor", ((6, 1, 1), (6, 1, 1))), ("rowcol", ((78, 1), (6, 1, 24)))])
+def test_a_grouped_fp8_callable_gets_per_group_scales_and_passes(tmp_path, scaling, shapes):
+    (tmp_path / "k.py").write_text(FP8_RECORDS)
+    contract = f"e4m3_bf16out_f32acc_tn_{scaling}"
+    exp = parse_spec(f"name: t\nproblems:\n  - grouped: {{n: 24, k: 40, m: [20, 0, 5, 40, 12, 1]}}\ncontracts: [{contract}]\n"
+                     f"implementations:\n  - python: {{callable: \"k.py:gmm\", contract: {contract}, scalings: [{scaling}], "
+                     f"grouped: true}}\n", "t.yaml", base_dir=tmp_path)
+    p, under, impl = exp.problems[0].problem, exp.contracts[0], exp.implementations[0]
+    assert impl.admits(p, under)
+    draw = make_draw("uniform", p, under, 21, "cpu")
+    prepared = impl.prepare(p, under, draw.operands, None)
+    prepared.poison()
+    prepared.launch()
+    assert import_module(str(tmp_path / "k.py")).seen[-1] == shapes
+    check = corr.check_output(prepared.output(), draw.refs, under, SETTINGS, p.k, "uniform", 21)
+    assert check.passed and check.message.startswith("all 6 groups (1 empty)"), check.message
