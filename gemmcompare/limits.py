@@ -16,6 +16,8 @@ MAX_PROBLEMS = 10_000  # problems over every entry, sweeps counted before they a
 MAX_IMPLEMENTATIONS = 1_000  # implementations over every entry, parameter sweeps counted before expanding
 MAX_ROWS = 100_000  # problems x contracts x implementations: the plan of one run
 MAX_ISSUES = 100  # spec problems listed in one error (the rest are counted)
+MAX_GROUPS = 1024  # groups of one grouped problem (MoE layers have 8-384 experts; DeepSeek-V3 256)
+MAX_ROUTING_DRAWS = 2**27  # token x expert values over every routing draw of a spec (~3 s of numpy on two cores)
 MAX_SOURCE_BYTES = 16 * 2**20  # a custom kernel's source, read to find its entry point
 
 

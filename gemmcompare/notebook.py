@@ -49,12 +49,18 @@ def plain_problems(x):
 
 
 def _size_key(label: str) -> tuple:
-    """'MxNxK' or 'MxNxKxB' as (m, n, k, batch, label); a label of another form sorts after, by text."""
+    """'MxNxK' or 'MxNxKxB' as (m, n, k, batch, label); a grouped problem's label after them, by its size (sum of
+    the group Ms x N x K); a label of another form after those, by text."""
+    from .grouped import label_volume
+
     parts = label.split("x")
     if 3 <= len(parts) <= 4 and all(p.isdigit() for p in parts):
         m, n, k, *batch = (int(p) for p in parts)
         return (0, m, n, k, batch[0] if batch else 1, label)
-    return (1, 0, 0, 0, 0, label)
+    volume = label_volume(label)
+    if volume is not None:
+        return (1, volume, 0, 0, 0, label)
+    return (2, 0, 0, 0, 0, label)
 
 
 def _rows(df, what: str) -> pd.DataFrame:

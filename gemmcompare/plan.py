@@ -93,7 +93,7 @@ def make_plan(exp: Experiment) -> Plan:
     for index, entry in enumerate(exp.problems):
         for contract in exp.contracts:
             for impl in exp.implementations_under(contract):  # none derived from another contract's types
-                cells.append(Cell(index, entry, contract, impl, impl.supports(entry.problem, contract)))
+                cells.append(Cell(index, entry, contract, impl, impl.admits(entry.problem, contract)))
     return Plan(exp, tuple(cells))
 
 

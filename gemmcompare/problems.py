@@ -19,6 +19,8 @@ class GemmProblem:
     k: int
     batch: int = 1
 
+    is_grouped = False  # a GroupedProblem (grouped.py) says True: the one test grouped-aware places make
+
     @property
     def flops(self) -> int:
         return 2 * self.m * self.n * self.k * self.batch

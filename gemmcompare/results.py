@@ -24,7 +24,7 @@ class Status(str, enum.Enum):
 @dataclass
 class Result:
     run_id: str
-    problem: str  # label "MxNxK"
+    problem: str  # label "MxNxK" ("MxNxKxB" batched; a grouped problem's: grouped.py)
     m: int
     n: int
     k: int
@@ -124,6 +124,9 @@ class Result:
     # and the UUID, which names it in the run's receipt (receipt["gpus"]); None in rows of older stores
     gpu_index: int | None = None
     gpu_uuid: str | None = None
+    # a grouped problem (grouped.py: its group Ms, layout, capacity and routing draw, as_dict); empty for a dense
+    # one. Its m is the total rows (sum of the group Ms), so flops = 2*m*n*k still holds
+    grouped: dict[str, Any] = field(default_factory=dict)
 
     def add_note(self, note: str) -> None:
         """Append a note ('; ' between notes); a note the row already carries is not repeated, part by part (a
@@ -147,7 +150,7 @@ class Result:
 
 
 JSON_COLUMNS = ("params", "checks", "samples_ms", "build_flags", "timing", "tolerance", "telemetry", "prediction",
-                "energy_samples_j", "energy")
+                "energy_samples_j", "energy", "grouped")
 
 COLUMNS = list(Result.__dataclass_fields__)
 

@@ -310,7 +310,7 @@ def test_a_spec_batch_that_is_not_a_positive_integer_is_exit_2_with_its_line(tmp
 
 
 def test_the_example_spec_is_valid_and_its_label_carries_the_batch():
-    exp = load_spec(ROOT / "experiments" / "batched.yaml")
+    exp = load_spec(ROOT / "experiments" / "byo_kernel" / "batched.yaml")
     assert [e.problem.label for e in exp.problems] == ["512x512x512x8", "1000x1000x256x3"]
 
 
@@ -327,7 +327,7 @@ def test_the_memory_estimate_counts_the_batch():
 def test_the_example_batched_kernel_compiles(tmp_path, nvcc):
     from gemmcompare.build import toolchain
 
-    impl = next(i for i in load_spec(ROOT / "experiments" / "batched.yaml").implementations if i.family == "custom")
+    impl = next(i for i in load_spec(ROOT / "experiments" / "byo_kernel" / "batched.yaml").implementations if i.family == "custom")
     req = impl.build_request("sm_80")
     for src in req.sources:
         res = toolchain.compile_object(Path(src.path), req.arch, tmp_path / (src.filename + ".o"),

@@ -1,5 +1,5 @@
-"""Batched problems on the GPU (experiments/batched.yaml): cuBLAS's strided-batched GEMM, torch.bmm, a batched
-general-ABI kernel and Python callables PASS every matrix of batch 8 of 512^3 and batch 3 of 1000x1000x256 under
+"""Batched problems on the GPU (experiments/byo_kernel/batched.yaml): cuBLAS's strided-batched GEMM, torch.bmm, a
+batched general-ABI kernel and Python callables PASS every matrix of batch 8 of 512^3 and batch 3 of 1000x1000x256 under
 FP16 and BF16 contracts; the planted callables (matrix 0 only, the last matrix skipped, matrices swapped) FAIL."""
 
 from pathlib import Path
@@ -12,7 +12,7 @@ from gemmcompare.spec import load_spec
 
 pytestmark = pytest.mark.gpu
 
-SPEC = Path(__file__).resolve().parents[1] / "experiments" / "batched.yaml"
+SPEC = Path(__file__).resolve().parents[1] / "experiments" / "byo_kernel" / "batched.yaml"
 F16, BF16 = "f16_f32acc_tn", "bf16_bf16out_f32acc_tn"
 PROBLEMS = ("512x512x512x8", "1000x1000x256x3")
 

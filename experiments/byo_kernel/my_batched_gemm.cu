@@ -1,5 +1,5 @@
 // A small, correct batched GEMM of "my own", written against the general ABI (gemm_abi.h) and declared
-// `batched: true` in experiments/batched.yaml: it reads the batch count and the batch strides (ABI 3).
+// `batched: true` in experiments/byo_kernel/batched.yaml: it reads the batch count and the batch strides (ABI 3).
 //   C[i] = A[i] @ B[i] for i < gc_batch(args); A row-major f16 (tn: lda), B column-major f16 (ldb),
 //   C row-major f32 (ldc); matrix i of A starts stride_a elements after matrix i - 1 (B, C likewise).
 //

@@ -45,7 +45,7 @@ def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None,
     for impl in with_candidates(exp.implementations):  # a tuned row's candidates, each under its own name
         if not impl.supports_device(device):
             continue
-        if not any(impl.supports(p.problem, c) for p in exp.problems for c in exp.contracts if impl.planned_under(c)):
+        if not any(impl.admits(p.problem, c) for p in exp.problems for c in exp.contracts if impl.planned_under(c)):
             continue
         if device is None and impl.min_cc > outcome.target_cc:
             continue

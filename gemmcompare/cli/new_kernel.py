@@ -1,6 +1,8 @@
 """`new-kernel NAME`: a starting kernel (a .cu file with the chosen ABI, or a Python callable; from
 extensions/starters/) and a spec that runs it beside the library baseline. `--fp8` writes an FP8 one: e4m3 in,
-bf16 out, tn, the contract's scales applied, judged beside cuBLASLt under strict and `_fastacc` contracts."""
+bf16 out, tn, the contract's scales applied, judged beside cuBLASLt under strict and `_fastacc` contracts.
+`--grouped` (Python only) writes a grouped one: called with the group offsets, judged beside torch's grouped GEMM
+and the loop of cuBLAS calls (docs/grouped.md)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from .options import exit_codes, parser_args
 CONTRACT = "f16_f32acc_tn"  # what the plain starters compute: FP16 A row-major, B column-major, FP32 C
 FP8_CONTRACT = "e4m3_bf16out_f32acc_tn_tensor"  # the FP8 starters: e4m3 A row-major, B column-major, bf16 C
 FP8_SCALINGS = "[tensor, rowcol, block]"  # what each FP8 starter applies (the Python one: no block scales)
+GROUPED_CONTRACT = "bf16_f32acc_tn"  # the grouped starter: BF16 in (what torch._grouped_mm takes), FP32 C
 ABIS = ("capstone", "general", "python")
 
 
@@ -23,8 +26,11 @@ def _render(starter: str, **values: str) -> str:
     return string.Template((STARTERS_DIR / starter).read_text()).substitute(values)
 
 
-def starter_files(name: str, abi: str, fp8: bool) -> tuple[str, str, str, str]:
+def starter_files(name: str, abi: str, fp8: bool, grouped: bool = False) -> tuple[str, str, str, str]:
     """(kernel file suffix, its starter, the spec's starter, the spec's implementation entry)."""
+    if grouped:
+        entry = f'python: {{name: {name}, callable: "{name}.py:{name}", contract: {GROUPED_CONTRACT}, grouped: true}}'
+        return ".py", "python_grouped.py.tmpl", "spec_grouped.yaml", entry
     contract = FP8_CONTRACT if fp8 else CONTRACT
     spec = "spec_fp8.yaml" if fp8 else "spec.yaml"
     if abi == "python":
@@ -53,14 +59,18 @@ def cmd_new_kernel(args) -> int:
         print("gemmcompare: --fp8 needs --abi general or --abi python (the capstone solve() takes no scales)",
               file=sys.stderr)
         return 2
-    suffix, kernel_starter, spec_starter, entry = starter_files(name, args.abi, args.fp8)
+    if args.grouped and (args.abi != "python" or args.fp8):
+        print("gemmcompare: --grouped needs --abi python, without --fp8 (the C ABI's grouped form and grouped FP8 "
+              "starters are not written yet: docs/grouped.md)", file=sys.stderr)
+        return 2
+    suffix, kernel_starter, spec_starter, entry = starter_files(name, args.abi, args.fp8, args.grouped)
     out = Path(args.dir)
     kernel, spec = out / f"{name}{suffix}", out / f"{name}.yaml"
     for path in (kernel, spec):
         if path.exists() and not args.force:
             print(f"gemmcompare: {path} exists (use --force to overwrite)", file=sys.stderr)
             return 1
-    contract = FP8_CONTRACT if args.fp8 else CONTRACT
+    contract = GROUPED_CONTRACT if args.grouped else FP8_CONTRACT if args.fp8 else CONTRACT
     try:
         out.mkdir(parents=True, exist_ok=True)
         kernel.write_text(_render(kernel_starter, name=name, contract=contract))
@@ -69,7 +79,8 @@ def cmd_new_kernel(args) -> int:
         print(f"gemmcompare: cannot write into --dir {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     what = "Python callable" if args.abi == "python" else f"{args.abi} ABI"
-    print(f"wrote {kernel} ({'FP8 ' if args.fp8 else ''}{what}) and {spec}\nnext: gemmcompare run {spec}")
+    kind = "FP8 " if args.fp8 else "grouped " if args.grouped else ""
+    print(f"wrote {kernel} ({kind}{what}) and {spec}\nnext: gemmcompare run {spec}")
     return 0
 
 
@@ -77,13 +88,17 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("new-kernel", **parser_args(
         "write a starting kernel (.cu or .py) and a spec that runs it",
         exit_codes(0, 1, 2, c1="a file exists (--force overwrites)",
-                   c2="NAME is not a C identifier (or a Python keyword with --abi python), or --fp8 with --abi capstone")))
+                   c2="NAME is not a C identifier (or a Python keyword with --abi python), --fp8 with --abi capstone, "
+                      "or --grouped without --abi python")))
     p.add_argument("name", help="C identifier: names the files and the implementation custom.<name> (python.<name>)")
     p.add_argument("--abi", choices=ABIS, default="capstone",
                    help="capstone: solve(a, b, c, m, n, k, stream); general: gemm_abi.h; python: a callable fn(a, b, c, ...)")
     p.add_argument("--fp8", action="store_true",
                    help=f"an FP8 kernel (general or python): e4m3 in, bf16 out, the contract's scales; "
                         f"judged beside library.cublaslt_fp8 under {FP8_CONTRACT} and its twins")
+    p.add_argument("--grouped", action="store_true",
+                   help=f"a grouped GEMM (python): called with m_offsets= and masked_counts=, under {GROUPED_CONTRACT}, "
+                        f"judged beside library.torch_grouped_mm and library.cublas_loop (docs/grouped.md)")
     p.add_argument("--dir", default=".", help="where to write NAME.cu (NAME.py) and NAME.yaml (default: here)")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.set_defaults(func=cmd_new_kernel)

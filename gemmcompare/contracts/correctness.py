@@ -283,11 +283,13 @@ def round_to(t: torch.Tensor, dtype: DType) -> torch.Tensor:
 
 @dataclass
 class References:
-    """FP64, m x n; batch x m x n for a batched problem (matrix i: the references of its own 2-D draw)."""
+    """FP64, m x n; batch x m x n for a batched problem (matrix i: the references of its own 2-D draw); laid out
+    as C is for a grouped problem (sum(M) x n stacked, or groups x capacity x n masked: padding rows zero)."""
 
     rounded: torch.Tensor  # from the rounded inputs: judges
     original: torch.Tensor  # from the FP32 originals: reported
     magnitude: torch.Tensor  # |alpha| * (|A_r| @ |B_r|) + |beta| * |C0|
+    grouped: Any = None  # the GroupedProblem (grouped.py) whose groups these are; None for a dense problem
 
 
 def compute_references(originals: dict[str, torch.Tensor], rounded: dict[str, torch.Tensor],
@@ -336,7 +338,10 @@ class CheckResult:
 def check_output(c: torch.Tensor, refs: References, contract: PrecisionContract, settings: CorrectnessSettings,
                  k: int, fixture: str, seed: int | None = None, row_chunk: int = 2048) -> CheckResult:
     """Judge output C (logical m x n, any strides) against the rounded-input reference, element-wise.
-    Batched references (batch x m x n): every matrix of C is judged against its own (check_batched)."""
+    Batched references (batch x m x n): every matrix of C is judged against its own (check_batched); grouped
+    ones every group (check_grouped)."""
+    if refs.grouped is not None:
+        return check_grouped(c, refs, contract, settings, k, fixture, seed, row_chunk)
     if refs.rounded.dim() == 3:
         return check_batched(c, refs, contract, settings, k, fixture, seed, row_chunk)
     tol = TOLERANCES[contract.c]
@@ -432,6 +437,54 @@ def check_batched(c: torch.Tensor, refs: References, contract: PrecisionContract
     return CheckResult(fixture, not failed, message, top("max_abs_err"), top("max_rel_err"), top("max_abs_err_orig"),
                        top("max_rel_err_orig"), top("worst_bound_ratio"), sum(r.bad_elements for r in results),
                        sum(r.nonfinite for r in results), seed)
+
+
+def check_grouped(c: torch.Tensor, refs: References, contract: PrecisionContract, settings: CorrectnessSettings,
+                  k: int, fixture: str, seed: int | None = None, row_chunk: int = 2048) -> CheckResult:
+    """Every group of a grouped C judged by the 2-D rule against its own references: group g's rows (offsets[g]
+    .. offsets[g+1] stacked, or its first M_g rows masked). An empty group has no rows to judge but is listed
+    as judged; in the masked layout every group's padding rows (all of an empty group's) must still hold the NaN
+    poison, so a write there (another group's rows, past a group's count) fails, as does a group left unwritten
+    (its poison survives in its rows), a group written with another's product, or its rows computed wrongly.
+    One result: the worst errors over the groups, the counts summed, the failing groups named."""
+    p = refs.grouped
+    shape = tuple(refs.rounded.shape)
+    if tuple(c.shape) != shape:
+        return CheckResult(fixture, False, f"output has shape {tuple(c.shape)}, expected {shape}",
+                           math.inf, math.inf, math.inf, math.inf, math.inf, math.prod(shape), 0, seed)
+    masked = p.layout == "masked"
+    offsets = p.offsets
+    results, failures = [], []  # failures: (group, message)
+    for g, mg in enumerate(p.ms):
+        rows = (lambda t: t[g, :mg]) if masked else (lambda t: t[offsets[g]:offsets[g + 1]])  # noqa: E731
+        if mg:
+            r = check_output(rows(c), References(rows(refs.rounded), rows(refs.original), rows(refs.magnitude)),
+                             contract, settings, k, fixture, seed, row_chunk)
+            results.append(r)
+            if not r.passed:
+                failures.append((g, r.message))
+        if masked and mg < p.capacity:
+            written = int((~torch.isnan(c[g, mg:])).sum())
+            if written:
+                failures.append((g, f"{written} padding elements written (rows {mg}..{p.capacity - 1} of a group of "
+                                    f"M={mg} must keep the NaN poison)"))
+    empty = sum(1 for m in p.ms if not m)
+    judged = f"all {p.groups} groups" + (f" ({empty} empty)" if empty else "")
+    if failures:
+        groups = list(dict.fromkeys(g for g, _ in failures))
+        named = ", ".join(map(str, groups[:8])) + (f" (+{len(groups) - 8} more)" if len(groups) > 8 else "")
+        g, first = failures[0]
+        message = f"{len(groups)} of {p.groups} groups fail (group {named}); group {g} (M={p.ms[g]}): {first}"
+    elif not results:
+        message = f"{judged}: no rows to write"
+    else:
+        worst = max(r.worst_bound_ratio for r in results)
+        same = all(r.message == results[0].message for r in results)
+        message = f"{judged} " + (results[0].message if same else f"within bound (worst |C-R|/bound = {worst:.3g})")
+    top = lambda field: max((getattr(r, field) for r in results), default=0.0)  # noqa: E731
+    return CheckResult(fixture, not failures, message, top("max_abs_err"), top("max_rel_err"),
+                       top("max_abs_err_orig"), top("max_rel_err_orig"), top("worst_bound_ratio"),
+                       sum(r.bad_elements for r in results), sum(r.nonfinite for r in results), seed)
 
 
 def _max_rel(diff: torch.Tensor, ref: torch.Tensor) -> float:

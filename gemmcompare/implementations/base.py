@@ -94,6 +94,17 @@ class Implementation(abc.ABC):
     # the contracts (names) whose element types the spec derived it from; None: it is planned under every
     # contract of the experiment (see planned_under)
     derived_for: frozenset[str] | None = None
+    # Whether it runs grouped problems (grouped.py: one GEMM per group, per-group M). A family that does not is
+    # a SKIP with grouped_skip: its launch computes one matrix and would read the stacked rows as one GEMM.
+    takes_grouped: bool = False
+    grouped_skip = ("grouped problems are not supported: it launches one dense GEMM and knows no per-group M "
+                    "offsets (library.torch_grouped_mm, library.cublas_loop and python entries with grouped: true "
+                    "run them)")
+
+    # Whether it has an FP8 path for grouped problems (per-group scales); a spec that pairs one without it with
+    # grouped problems and an FP8 contract is an error (spec/load.py), grouped_fp8_note says why it has none.
+    grouped_fp8: bool = False
+    grouped_fp8_note: str = "it has no FP8 path for grouped problems"
 
     def __init__(self, variant: str, params: dict[str, Any] | None = None):
         self.variant = variant
@@ -137,9 +148,19 @@ class Implementation(abc.ABC):
     def supports(self, problem: GemmProblem, contract: PrecisionContract) -> Support:
         """Can it run this problem under this contract? Independent of the device (see supports_device)."""
 
+    def admits(self, problem: GemmProblem, contract: PrecisionContract) -> Support:
+        """supports(), after the rule every family shares for grouped problems (the plan and the run ask this)."""
+        if problem.is_grouped:
+            if not self.takes_grouped:
+                return Skip(self.grouped_skip)
+            s = grouped_contract_support(problem, contract)
+            if not s:
+                return s
+        return self.supports(problem, contract)
+
     def check(self, problem: GemmProblem, contract: PrecisionContract, device: DeviceInfo | None) -> Support:
         s = self.supports_device(device)
-        return s if not s else self.supports(problem, contract)
+        return s if not s else self.admits(problem, contract)
 
     def contracts_summary(self) -> str:
         return ""
@@ -172,6 +193,22 @@ class Implementation(abc.ABC):
     def prepare(self, problem: GemmProblem, contract: PrecisionContract, operands: Operands, extension) -> Prepared:
         """Allocate, lay out and size everything the launches need. `extension` is the loaded
         extension from build_request (or None)."""
+
+
+def grouped_contract_support(problem, contract: PrecisionContract) -> Support:
+    """The contracts a grouped problem runs under, whoever runs it. Its B is groups x N x K, K-major (a linear
+    layer's weight, what every grouped kernel reads), and A's groups are row blocks of one stacked row-major
+    matrix: the `tn` contracts (A row-major, B column-major) with a row-major C, under `tight` storage (one stacked allocation per operand; `aligned` padding per group is not
+    defined) and no bias epilogue (no grouped row takes one)."""
+    if (contract.order_a, contract.order_b, contract.order_c) != (Order.ROW, Order.COL, Order.ROW):
+        return Skip(f"grouped problems run under TN contracts with a row-major C (A's groups are row blocks, B is "
+                    f"groups x N x K, K-major); contract {contract.name} has layout {contract.layout}")
+    if contract.storage.value != "tight":
+        return Skip(f"grouped problems are stored tight (one stacked allocation per operand); contract "
+                    f"{contract.name} asks for {contract.storage.value} storage")
+    if contract.epilogue is not Epilogue.NONE:
+        return Skip(f"grouped problems take no {contract.epilogue.value} epilogue (no grouped row applies one)")
+    return Ok()
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -30,6 +30,20 @@ a and b are the inputs every implementation shares: writing into them fails the 
 passes the same tensors at every launch. The entry's `contract` (a built-in name) says which dtypes and
 layout the callable implements; other contracts are SKIP rows.
 
+Grouped problems (docs/grouped.md), for an entry that says `grouped: true` (without it a grouped problem is a
+SKIP: a dense callable would read the stacked rows as one matrix). The call adds two keywords:
+
+    fn(a, b, c, alpha=alpha, beta=beta, m_offsets=m_offsets, masked_counts=masked_counts)
+
+- contiguous layout: a is (sum M, k) row-major, every group's rows stacked; b is (groups, k, n), each weight
+  column-major (a transposed view of a contiguous groups x n x k tensor: K-major); c is (sum M, n). m_offsets is
+  an int32 device tensor of groups + 1 cumulative Ms from 0: group g is rows m_offsets[g] .. m_offsets[g+1] of
+  a and c, and c[those rows] = a[those rows] @ b[g]. masked_counts is None.
+- masked layout: a is (groups, capacity, k), c (groups, capacity, n); masked_counts is an int32 device tensor of
+  each group's M: c[g, :M_g] = a[g, :M_g] @ b[g]; rows M_g.. are padding (a's hold NaN; c's must be left as
+  they are, or written with what those NaN rows give). m_offsets is given too.
+Groups may be empty (M = 0). Under FP8, scale_a and scale_b are per group (docs/grouped.md gives the shapes).
+
 FP8. Under an FP8 contract the call is
 
     fn(a, b, c, alpha=alpha, beta=beta, scale_a=scale_a, scale_b=scale_b)
@@ -120,7 +134,10 @@ class PythonCallable(Implementation):
         # a callable declared for an FP8 contract is only ever called with the scales (or, with no scalings
         # declared, not at all: SKIP rows)
         self.takes_scales = declared.is_fp8
-        problem = check_source(path, func, self.takes_scales)
+        # grouped: true: it takes grouped problems, called with m_offsets= and masked_counts= (its FP8 path, if
+        # declared, with the per-group scales)
+        self.takes_grouped = self.grouped_fp8 = bool(params["grouped"])
+        problem = check_source(path, func, self.takes_scales, self.takes_grouped)
         if problem:
             raise ValueError(problem)
         self.constraints = _constraints(params["constraints"])
@@ -163,16 +180,19 @@ class _CallablePrepared(WritesC):
 
         super().__init__(impl.name, problem, contract, operands)
         self.impl, self._tensor = impl, torch.Tensor
-        self.fn = load_callable(impl.path, impl.func, impl.takes_scales)
+        self.fn = load_callable(impl.path, impl.func, impl.takes_scales, impl.takes_grouped)
         # FP8: the contract's own scale tensors, read by the callable inside its launch (no host copy)
         self.scales = {"scale_a": operands.scale_a, "scale_b": operands.scale_b} if contract.is_fp8 else {}
+        # grouped: the group offsets (and masked counts), device inputs like the operands
+        self.groups = ({"m_offsets": operands.m_offsets, "masked_counts": operands.masked_counts}
+                       if problem.is_grouped else {})
         self.settle(impl.capture, (impl.name, problem, contract.name))
         digest = hashlib.sha256(Path(impl.path).read_bytes()).hexdigest()[:12]
         self.notes = f"{shown(impl.path)}:{impl.func} (sha256 {digest}); {self.notes}"
 
     def call(self):
         try:
-            result = self.fn(self.a, self.b, self.c, alpha=self.alpha, beta=self.beta, **self.scales)
+            result = self.fn(self.a, self.b, self.c, alpha=self.alpha, beta=self.beta, **self.scales, **self.groups)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's failure is their row's CRASH
             raise UserCodeError(describe_exception(exc, self.impl.path, f"{self.impl.func}()")) from exc
         if isinstance(result, self._tensor) and result.data_ptr() != self.c.data_ptr():
@@ -193,6 +213,8 @@ register_parametrized(Parametrized(
         Param("constraints", "mapping", (), help="{m_multiple_of, n_multiple_of, k_multiple_of, index_bits}"),
         Param("scalings", "list", (), validate=check_scalings,
               help="FP8: the scale shapes it applies (of tensor, rowcol, block); it is called with scale_a=, scale_b="),
+        Param("grouped", "choice", False, choices=(False, True),
+              help="it takes grouped problems: called with m_offsets= and masked_counts= (docs/grouped.md)"),
         Param("accumulation", "choice", None, choices=ACCUMULATIONS,
               help="FP8: promote (FP32 sums, or partial sums promoted every <= 128 of K; default) or fast"),
     ],

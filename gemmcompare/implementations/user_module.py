@@ -23,6 +23,7 @@ from typing import Callable
 
 CALL = "{func}(a, b, c, alpha=alpha, beta=beta)"
 CALL_FP8 = "{func}(a, b, c, alpha=alpha, beta=beta, scale_a=scale_a, scale_b=scale_b)"  # under FP8 contracts
+GROUPED_KEYWORDS = ", m_offsets=m_offsets, masked_counts=masked_counts"  # added for grouped problems (grouped: true)
 # Lines of a user's exception message kept in a row's reason (Triton's compile errors quote source).
 MAX_MESSAGE_LINES = 12
 
@@ -73,13 +74,17 @@ def signature_of(args: ast.arguments) -> inspect.Signature:
     return inspect.Signature(params)
 
 
-def signature_problem(sig: inspect.Signature, func: str, fp8: bool = False) -> str | None:
-    """Why a callable with this signature cannot take the harness's call (with the scales when `fp8`), or None."""
+def signature_problem(sig: inspect.Signature, func: str, fp8: bool = False, grouped: bool = False) -> str | None:
+    """Why a callable with this signature cannot take the harness's call (with the scales when `fp8`, the group
+    offsets and counts when `grouped`), or None."""
     scales = {"scale_a": "sa", "scale_b": "sb"} if fp8 else {}
+    groups = {"m_offsets": "o", "masked_counts": None} if grouped else {}
     try:
-        sig.bind("a", "b", "c", alpha=1.0, beta=0.0, **scales)
+        sig.bind("a", "b", "c", alpha=1.0, beta=0.0, **scales, **groups)
     except TypeError as exc:
         call = (CALL_FP8 if fp8 else CALL).format(func=func)
+        if grouped:
+            call = call[:-1] + GROUPED_KEYWORDS + ")"
         return f"{func}{sig} cannot take the harness's call {call}: {exc}"
     return None
 
@@ -139,7 +144,7 @@ def _from_triton(tree: ast.Module) -> set[str]:
             and (node.module or "").split(".")[0] == "triton" for a in node.names}
 
 
-def check_source(path: Path, func: str, fp8: bool = False) -> str | None:
+def check_source(path: Path, func: str, fp8: bool = False, grouped: bool = False) -> str | None:
     """Why the module at `path` cannot give the harness a callable `func` (called with the scales when `fp8`),
     read without running it; None when it can, or when only importing it can tell (decorated, imported or
     computed bindings: the worker checks those after importing)."""
@@ -181,12 +186,12 @@ def check_source(path: Path, func: str, fp8: bool = False) -> str | None:
                         f"it ({func}[grid](...)) with the signature {CALL.format(func='fn')}")
         if node.decorator_list:
             return None  # a decorator may change the signature: checked after import, in the worker
-        problem = signature_problem(signature_of(node.args), func, fp8)
+        problem = signature_problem(signature_of(node.args), func, fp8, grouped)
         return f"{at}: {problem}" if problem else None
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         value = node.value
         if isinstance(value, ast.Lambda):
-            problem = signature_problem(signature_of(value.args), func, fp8)
+            problem = signature_problem(signature_of(value.args), func, fp8, grouped)
             return f"{at}: {problem}" if problem else None
         if type(value) in _LITERALS:
             return f"{at}: {func} is bound to {_LITERALS[type(value)]}, which cannot be called"
@@ -261,7 +266,7 @@ def import_module(path: str) -> types.ModuleType:
     return module
 
 
-def load_callable(path: str, func: str, fp8: bool = False) -> Callable:
+def load_callable(path: str, func: str, fp8: bool = False, grouped: bool = False) -> Callable:
     """The callable, checked after import with inspect.signature (what the source alone could not tell)."""
     module = import_module(path)
     fn = getattr(module, func, None)
@@ -276,7 +281,7 @@ def load_callable(path: str, func: str, fp8: bool = False) -> Callable:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # some builtins have none: the call itself will tell
         return fn
-    problem = signature_problem(sig, func, fp8)
+    problem = signature_problem(sig, func, fp8, grouped)
     if problem:
         raise UserCodeError(f"{where}: {problem}")
     return fn

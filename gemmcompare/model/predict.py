@@ -251,5 +251,8 @@ def predict_row(row: Any, device: DeviceSpec | str, **kwargs) -> Prediction:
         if spec is None:
             raise ValueError(f"device {device!r} is not in the device table")
         device = spec
+    if rec.get("grouped"):  # per-group tiles and waves are not modelled: a stated error, never a dense guess
+        raise ValueError("no prediction for grouped problems: the model counts the tiles and waves of one dense "
+                         "GEMM, not per-group M tiles scheduled in one launch")
     problem = GemmProblem(int(rec["m"]), int(rec["n"]), int(rec["k"]), int(rec.get("batch") or 1))
     return predict(problem, kernel_from_row(rec), device, **kwargs)

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ..receipt import gpu_name, receipt_value  # noqa: F401  (re-exported for report modules)
+from ..grouped import label_volume
 from ..results import COLUMNS, JSON_COLUMNS
 
 NUMERIC_COLUMNS = [
@@ -29,7 +30,7 @@ NUMERIC_COLUMNS = [
 ]
 _JSON_DEFAULTS = {"params": dict, "checks": list, "samples_ms": list, "build_flags": list, "timing": dict,
                   "tolerance": dict, "telemetry": dict, "prediction": dict,
-                 "energy_samples_j": list, "energy": dict}
+                 "energy_samples_j": list, "energy": dict, "grouped": dict}
 
 # what a row is, for the report's summary and the bar colours: the families grouped into four kinds
 KINDS = ("library", "CUTLASS", "hand-written", "custom")
@@ -133,7 +134,11 @@ def attach_run(df: pd.DataFrame, receipt: dict | None, run: dict | None = None) 
 # -- problems -------------------------------------------------------------------------------------------
 
 def problem_sort_key(label: str) -> tuple:
-    """Sort problems by size (m*n*k*batch), then by label; labels are 'MxNxK' or 'MxNxKxB'."""
+    """Sort problems by size (m*n*k*batch), then by label; labels are 'MxNxK' or 'MxNxKxB', or a grouped
+    problem's (grouped.py: its size is the sum of its group Ms times N times K)."""
+    grouped = label_volume(label)
+    if grouped is not None:
+        return (grouped, str(label))
     parts = [int(p) for p in re.findall(r"\d+", str(label))]
     volume = math.prod(parts) if parts else 0
     return (volume, str(label))

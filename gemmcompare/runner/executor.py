@@ -42,8 +42,11 @@ OTHER_STREAM_GUARD_MS = 5.0
 def estimate_bytes(p: GemmProblem, contract: PrecisionContract, n_impls: int) -> int:
     """Device memory one (problem, contract) needs: FP32 originals, rounded inputs and their layouts, two
     FP64 references and the magnitude term, an output per implementation, the checker's row chunks; a
-    batched problem holds every matrix of each at once (the checker's chunks are one matrix's)."""
+    batched problem holds every matrix of each at once (the checker's chunks are one matrix's), a grouped one
+    its stored rows and every group's weights."""
     mk, kn, mn = p.m * p.k * p.batch, p.k * p.n * p.batch, p.m * p.n * p.batch
+    if p.is_grouped:  # stored rows (masked: capacity per group) and every group's weights
+        mk, kn, mn = p.rows * p.k, p.groups * p.n * p.k, p.rows * p.n
     ia, ic = DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.c].itemsize
     return 4 * (mk + kn) + ia * (mk + kn) * 3 + 8 * 3 * mn + n_impls * mn * ic + 8 * 4 * 2048 * p.n
 

@@ -4,6 +4,7 @@ the next one still sees what the references were made from."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,12 @@ from ..contracts.precision import Order, PrecisionContract
 from ..contracts.quantize import dequantize, quantize
 from ..implementations.operands import Operands, transposed
 from ..problems import GemmProblem
+
+
+FINGERPRINT_CHUNK = 1 << 26  # elements a fingerprint sums at once (two int64 temporaries: 1 GiB)
+
+# The tensors of Operands a row is handed that must come back unchanged (besides the laid-out copies).
+INPUT_TENSORS = ("a", "b", "c0", "scale_a", "scale_b", "m_offsets", "masked_counts")
 
 
 @dataclass
@@ -23,7 +30,9 @@ class Draw:
     pristine: dict[str, Any]  # bit-exact copies of the rounded operands
 
     def fingerprint(self) -> list[int]:
-        """A cheap bitwise checksum of every tensor the implementations were handed."""
+        """A cheap bitwise checksum of every tensor the implementations were handed. Summed in chunks of
+        FINGERPRINT_CHUNK elements, each tensor read in its storage order: a grouped problem's weights are
+        gigabytes, and int64 copies of them whole (or a contiguous copy of a column-major view) would not fit."""
         import torch
 
         out = []
@@ -31,9 +40,13 @@ class Draw:
             if t is None:
                 out.append(0)
                 continue
-            bits = as_bits(t).to(torch.int64)
-            weights = torch.arange(bits.numel(), device=bits.device).view(bits.shape) % 1021 + 1
-            out.append(int((bits * weights).sum()))
+            flat = as_bits(in_storage_order(t)).reshape(-1)
+            total = 0
+            for start in range(0, flat.numel(), FINGERPRINT_CHUNK):
+                bits = flat[start:start + FINGERPRINT_CHUNK].to(torch.int64)
+                weights = torch.arange(start, start + bits.numel(), device=bits.device) % 1021 + 1
+                total += int((bits * weights).sum())
+            out.append(total)
         return out
 
     def intact(self) -> bool:
@@ -41,7 +54,7 @@ class Draw:
         laid-out copy). Unlike fingerprint(), this also sees a write made during prepare (a Python row's
         first call runs there)."""
         ops = self.operands
-        for which in ("a", "b", "c0", "scale_a", "scale_b"):
+        for which in INPUT_TENSORS:
             if getattr(ops, which) is not None and which in self.pristine and \
                     not same_bits(getattr(ops, which), self.pristine[which]):
                 return False
@@ -56,7 +69,7 @@ class Draw:
         ops = self.operands
         ops.a.copy_(self.pristine["a"])
         ops.b.copy_(self.pristine["b"])
-        for which in ("c0", "scale_a", "scale_b"):
+        for which in INPUT_TENSORS[2:]:
             if getattr(ops, which) is not None and which in self.pristine:
                 getattr(ops, which).copy_(self.pristine[which])
         ops.forget_layouts()
@@ -75,6 +88,8 @@ def make_draw(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: i
     is the 2-D problem's draw of `seed`), and its references are exactly that draw's: every operand and
     reference is batch x rows x cols. Distinct seeds give every matrix distinct values, so a kernel that
     writes one matrix's product into another's place cannot pass. The bias (one n-vector) is matrix 0's."""
+    if p.is_grouped:
+        return _grouped_draw(fixture, p, contract, seed, device)
     if p.batch == 1:
         rounded, scales, bias, refs = _draw_matrix(fixture, p, contract, seed, device)
     else:
@@ -92,6 +107,72 @@ def make_draw(fixture: str, p: GemmProblem, contract: PrecisionContract, seed: i
     operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), bias, contract.storage,
                         scales.get("scale_a"), scales.get("scale_b"))
     pristine = {k: v.clone() for k, v in {**rounded, **scales}.items()}
+    return Draw(fixture, seed, operands, refs, pristine)
+
+
+def _grouped_draw(fixture: str, p, contract: PrecisionContract, seed: int, device) -> Draw:
+    """A grouped problem's draw: group g is the 2-D draw of its own M x N x K with seed batch_seed(seed, g), so no
+    two groups share values and a kernel that writes one group's product into another's rows cannot pass; its
+    references are that draw's. An empty group (M = 0) still has its weights: drawn as a one-row problem, of
+    which A's row is dropped. Stacked as operands.py lays them out; under FP8, scale_a follows A's rows (rowcol,
+    block: stacked; tensor: one per group, groups x 1 x 1) and scale_b is one per group (groups x ...).
+
+    Masked layout: each group's padding rows of A (and of C0) hold NaN. A kernel that computes whole tiles of
+    capacity rows from them writes NaN into C's padding, which the check requires to stay NaN (the poison):
+    only a write of a number there (another group's rows, a stray offset) fails."""
+    import torch
+
+    from ..contracts.precision import Scaling
+
+    masked = p.layout == "masked"
+    per_row = contract.scaling in (Scaling.ROWCOL, Scaling.BLOCK)  # FP8 scale_a with a row per row of A
+    # Each group's draw goes straight into the stacked tensors (allocated at the first group, from its dtypes and
+    # shapes), so that no list of every group's parts is held beside them: a 256-expert layer's weights are 15 GB.
+    out: dict[str, Any] = {}
+
+    def put(key: str, g: int, t, rows_like: bool, fill: float = math.nan) -> None:
+        """Group g's `t` into out[key]: rows_like (A, C0, a row's scale, references) at its rows (stacked, or
+        slab g's first rows, padding `fill`); else out[key][g]."""
+        if key not in out:
+            if not rows_like:
+                shape = (p.groups, *t.shape)
+            else:
+                shape = (p.m, *t.shape[1:]) if not masked else (p.groups, p.capacity, *t.shape[1:])
+            out[key] = torch.full(shape, fill, dtype=t.dtype, device=t.device)
+        if not rows_like:
+            out[key][g] = t
+        elif masked:
+            out[key][g, : t.shape[0]] = t
+        else:
+            out[key][p.offsets[g]: p.offsets[g + 1]] = t
+
+    bias = None
+    for g, mg in enumerate(p.ms):
+        one = GemmProblem(max(mg, 1), p.n, p.k)
+        rounded, scales, drawn_bias, refs = _draw_matrix(fixture, one, contract, corr.batch_seed(seed, g), device, bias)
+        bias = drawn_bias if bias is None else bias
+        put("a", g, rounded["a"][:mg], True)
+        # B stored groups x N x K (K-major): the logical groups x K x N operand is a view of it, so the stored copy a
+        # TN row asks for is this very tensor (no second copy of the weights)
+        put("b", g, rounded["b"].t(), False)
+        if "c0" in rounded:
+            put("c0", g, rounded["c0"][:mg], True)
+        if scales:
+            put("scale_a", g, scales["scale_a"][:mg] if per_row else scales["scale_a"], per_row, 1.0)
+            put("scale_b", g, scales["scale_b"], False)
+        for field in ("rounded", "original", "magnitude"):
+            put(field, g, getattr(refs, field)[:mg], True, 0.0)
+        del rounded, scales, refs  # before the next group's draw
+    rounded = {"a": out["a"], "b": out["b"].transpose(-2, -1), **({"c0": out["c0"]} if "c0" in out else {})}
+    scales = {key: out[key] for key in ("scale_a", "scale_b") if key in out}
+    refs = corr.References(out["rounded"], out["original"], out["magnitude"], grouped=p)
+    offsets = torch.tensor(p.offsets, dtype=torch.int32, device=device)
+    counts = torch.tensor(p.ms, dtype=torch.int32, device=device) if masked else None
+    operands = Operands(rounded["a"], rounded["b"], rounded.get("c0"), bias, contract.storage,
+                        scales.get("scale_a"), scales.get("scale_b"), offsets, counts)
+    pristine = {k: v.clone() for k, v in {**rounded, **scales, "m_offsets": offsets}.items()}
+    if counts is not None:
+        pristine["masked_counts"] = counts.clone()
     return Draw(fixture, seed, operands, refs, pristine)
 
 
@@ -118,12 +199,27 @@ def _draw_matrix(fixture: str, p: GemmProblem, contract: PrecisionContract, seed
 
 
 def same_bits(x, y) -> bool:
-    """Bitwise equality (NaN == NaN), for the other-stream check."""
+    """Bitwise equality (NaN == NaN), for the other-stream check. Two column-major views are compared in their
+    storage order (no contiguous copies of a grouped problem's gigabytes of weights)."""
     import torch
 
     if x.shape != y.shape:
         return False
-    return bool(torch.equal(as_bits(x), as_bits(y)))
+    xs, ys = in_storage_order(x), in_storage_order(y)
+    if xs.shape != ys.shape:  # one stored column-major, the other not
+        xs, ys = x.contiguous(), y.contiguous()
+    return bool(torch.equal(as_bits(xs), as_bits(ys)))
+
+
+def in_storage_order(t):
+    """t itself when contiguous, its last two dimensions swapped when that view is contiguous (a column-major
+    operand, as a grouped problem's B is), else a contiguous copy: the same elements, read without a copy
+    where possible."""
+    if t.is_contiguous():
+        return t
+    if t.dim() >= 2 and t.transpose(-2, -1).is_contiguous():
+        return t.transpose(-2, -1)
+    return t.contiguous()
 
 
 def as_bits(t):

@@ -45,6 +45,7 @@ def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: Precis
                                     DTYPE_INFO[contract.c].itemsize),
         tolerance=corr.describe_tolerance(exp.correctness, contract, p.k),
         storage=contract.storage.value, lda=lds[0], ldb=lds[1], ldc=lds[2],
+        grouped=p.as_dict() if p.is_grouped else {},
     )
 
 
@@ -61,9 +62,13 @@ def copy_build_resources(row: Result, res: dict, impl: Implementation) -> None:
 
 
 def storage_lds(p: GemmProblem, contract: PrecisionContract) -> tuple[int, int, int]:
-    """lda, ldb, ldc the contract's storage policy hands every implementation of this problem."""
+    """lda, ldb, ldc the contract's storage policy hands every implementation of this problem. A grouped problem
+    runs under tight TN contracts only (implementations/base.py): A and C are stacked rows (ld K and N), B is
+    groups x N x K (ld K)."""
     from ..contracts.storage import operand_shape, policy_geometry
 
+    if p.is_grouped:
+        return p.k, p.k, p.n
     out = []
     for which, order, dtype in zip("abc", (contract.order_a, contract.order_b, contract.order_c),
                                    (contract.a, contract.b, contract.c)):
@@ -73,4 +78,8 @@ def storage_lds(p: GemmProblem, contract: PrecisionContract) -> tuple[int, int, 
 
 
 def row_problem(row: Result) -> GemmProblem:
+    if row.grouped:
+        from ..grouped import GroupedProblem
+
+        return GroupedProblem.from_dict(row.grouped)
     return GemmProblem(row.m, row.n, row.k, row.batch)

@@ -19,6 +19,8 @@ class _Checker:
         self.unlisted = 0  # issues past MAX_ISSUES, counted only
         self.problem_count = 0  # problems so far, over every entry (MAX_PROBLEMS)
         self.implementation_count = 0  # implementations so far (MAX_IMPLEMENTATIONS)
+        self.routing_draws = 0  # token x expert values drawn so far by grouped problems' routings (MAX_ROUTING_DRAWS)
+        self.implementation_entry: dict[str, int] = {}  # implementation name -> its implementations[] index
 
     def line(self, path: tuple) -> int | None:
         while path and path not in self.lines:

@@ -65,6 +65,7 @@ def _implementations(ck: _Checker, raw, contracts: list[PrecisionContract], base
             first = owner.get(impl.name)
             if first is None:
                 owner[impl.name] = (i, combo)
+                ck.implementation_entry[impl.name] = i
                 out.append(impl)
             elif first[0] != i:  # rows are keyed by name: two entries of one name would be ambiguous
                 ck.error(ip, f"implementation {impl.name!r} already comes from implementations[{first[0]}]; "

@@ -42,6 +42,21 @@ def load_spec(path: str | Path) -> Experiment:
     return parse_spec(text, str(path), base_dir=p.parent)
 
 
+def _grouped_fp8(ck: _Checker, problems, contracts, implementations) -> None:
+    """A spec with grouped problems and an FP8 contract: an implementation that runs grouped problems but has no
+    FP8 path for them (library.cublas_loop) is an error at its entry, since the spec asks for rows it can never
+    have. A family that takes no grouped problem at all is a SKIP row instead, as for every grouped problem, and
+    one with an FP8 path SKIPs the scalings it cannot apply, with the reason."""
+    if not any(e.problem.is_grouped for e in problems):
+        return
+    for contract in (c for c in contracts if c.is_fp8):
+        for impl in implementations:
+            if impl.takes_grouped and not impl.grouped_fp8 and impl.planned_under(contract):
+                ck.error(("implementations", ck.implementation_entry.get(impl.name, 0)),
+                         f"{impl.name} cannot run the spec's grouped problems under FP8 contract {contract.name}: "
+                         f"{impl.grouped_fp8_note}; drop the contract, or run the FP8 contract in a spec of its own")
+
+
 def _too_big() -> str:
     return exceeded(f"the spec is more than {MAX_SPEC_BYTES:,} bytes", MAX_SPEC_BYTES, "MAX_SPEC_BYTES")
 
@@ -87,6 +102,7 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
             for f in bad:
                 ck.error(("problems", entry_index, "fixtures"), f"unknown fixture {f!r}; expected {list(FIXTURES)}", nearest(f, FIXTURES))
 
+    _grouped_fp8(ck, problems, contracts, implementations)
     rows = count_rows(len(problems), contracts, implementations)
     if rows > MAX_ROWS:
         ck.error((), exceeded(f"{len(problems):,} problems x {rows // max(len(problems), 1):,} (contract, "

@@ -1,5 +1,5 @@
 """The `problems:` section: single problems and sweeps (value lists, ranges, pow2, ties), each bounded
-before it is expanded."""
+before it is expanded, and grouped problems (grouped_entries.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from ..limits import MAX_PROBLEMS, exceeded
 from ..problems import GemmProblem, expand_sweep, pow2_values, range_values
 from .checker import _Checker, _flag, _kind
 from .experiment import ProblemEntry
+from .grouped_entries import grouped_problem
 from .issues import nearest
 
 PROBLEM_KEYS = {"m", "n", "k", "batch", "name", "fixtures", "time"}
 SWEEP_ITEM_KEYS = {"sweep", "name", "fixtures", "time"}
+GROUPED_ITEM_KEYS = {"grouped", "name", "fixtures", "time"}
 DIMS = ("m", "n", "k", "batch")
 
 
@@ -32,12 +34,24 @@ def _problems(ck: _Checker, raw) -> list[ProblemEntry]:
         if ck.problem_count > MAX_PROBLEMS:
             break  # the limit is reported once
         if not isinstance(item, dict):
-            ck.error(ip, f"each problem must be a mapping like {{m: 64, n: 64, k: 64}} or {{sweep: ...}}, got {_kind(item)}")
+            ck.error(ip, f"each problem must be a mapping like {{m: 64, n: 64, k: 64}}, {{sweep: ...}} or "
+                         f"{{grouped: ...}}, got {_kind(item)}")
             continue
         extras = _problem_extras(ck, item, ip)
         if "sweep" in item:
             ck.unknown_keys(item, SWEEP_ITEM_KEYS, ip, "a sweep item")
             generated = _sweep(ck, item["sweep"], ip + ("sweep",))
+        elif "grouped" in item:  # one GEMM per group (spec/grouped_entries.py)
+            ck.unknown_keys(item, GROUPED_ITEM_KEYS, ip, "a grouped problem item")
+            grouped = grouped_problem(ck, item["grouped"], ip + ("grouped",))
+            if grouped is None:
+                continue
+            generated = [grouped]
+            ck.problem_count += 1
+            if ck.problem_count > MAX_PROBLEMS:
+                ck.error(ip, exceeded(f"with this entry the spec has {ck.problem_count:,} problems", MAX_PROBLEMS,
+                                      "MAX_PROBLEMS"))
+                break
         else:
             ck.unknown_keys(item, PROBLEM_KEYS, ip, "a problem")
             dims = {}

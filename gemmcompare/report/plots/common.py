@@ -259,7 +259,9 @@ def problem_row_axes(rows: list, per_row: int) -> None:
 def size_axis(rows: pd.DataFrame) -> tuple[pd.Series, str] | None:
     """A true size axis when the problems are one family of shapes: the edge when every problem is square,
     the one dimension that varies when the others are fixed; None otherwise (the problems are then
-    categories)."""
+    categories). Grouped problems are categories: two routings of one token count share M, N and K."""
+    if "grouped" in rows and rows["grouped"].map(lambda g: isinstance(g, dict) and bool(g)).any():
+        return None
     m, n, k = rows["m"], rows["n"], rows["k"]
     if len(rows) and (m == n).all() and (n == k).all():
         return m.astype(float), "problem size M = N = K"

@@ -1,0 +1,209 @@
+"""Library rows for grouped problems (grouped.py; docs/grouped.md): the best a user calls today, and the naive
+loop users write first.
+
+`library.torch_grouped_mm` is torch's grouped GEMM: torch._grouped_mm (BF16 in, BF16 or FP32 out) with
+offs = the cumulative group ends, one launch for every group; under an FP8 contract torch._scaled_grouped_mm
+(e4m3 in, BF16 out, row-wise scales: a per-group tensor scale is expanded to its rows and columns outside
+timing, exactly). The masked layout is its 3-D form (offs None): every group's whole capacity is computed, the
+padding rows from A's NaN padding (executed FLOPs count it). Both return a new tensor: launch() drops the
+previous output first, so torch's caching allocator hands the call the very block poison() filled with NaN
+(same size, same stream), and a group the call leaves unwritten shows as NaN.
+
+`library.cublas_loop` is the naive baseline: one torch.mm (a cuBLAS GEMM) per non-empty group, in group order on
+the harness's one stream, each writing its group's rows of the harness's C. The group Ms are host integers (a
+router's counts copied to the host, as such a loop needs: that copy is not timed); its timed launches include
+the host's launch of every group's GEMM, which is what such a loop costs.
+"""
+
+from __future__ import annotations
+
+from ..contracts.precision import Epilogue, Math, Scaling
+from ..dtypes import DTYPE_INFO, DType
+from .base import Implementation, Ok, Prepared, Skip, policy_output, transposed
+from .library import has_out_dtype
+from .registry import register_fixed
+
+TAKES = "bf16 in -> bf16 or f32 out, acc f32, strict; FP8: e4m3 in -> bf16 out with tensor or rowcol scales"
+
+
+def _has(name: str) -> bool:
+    """Whether the installed torch has torch.<name>: asked of torch itself where it is loaded (the measuring
+    worker), else read from its version (both came in torch 2.8), so that planning a spec imports no torch."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return hasattr(torch, name)
+    return has_out_dtype()  # torch >= 2.8, read from the installed version
+
+
+class TorchGroupedMm(Implementation):
+    family = "library"
+    description = ("torch._grouped_mm (torch._scaled_grouped_mm under FP8): every group in one launch, offs = the "
+                   "cumulative group ends")
+    takes_grouped = True
+    grouped_fp8 = True
+    min_cc = 80  # torch's grouped GEMM kernels need SM 8.0+ (its FP8 form: Hopper, SM 9.0+)
+
+    def __init__(self):
+        super().__init__("torch_grouped_mm")
+
+    def supports(self, problem, contract):
+        if not problem.is_grouped:
+            return Skip("it runs grouped problems only (library.torch_matmul runs dense ones)")
+        if contract.alpha != 1.0 or contract.beta != 0.0 or contract.epilogue is not Epilogue.NONE:
+            return Skip("torch._grouped_mm computes A @ B only (alpha=1, beta=0, no epilogue)")
+        if contract.acc is not DType.F32 or contract.math is not Math.STRICT:
+            return Skip(f"torch._grouped_mm accumulates in f32 (strict), not {contract.acc.value}/{contract.math.value}")
+        if contract.is_fp8:
+            if not _has("_scaled_grouped_mm"):
+                return Skip("this torch has no torch._scaled_grouped_mm")
+            if contract.a is not DType.E4M3 or contract.b is not DType.E4M3 or contract.c is not DType.BF16:
+                return Skip(f"torch._scaled_grouped_mm takes e4m3 inputs with a bf16 output, not "
+                            f"{contract.a.value}/{contract.b.value} -> {contract.c.value}")
+            if problem.layout == "masked":
+                return Skip("the masked layout's 3-D scale shapes of torch._scaled_grouped_mm are not wired here; "
+                            "the contiguous layout runs FP8")
+            if contract.scaling not in (Scaling.TENSOR, Scaling.ROWCOL):
+                return Skip(f"torch._scaled_grouped_mm takes row-wise scales (a per-group tensor scale expands to "
+                            f"them); {contract.scaling.value} scales are not offered")
+            return Ok()
+        if not _has("_grouped_mm"):
+            return Skip("this torch has no torch._grouped_mm")
+        if contract.a is not DType.BF16 or contract.b is not DType.BF16 or contract.c not in (DType.BF16, DType.F32):
+            return Skip(f"torch._grouped_mm takes bf16 inputs and writes bf16 (or f32 through out_dtype), not "
+                        f"{contract.a.value}/{contract.b.value} -> {contract.c.value}")
+        return Ok()
+
+    def contracts_summary(self):
+        return TAKES + " (grouped problems only)"
+
+    def prepare(self, problem, contract, operands, extension):
+        return _GroupedMmPrepared(problem, contract, operands)
+
+
+class _GroupedMmPrepared(Prepared):
+    def __init__(self, problem, contract, operands):
+        import torch
+
+        self.torch = torch  # kept, so that launch() (timed) does no import
+        a, lda = operands.stored("a", contract.order_a)  # stacked rows (or groups x capacity), row-major
+        b, ldb = operands.stored("b", contract.order_b)  # groups x N x K (K-major)
+        self.a, self.b = a, transposed(b)  # groups x K x N column-major: what torch's grouped GEMMs take
+        masked = problem.layout == "masked"
+        # offs: the end of each group (int32), for the stacked layout; the masked layout is torch's 3-D form
+        self.offs = None if masked else operands.m_offsets[1:]
+        self.out_dtype = DTYPE_INFO[contract.c].torch_dtype
+        self.fp8 = contract.is_fp8
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": problem.n,
+                             "copies_in_timing": [], "c": "torch's own output tensor"}
+        if self.fp8:
+            self.scale_a, self.scale_b = _rowwise_scales(problem, contract, operands)
+            self.fast_accum = contract.fast_accum
+        what = "torch._scaled_grouped_mm (row-wise scales)" if self.fp8 else "torch._grouped_mm"
+        self.notes = (f"{what}, offs = cumulative group ends" if not masked else
+                      f"{what} on the masked 3-D operands: computes every group's {problem.capacity} rows")
+        if masked:
+            self.executed_flops = 2 * problem.groups * problem.capacity * problem.n * problem.k
+        self.out = None
+        self.launch()  # one call outside timing (its output block is the one poison() fills)
+
+    def launch(self):
+        torch = self.torch
+        self.out = None  # freed first: the call gets the poisoned block back from the caching allocator
+        if self.fp8:
+            self.out = torch._scaled_grouped_mm(self.a, self.b, self.scale_a, self.scale_b, offs=self.offs,
+                                                out_dtype=self.out_dtype, use_fast_accum=self.fast_accum)
+        else:
+            self.out = torch._grouped_mm(self.a, self.b, offs=self.offs, out_dtype=self.out_dtype)
+
+    def poison(self):
+        if self.out is not None:
+            self.out.fill_(float("nan"))
+
+    def output(self):
+        return self.out
+
+
+def _rowwise_scales(problem, contract, operands):
+    """scale_a per row of the stacked A (sum M) and scale_b per group and column (groups x N),
+    FP32: torch._scaled_grouped_mm's row-wise form. A per-group tensor scale is repeated over its group's rows and
+    columns (the same numbers: exact). Made here, outside timing."""
+    import torch
+
+    sa, sb = operands.scale_a, operands.scale_b
+    if contract.scaling is Scaling.TENSOR:  # groups x 1 x 1 each
+        per_group = sa.reshape(-1)
+        sa = torch.repeat_interleave(per_group, torch.tensor(problem.ms, device=per_group.device))
+        sb = sb.reshape(-1, 1).expand(problem.groups, problem.n)
+    return sa.reshape(-1).contiguous(), sb.reshape(problem.groups, problem.n).contiguous()
+
+
+class CublasLoop(Implementation):
+    family = "library"
+    description = "the naive baseline: one torch.mm (cuBLAS) per non-empty group, in group order on one stream"
+    takes_grouped = True
+    grouped_fp8_note = ("a loop of torch.mm has no FP8 path (library.torch_grouped_mm runs FP8 grouped problems "
+                        "through torch._scaled_grouped_mm)")
+
+    def __init__(self):
+        super().__init__("cublas_loop")
+
+    def supports(self, problem, contract):
+        if not problem.is_grouped:
+            return Skip("it runs grouped problems only (library.cublas runs dense ones)")
+        if contract.is_fp8:
+            return Skip(self.grouped_fp8_note)
+        if contract.a != contract.b or contract.a not in (DType.F16, DType.BF16, DType.F32):
+            return Skip(f"inputs {contract.a.value}/{contract.b.value}: torch.mm here takes matching f16, bf16 or f32")
+        if contract.acc is not DType.F32 or contract.math is not Math.STRICT:
+            return Skip(f"torch.mm here accumulates in f32, strict (not {contract.acc.value}/{contract.math.value})")
+        if contract.c is not contract.a and not (contract.c is DType.F32 and has_out_dtype()):
+            return Skip(f"torch.mm on {contract.a.value} inputs returns {contract.a.value}, not {contract.c.value}")
+        if contract.alpha != 1.0 or contract.beta != 0.0 or contract.epilogue is not Epilogue.NONE:
+            return Skip("torch.mm computes A @ B only (alpha=1, beta=0, no epilogue)")
+        return Ok()
+
+    def contracts_summary(self):
+        return "f16/bf16/f32 in -> same dtype out (f32 via out_dtype), acc f32, strict (grouped problems only)"
+
+    def prepare(self, problem, contract, operands, extension):
+        return _LoopPrepared(problem, contract, operands)
+
+
+class _LoopPrepared(Prepared):
+    def __init__(self, problem, contract, operands):
+        import torch
+
+        a, lda = operands.stored("a", contract.order_a)
+        b, ldb = operands.stored("b", contract.order_b)
+        self._out_full, self.out, ldc = policy_output(problem, contract, a.device)
+        weights = transposed(b)  # groups x K x N, each group's K x N column-major view
+        rows = (lambda t, g: t[g, : problem.ms[g]]) if problem.layout == "masked" else \
+            (lambda t, g: t[problem.offsets[g]: problem.offsets[g + 1]])  # noqa: E731
+        # (A rows, B, C rows) of every group with tokens: the views are made once, here
+        self.calls = [(rows(a, g), weights[g], rows(self.out, g)) for g, m in enumerate(problem.ms) if m]
+        self.mm = torch.mm
+        self.widen = {"out_dtype": torch.float32} if contract.c is not contract.a else {}
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": ldc,
+                             "copies_in_timing": []}
+        m = torch.backends.cuda.matmul
+        m.allow_fp16_reduced_precision_reduction = False
+        m.allow_bf16_reduced_precision_reduction = False
+        self.notes = (f"{len(self.calls)} torch.mm calls (one per non-empty group of {problem.groups}), one stream"
+                      + (", out_dtype=float32" if self.widen else ""))
+
+    def launch(self):
+        mm, widen = self.mm, self.widen
+        for a, b, c in self.calls:
+            mm(a, b, out=c, **widen)
+
+    def poison(self):
+        self._out_full.fill_(float("nan"))
+
+    def output(self):
+        return self.out
+
+
+register_fixed("library.torch_grouped_mm", TorchGroupedMm)
+register_fixed("library.cublas_loop", CublasLoop)
