@@ -35,8 +35,9 @@ CASES = [
     ("sm80_128x128x32_4st_splitk_parallel4", "sm_80"),   # + ReduceSplitK
     ("sm90_coop_128x256x64_c1x1", "sm_90a"),             # CUTLASS 3.x CollectiveBuilder, TMA + wgmma
     ("sm90_pp_64x128x64_c1x2", "sm_90a"),                # + ping-pong, a 64-row (decode) tile, A multicast
-    ("sm90_coop_splitk4_128x128x64_c1x1", "sm_90a"),     # + the stream-K scheduler (here split-K 4)
-    ("sm90_coop_swapab_splitk4_128x16x128_c1x1", "sm_90a"),  # + A and B swapped (a 128x16 tile, column-major D)
+    # + the stream-K scheduler (here split-K 4) with A and B swapped (a 128x16 tile, column-major D): one case for
+    # both paths (the unswapped split-K case compiled the same scheduler again; each SM90 TU is 1-2 CI minutes)
+    ("sm90_coop_swapab_splitk4_128x16x128_c1x1", "sm_90a"),
     ("cute_128x256x32_w2x4_4st", "sm_80"),               # the CuTe kernel, K-major operands (ldmatrix)
     ("cute_128x128x32_w2x2_3st_nt", "sm_80"),            # the CuTe kernel, MN-major operands (ldmatrix.trans)
     ("sm90_fp8_coop_128x128x128_c1x1", "sm_90a"),        # FP8: the promoting mainloop, scales in the epilogue

@@ -79,7 +79,7 @@ class CutlassKernel(AbiKernel):
         self.kernel_filter = kernel_templates.kernel_template(config.TEMPLATE).kernel_filter
 
     def supports(self, problem, contract):
-        if _is_grouped(problem):
+        if problem.is_grouped:
             return Skip("a dense kernel (one GEMM per launch): grouped problems run on the sm90_grouped "
                         "configurations (cutlass_configs/sm90_grouped.yaml)")
         return super().supports(problem, contract)
@@ -98,36 +98,35 @@ class CutlassKernel(AbiKernel):
         return f"{self.family}.{self.variant}"
 
 
-def _is_grouped(problem) -> bool:
-    """Whether `problem` is a grouped problem: it has a group count (the duck-typed interface of
-    CutlassGroupedKernel.supports)."""
-    return getattr(problem, "groups", None) is not None
-
-
 class CutlassGroupedKernel(CutlassKernel):
     """A configuration of kernel template sm90_grouped: one launch computes a GEMM per group (CUTLASS's
     pointer-array grouped GEMM), reached through gemm_abi.h's grouped form (ABI 4).
 
-    It runs grouped problems only. `supports` reads a problem through this duck-typed interface, so that it
-    does not depend on the grouped problem type's module:
-      problem.groups   int, the number of groups (absent or None: not a grouped problem)
-      problem.group_m  tuple of `groups` ints, each group's M (0 allowed)
-      problem.n, problem.k   ints, every group's N and K
-      problem.layout   "contiguous" (A [sum M, K] rows stacked, B [groups, N, K], C [sum M, N]) or "masked"
+    It runs grouped problems only (grouped.py's GroupedProblem: `groups`, `ms`, `n`, `k`, `layout`), the contiguous
+    layout (A [sum M, K] rows stacked, B [groups, N, K], C [sum M, N]). Until the binding fills gc_gemm_args'
+    grouped fields from a grouped problem's operands, every row is a SKIP that says so (NOT_LAUNCHABLE).
     """
 
+    takes_grouped = True
     GROUPED_ONLY = "grouped problems only"
     CONTIGUOUS_ONLY = "contiguous layout only"
+    NOT_LAUNCHABLE = ("the harness cannot launch CUTLASS grouped rows yet: the binding that fills gc_gemm_args' grouped "
+                      "form (gemm_abi.h, ABI 4) from a grouped problem's operands is not built (docs/cutlass.md)")
 
     def supports(self, problem, contract):
-        if not _is_grouped(problem):
+        s = self._supports_shape(problem, contract)
+        return s if not s else Skip(self.NOT_LAUNCHABLE)
+
+    def _supports_shape(self, problem, contract):
+        """Whether the kernel can compute this problem (what the rows will check once they can be launched)."""
+        if not problem.is_grouped:
             return Skip(self.GROUPED_ONLY)
         if problem.layout != "contiguous":
             return Skip(self.CONTIGUOUS_ONLY)
         s = self.contract_support.check(contract)
         if not s:
             return s
-        group_m = tuple(problem.group_m)
+        group_m = tuple(problem.ms)
         if problem.groups < 1 or len(group_m) != problem.groups:
             return Skip(f"{problem.groups} groups with {len(group_m)} row counts: expected one M per group, at least one group")
         if any(m < 0 for m in group_m):
