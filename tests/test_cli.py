@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -26,23 +26,28 @@ def _env():
     return dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
-def _best_of(cmd: list[str], tries: int = 3) -> float:
-    """The fastest of a few runs: the command's own time, not the machine's other work."""
+def _cpu_seconds(cmd: list[str], tries: int = 3) -> float:
+    """The least CPU time (user + system) of a few runs of the command.
+
+    CPU time, not wall time: it is what the command itself costs, whatever else the machine runs. CI's floor
+    suite runs at nice 19 beside the newest suite, where a 0.4 s command can wait seconds for a core. The
+    children's counter grows only when a child is reaped, and this test has one child at a time."""
     best = float("inf")
     for _ in range(tries):
-        start = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run([sys.executable, "-m", "gemmcompare", *cmd], capture_output=True, text=True, cwd=ROOT,
                               env=_env())
-        best = min(best, time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         assert proc.returncode == 0, proc.stderr
+        best = min(best, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return best
 
 
 @pytest.mark.parametrize("cmd", [["--help"], ["validate", "experiments/quickstart.yaml"], ["list"],
                                  ["cutlass", "list"]])
 def test_quick_commands_answer_at_once(cmd):
-    seconds = _best_of(cmd)
-    assert seconds < STARTUP_BOUND_S, f"gemmcompare {' '.join(cmd)} took {seconds:.2f} s"
+    seconds = _cpu_seconds(cmd)
+    assert seconds < STARTUP_BOUND_S, f"gemmcompare {' '.join(cmd)} took {seconds:.2f} s of CPU"
 
 
 def test_quick_commands_import_no_heavy_library():
