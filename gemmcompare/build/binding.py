@@ -68,10 +68,11 @@ gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Te
   args.ldb = dims[4];
   args.ldc = dims[5];
   // ABI 3: a 2-D problem is one matrix (batch 1, batch strides 0)
-  args.batch = dims.size() == 10 ? dims[6] : 1;
-  args.stride_a = dims.size() == 10 ? dims[7] : 0;
-  args.stride_b = dims.size() == 10 ? dims[8] : 0;
-  args.stride_c = dims.size() == 10 ? dims[9] : 0;
+  // (a grouped problem's 11 dims carry batch 1, stride_a 0, stride_b between the groups' B, stride_c 0)
+  args.batch = dims.size() >= 10 ? dims[6] : 1;
+  args.stride_a = dims.size() >= 10 ? dims[7] : 0;
+  args.stride_b = dims.size() >= 10 ? dims[8] : 0;
+  args.stride_c = dims.size() >= 10 ? dims[9] : 0;
   args.order_a = static_cast<gc_order>(codes[0]);
   args.order_b = static_cast<gc_order>(codes[1]);
   args.order_c = static_cast<gc_order>(codes[2]);
@@ -144,12 +145,14 @@ std::vector<std::string> entries() {{ return std::vector<std::string>(kNames, kN
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{
   // every argument named: the grouped tensors are optional (None for a dense or batched problem)
-#define GC_ARGS py::arg("entry"), py::arg("a"), py::arg("b"), py::arg("c"), py::arg("dims"), py::arg("codes"), \
-    py::arg("alpha"), py::arg("beta"), py::arg("workspace"), py::arg("bias"), py::arg("scale_a"), py::arg("scale_b"), \
-    py::arg("group_offsets") = py::none(), py::arg("group_m_host") = py::none()
-  m.def("launch", &launch, "enqueue one GEMM through an entry point", GC_ARGS);
-  m.def("workspace_bytes", &workspace_bytes, "workspace an entry needs for a problem", GC_ARGS);
-#undef GC_ARGS
+  m.def("launch", &launch, "enqueue one GEMM through an entry point", py::arg("entry"), py::arg("a"), py::arg("b"),
+        py::arg("c"), py::arg("dims"), py::arg("codes"), py::arg("alpha"), py::arg("beta"), py::arg("workspace"),
+        py::arg("bias"), py::arg("scale_a"), py::arg("scale_b"), py::arg("group_offsets") = py::none(),
+        py::arg("group_m_host") = py::none());
+  m.def("workspace_bytes", &workspace_bytes, "workspace an entry needs for a problem", py::arg("entry"),
+        py::arg("a"), py::arg("b"), py::arg("c"), py::arg("dims"), py::arg("codes"), py::arg("alpha"),
+        py::arg("beta"), py::arg("workspace"), py::arg("bias"), py::arg("scale_a"), py::arg("scale_b"),
+        py::arg("group_offsets") = py::none(), py::arg("group_m_host") = py::none());
   m.def("entries", &entries, "the entry points, in index order");
   m.attr("abi_version") = GC_ABI_VERSION;
 }}

@@ -377,6 +377,9 @@ class AbiKernel(Implementation):
         s = self.contract_support.check(contract)
         if not s:
             return s
+        if problem.is_grouped and problem.layout != "contiguous":
+            return Skip(f"the C ABI's grouped form is the contiguous layout (GC_GROUPS_CONTIGUOUS: A's groups stacked "
+                        f"rows); problem {problem.label} is {problem.layout}")
         if problem.batch != 1:
             if not self.batched:
                 return Skip(self.batch_skip)
