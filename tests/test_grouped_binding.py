@@ -170,3 +170,29 @@ def test_the_grouped_general_starter_compiles(tmp_path):
     res = toolchain.compile_object(Path(src.path), req.arch, tmp_path / "my_gg.o", extra_flags=req.cuda_flags,
                                    include_dirs=req.include_dirs)
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+
+
+@pytest.mark.compile
+@pytest.mark.torch_build
+def test_the_generated_binding_compiles_against_torchs_headers(tmp_path):
+    """A syntax-only pass of the binding (the optional grouped tensors, py::none() defaults) with the installed
+    torch's headers, as the JIT build compiles it."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    from torch.utils.cpp_extension import include_paths
+
+    from gemmcompare.build import toolchain
+    from gemmcompare.paths import ABI_INCLUDE_DIR
+
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    source = tmp_path / "binding.cpp"
+    source.write_text(render_binding([EntryPoint("x", True), EntryPoint("y")]))
+    dirs = [str(ABI_INCLUDE_DIR), *include_paths(), str(toolchain.cuda_home() / "include"),
+            *toolchain.library_include_dirs(), sysconfig.get_paths()["include"]]
+    done = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-DTORCH_EXTENSION_NAME=gc_binding_check",
+                           *[f"-I{d}" for d in dirs], str(source)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
