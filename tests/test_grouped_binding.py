@@ -2,8 +2,8 @@
 for a grouped problem with empty groups (11 dims with stride_b and m = sum M, the device offsets and the host Ms as
 int64 tensors made once outside the launch), that dense and batched calls are handed what they were before, the
 custom entry's `grouped:` declaration (a SKIP that says to declare it; the capstone ABI refuses it with the spec's
-line), the generated binding's text, and `new-kernel --abi general --grouped` (its spec, and an nvcc compile of its
-C starter)."""
+line) and its constraints per group, the generated binding's text (and a syntax-only compile against torch's
+headers), and `new-kernel --abi general --grouped` (its spec, and an nvcc compile of its C starter)."""
 
 from pathlib import Path
 
@@ -196,3 +196,26 @@ def test_the_generated_binding_compiles_against_torchs_headers(tmp_path):
     done = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-DTORCH_EXTENSION_NAME=gc_binding_check",
                            *[f"-I{d}" for d in dirs], str(source)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("constraints, words", [
+    ("{m_multiple_of: 4}", "a group's M=5 is not a multiple of 4"),
+    ("{n_multiple_of: 32}", "n=16 is not a multiple of 32 (grouped problems are not padded)"),
+    ("{k_multiple_of: 16}", "k=24 is not a multiple of 16"),
+])
+def test_a_custom_entrys_constraints_hold_for_each_group(tmp_path, constraints, words):
+    impl = load_spec(_spec(tmp_path, extra=f", grouped: true, constraints: {constraints}")).implementations[0]
+    skip = impl.admits(P, BF16)
+    assert not skip and words in skip.reason, skip
+    fits = GroupedProblem(32, 32, (0, 8, 0, 4))  # empty groups are legal whatever M's multiple
+    assert impl.admits(fits, BF16)
+
+
+def test_every_group_empty_is_not_a_skip(tmp_path):
+    impl = load_spec(_spec(tmp_path, extra=", grouped: true")).implementations[0]
+    empty = GroupedProblem(16, 24, (0, 0, 0))
+    assert impl.admits(empty, BF16)
+    draw, ext = make_draw("uniform", empty, BF16, 2, "cpu"), FakeExtension()
+    impl.prepare(empty, BF16, draw.operands, ext).launch()
+    assert ext.log == [([0, 16, 24, 24, 24, 16, 1, 0, 384, 0, 3],
+                        [(torch.int64, "cpu", [0, 0, 0, 0]), (torch.int64, "cpu", [0, 0, 0])])]

@@ -230,6 +230,8 @@ class Constraints:
     packed: bool = False  # needs ld == the stored row's length (the capstone ABI)
 
     def check(self, problem: GemmProblem) -> Support:
+        if problem.is_grouped:
+            return self._check_grouped(problem)
         dims = {"m": problem.m, "n": problem.n, "k": problem.k}
         for (dim, value), mult in zip(dims.items(), (self.m_multiple_of, self.n_multiple_of, self.k_multiple_of)):
             if mult > 1 and self.pad_to is None and value % mult:
@@ -248,6 +250,28 @@ class Constraints:
                 f"element offsets up to {padded.max_element_offset():,} overflow the kernel's "
                 f"{self.index_bits}-bit index type (max {limit:,})"
             )
+        return Ok()
+
+    def _check_grouped(self, problem) -> Support:
+        """A grouped problem (never padded: a padded N or K would change every group's layout): M's constraints
+        hold for each group's M (an empty group is legal whatever they say), N's and K's for the shared N and K."""
+        if self.m_multiple_of > 1:
+            bad = next((m for m in problem.ms if m % self.m_multiple_of), None)
+            if bad is not None:
+                return Skip(f"a group's M={bad} is not a multiple of {self.m_multiple_of} (grouped problems are not padded)")
+        for i, (dim, value, mult) in enumerate((("n", problem.n, self.n_multiple_of), ("k", problem.k, self.k_multiple_of))):
+            if mult > 1 and value % mult:
+                return Skip(f"{dim}={value} is not a multiple of {mult} (grouped problems are not padded)")
+            if value < self.min_dims[i + 1]:
+                return Skip(f"{dim}={value} is below the minimum {self.min_dims[i + 1]}")
+            if self.max_dims and value > self.max_dims[i + 1]:
+                return Skip(f"{dim}={value} exceeds the maximum {self.max_dims[i + 1]}")
+        if self.max_dims and max(problem.ms) > self.max_dims[0]:
+            return Skip(f"a group's M={max(problem.ms)} exceeds the maximum {self.max_dims[0]}")
+        limit = INT32_MAX if self.index_bits == 32 else 2**63 - 1
+        if problem.max_element_offset() > limit:
+            return Skip(f"element offsets up to {problem.max_element_offset():,} overflow the kernel's "
+                        f"{self.index_bits}-bit index type (max {limit:,})")
         return Ok()
 
     def padded(self, problem: GemmProblem) -> GemmProblem:
