@@ -11,13 +11,13 @@ import re
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from gemmcompare.cli import main as cli_main
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
 from gemmcompare.cutlass import render, tags
 from gemmcompare.cutlass.catalog import catalog, lookup
 from gemmcompare.cutlass.config import ConfigError, Sm90GroupedConfig, Sm90GroupedFp8Config
-from gemmcompare.errors import GemmCompareError
 from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.base import Ok, Skip
 from gemmcompare.implementations.cutlass import CutlassGroupedKernel, CutlassKernel
@@ -149,10 +149,8 @@ def test_auto_stages_leave_room_for_the_per_group_descriptors():
 
 def test_a_grouped_entry_runs_grouped_contiguous_problems_only():
     impl = kernel("sm90_grouped_coop_128x128x64_c1x1")
-    assert impl._supports_shape(problem(), BF16) == Ok()
-    assert impl._supports_shape(problem(group_m=(0, 0, 0)), BF16) == Ok()  # every group empty: legal, nothing to do
-    # what a row says until the binding of the grouped ABI fields exists: a SKIP naming it, not a CRASH
-    assert impl.supports(problem(), BF16) == Skip(CutlassGroupedKernel.NOT_LAUNCHABLE)
+    assert impl.supports(problem(), BF16) == Ok()
+    assert impl.supports(problem(group_m=(0, 0, 0)), BF16) == Ok()  # every group empty: legal, nothing to do
     assert impl.supports(GemmProblem(256, 4096, 7168), BF16) == Skip("grouped problems only")
     assert impl.supports(problem(is_grouped=False), BF16) == Skip("grouped problems only")
     assert impl.supports(problem(layout="masked"), BF16) == Skip("contiguous layout only")
@@ -168,7 +166,7 @@ def test_a_grouped_entry_runs_grouped_contiguous_problems_only():
     ({"group_m": (2**30, 2**30)}, "the sum of the groups' M=2,147,483,648 does not fit"),
 ])
 def test_grouped_problems_the_kernel_cannot_take_are_skips_with_the_reason(over, reason):
-    got = kernel("sm90_grouped_pp_64x128x64_c1x1")._supports_shape(problem(**over), BF16)
+    got = kernel("sm90_grouped_pp_64x128x64_c1x1").supports(problem(**over), BF16)
     assert isinstance(got, Skip) and reason in got.reason, got
 
 
@@ -195,9 +193,54 @@ def test_a_grouped_kernel_is_built_for_sm_90a_with_a_workspace():
     assert "grouped" in impl.description and impl.catalog_name == "sm90_grouped_pp_64x128x64_c2x1"
 
 
-def test_prepare_says_the_harness_cannot_launch_grouped_problems_yet():
-    with pytest.raises(GemmCompareError, match="gc_gemm_args' grouped form"):
-        kernel("sm90_grouped_coop_128x128x64_c1x1").prepare(problem(), BF16, None, None)
+class FakeGroupedEntry:
+    """What the binding is handed (entry.launch / entry.workspace_bytes), logged; launch computes each group's
+    C_g = A_g @ B_g^T from the offsets and stride_b it is given, as the ABI describes the contiguous layout."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def workspace_bytes(self, a, b, c, dims, codes, alpha, beta, ws, bias, sa, sb, *grouped):
+        self.log.append(("workspace_bytes", list(dims), *[t.tolist() for t in grouped]))
+        return 256
+
+    def launch(self, a, b, c, dims, codes, alpha, beta, ws, bias, sa, sb, *grouped):
+        offsets, m_host = grouped
+        self.log.append(("launch", list(dims), offsets.tolist(), m_host.tolist(), ws.numel()))
+        m, n, k, lda, ldb, ldc, _, _, stride_b, _, groups = dims
+        for g in range(groups):
+            lo, hi = int(offsets[g]), int(offsets[g + 1])
+            la = a.as_strided((hi - lo, k), (lda, 1), a.storage_offset() + lo * lda)
+            lb = b.as_strided((n, k), (ldb, 1), b.storage_offset() + g * stride_b)
+            c.as_strided((hi - lo, n), (ldc, 1), c.storage_offset() + lo * ldc).copy_(la.float() @ lb.float().t())
+
+
+class FakeGroupedExtension:
+    def __init__(self):
+        self.log = []
+
+    def entry(self, symbol):
+        return FakeGroupedEntry(self.log)
+
+
+def test_prepare_hands_the_grouped_form_to_the_binding_with_a_workspace_sized_for_it():
+    from gemmcompare.contracts import correctness as corr
+    from gemmcompare.grouped import GroupedProblem
+    from gemmcompare.runner.inputs import make_draw
+
+    p = GroupedProblem(16, 24, (0, 5, 0, 3))  # empty groups first, between and not last
+    impl, ext = kernel("sm90_grouped_coop_128x128x64_c1x1"), FakeGroupedExtension()
+    assert impl.check(p, BF16, None)
+    draw = make_draw("uniform", p, BF16, 7, "cpu")
+    prepared = impl.prepare(p, BF16, draw.operands, ext)
+    dims = [8, 16, 24, 24, 24, 16, 1, 0, 16 * 24, 0, 4]
+    assert ext.log == [("workspace_bytes", dims, [0, 0, 5, 5, 8], [0, 5, 0, 3])]
+    prepared.poison()
+    prepared.launch()
+    assert ext.log[-1] == ("launch", dims, [0, 0, 5, 5, 8], [0, 5, 0, 3], 256)
+    assert prepared.group_offsets.dtype == prepared.group_m_host.dtype == torch.int64
+    out = corr.check_output(prepared.output(), draw.refs, BF16, corr.CorrectnessSettings(), p.k, "uniform", 7)
+    assert out.passed, out
 
 
 def test_invalid_grouped_spec_points_become_skip_rows():
@@ -240,12 +283,12 @@ def test_invalid_fp8_grouped_configurations_are_rejected_with_the_reason(fields,
 
 def test_an_fp8_grouped_entry_runs_block_scaled_fp8_contracts_only():
     impl = kernel("sm90_grouped_fp8_blockwise_coop_128x128x128_c1x1")
-    assert impl._supports_shape(problem(), FP8_BLOCK) == Ok()
-    assert impl._supports_shape(problem(), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block_fastacc"]) == Ok()  # it promotes
-    assert "scaling tensor not supported" in impl._supports_shape(problem(), FP8_TENSOR).reason
-    assert impl._supports_shape(problem(), BF16) == Skip("inputs bf16/bf16 not supported (takes e4m3)")
+    assert impl.supports(problem(), FP8_BLOCK) == Ok()
+    assert impl.supports(problem(), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block_fastacc"]) == Ok()  # it promotes
+    assert "scaling tensor not supported" in impl.supports(problem(), FP8_TENSOR).reason
+    assert impl.supports(problem(), BF16) == Skip("inputs bf16/bf16 not supported (takes e4m3)")
     assert impl.supports(GemmProblem(128, 4096, 7168), FP8_BLOCK) == Skip("grouped problems only")
-    assert "k=7000 is not a multiple of 16" in impl._supports_shape(problem(k=7000), FP8_BLOCK).reason
+    assert "k=7000 is not a multiple of 16" in impl.supports(problem(k=7000), FP8_BLOCK).reason
 
 
 # -- tuning per problem ---------------------------------------------------------------------------------------
@@ -265,9 +308,8 @@ def test_config_auto_with_the_template_races_the_grouped_entries():
     assert isinstance(tuned, TunedImplementation) and "template=sm90_grouped" in tuned.name
     assert {c.catalog_name for c in tuned.candidates} == set(grouped_entries())
     assert all(isinstance(c, CutlassGroupedKernel) for c in tuned.candidates)
-    # every candidate could compute it; until the grouped binding exists the race says why it cannot run
-    assert all(c._supports_shape(problem(), BF16) == Ok() for c in tuned.candidates)
-    assert CutlassGroupedKernel.NOT_LAUNCHABLE in tuned.supports(problem(), BF16).reason
+    assert all(c.supports(problem(), BF16) == Ok() for c in tuned.candidates)
+    assert tuned.supports(problem(), BF16)
 
 
 def test_config_auto_with_the_fp8_template_races_the_fp8_grouped_entries_under_a_block_contract():
@@ -275,9 +317,8 @@ def test_config_auto_with_the_fp8_template_races_the_fp8_grouped_entries_under_a
         "bf16_bf16out_f32acc_tn", "e4m3_bf16out_f32acc_tn_block")
     (tuned,) = parse_spec(spec, "grouped.yaml").implementations
     assert {c.catalog_name for c in tuned.candidates} == set(grouped_entries("sm90_grouped_fp8"))
-    # every candidate could compute it; until the grouped binding exists the race says why it cannot run
-    assert all(c._supports_shape(problem(), FP8_BLOCK) == Ok() for c in tuned.candidates)
-    assert CutlassGroupedKernel.NOT_LAUNCHABLE in tuned.supports(problem(), FP8_BLOCK).reason
+    assert all(c.supports(problem(), FP8_BLOCK) == Ok() for c in tuned.candidates)
+    assert tuned.supports(problem(), FP8_BLOCK)
 
 
 def test_config_auto_without_a_template_leaves_the_grouped_entries_out():

@@ -2,7 +2,11 @@
 
 It turns (tensors, dims, codes, and an FP8 contract's scales) into a gc_gemm_args on torch's current stream and calls an entry point
 through the C ABI; a non-zero return becomes a Python RuntimeError carrying the entry's message. dims are
-[m, n, k, lda, ldb, ldc]; a batched problem's add [batch, stride_a, stride_b, stride_c] (gemm_abi.h, ABI 3).
+[m, n, k, lda, ldb, ldc]; a batched problem's add [batch, stride_a, stride_b, stride_c] (gemm_abi.h, ABI 3); a
+grouped problem's (ABI 4) are 11: [m = sum M, n, k, lda, ldb, ldc, 1, 0, stride_b, 0, groups], and the call adds
+two tensors: group_offsets (CUDA int64, groups + 1 cumulative row offsets) and group_m_host (CPU int64, each
+group's M, or an empty tensor for NULL). The caller makes both once, outside the timed launch, and keeps them
+alive: the binding only reads their pointers. A dense or batched call passes neither (they default to None).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ _TEMPLATE = """\
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 
+#include <optional>
 #include <vector>
 
 #include "gemmcompare/gemm_abi.h"
@@ -37,12 +42,16 @@ const WorkspaceFn kWorkspace[] = {{{workspace_list}}};
 const char* const kNames[] = {{{name_list}}};
 constexpr int64_t kCount = {count};
 
+using OptTensor = std::optional<torch::Tensor>;
+
 gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c,
                        const std::vector<int64_t>& dims, const std::vector<int64_t>& codes, double alpha,
                        double beta, torch::Tensor& workspace, const torch::Tensor& bias,
-                       const torch::Tensor& scale_a, const torch::Tensor& scale_b) {{
-  TORCH_CHECK(dims.size() == 6 || dims.size() == 10,
-              "dims must be [m, n, k, lda, ldb, ldc] or, batched, [..., batch, stride_a, stride_b, stride_c]");
+                       const torch::Tensor& scale_a, const torch::Tensor& scale_b, const OptTensor& group_offsets,
+                       const OptTensor& group_m_host) {{
+  TORCH_CHECK(dims.size() == 6 || dims.size() == 10 || dims.size() == 11,
+              "dims must be [m, n, k, lda, ldb, ldc] or, batched, [..., batch, stride_a, stride_b, stride_c] or, "
+              "grouped, [..., batch, stride_a, stride_b, stride_c, groups]");
   TORCH_CHECK(codes.size() == 10, "codes must be [order_a, order_b, order_c, dtype_a, dtype_b, dtype_c, dtype_acc, math, "
               "epilogue, scaling]");
   TORCH_CHECK((!scale_a.numel() || scale_a.scalar_type() == torch::kFloat32) &&
@@ -59,10 +68,11 @@ gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Te
   args.ldb = dims[4];
   args.ldc = dims[5];
   // ABI 3: a 2-D problem is one matrix (batch 1, batch strides 0)
-  args.batch = dims.size() == 10 ? dims[6] : 1;
-  args.stride_a = dims.size() == 10 ? dims[7] : 0;
-  args.stride_b = dims.size() == 10 ? dims[8] : 0;
-  args.stride_c = dims.size() == 10 ? dims[9] : 0;
+  // (a grouped problem's 11 dims carry batch 1, stride_a 0, stride_b between the groups' B, stride_c 0)
+  args.batch = dims.size() >= 10 ? dims[6] : 1;
+  args.stride_a = dims.size() >= 10 ? dims[7] : 0;
+  args.stride_b = dims.size() >= 10 ? dims[8] : 0;
+  args.stride_c = dims.size() >= 10 ? dims[9] : 0;
   args.order_a = static_cast<gc_order>(codes[0]);
   args.order_b = static_cast<gc_order>(codes[1]);
   args.order_c = static_cast<gc_order>(codes[2]);
@@ -81,15 +91,37 @@ gc_gemm_args make_args(const torch::Tensor& a, const torch::Tensor& b, torch::Te
   args.workspace = workspace.numel() ? workspace.data_ptr() : nullptr;
   args.workspace_bytes = static_cast<size_t>(workspace.numel());
   args.stream = at::cuda::getCurrentCUDAStream().stream();
+  // ABI 4: a grouped problem (dims[10] groups, the offsets on the device, each group's M on the host)
+  const bool grouped = dims.size() == 11;
+  TORCH_CHECK(grouped == (group_offsets.has_value() && group_offsets->defined()),
+              "a grouped call passes 11 dims and group_offsets; a dense or batched call neither");
+  if (grouped) {{
+    const int64_t groups = dims[10];
+    TORCH_CHECK(groups >= 1, "groups must be >= 1, got ", groups);
+    const torch::Tensor& off = *group_offsets;
+    TORCH_CHECK(off.is_cuda() && off.scalar_type() == torch::kInt64 && off.is_contiguous() && off.numel() == groups + 1,
+                "group_offsets must be a contiguous CUDA int64 tensor of groups + 1 offsets");
+    args.groups = groups;
+    args.group_offsets = static_cast<const int64_t*>(off.data_ptr());
+    args.group_m_host = nullptr;
+    if (group_m_host.has_value() && group_m_host->defined() && group_m_host->numel()) {{
+      const torch::Tensor& mh = *group_m_host;
+      TORCH_CHECK(!mh.is_cuda() && mh.scalar_type() == torch::kInt64 && mh.is_contiguous() && mh.numel() == groups,
+                  "group_m_host must be a contiguous CPU int64 tensor of one M per group");
+      args.group_m_host = static_cast<const int64_t*>(mh.data_ptr());
+    }}
+    args.group_layout = GC_GROUPS_CONTIGUOUS;
+  }}
   return args;
 }}
 
 void launch(int64_t entry, const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c,
             const std::vector<int64_t>& dims, const std::vector<int64_t>& codes, double alpha, double beta,
             torch::Tensor& workspace, const torch::Tensor& bias, const torch::Tensor& scale_a,
-            const torch::Tensor& scale_b) {{
+            const torch::Tensor& scale_b, const OptTensor& group_offsets, const OptTensor& group_m_host) {{
   TORCH_CHECK(entry >= 0 && entry < kCount, "no entry ", entry);
-  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b);
+  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b, group_offsets,
+                                group_m_host);
   char err[2048] = {{0}};
   const int rc = kEntries[entry](&args, err, sizeof(err));
   TORCH_CHECK(rc == 0, kNames[entry], " failed (code ", rc, "): ", err);
@@ -98,10 +130,12 @@ void launch(int64_t entry, const torch::Tensor& a, const torch::Tensor& b, torch
 int64_t workspace_bytes(int64_t entry, const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c,
                         const std::vector<int64_t>& dims, const std::vector<int64_t>& codes, double alpha,
                         double beta, torch::Tensor& workspace, const torch::Tensor& bias,
-                        const torch::Tensor& scale_a, const torch::Tensor& scale_b) {{
+                        const torch::Tensor& scale_a, const torch::Tensor& scale_b, const OptTensor& group_offsets,
+                        const OptTensor& group_m_host) {{
   TORCH_CHECK(entry >= 0 && entry < kCount, "no entry ", entry);
   if (kWorkspace[entry] == nullptr) return 0;
-  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b);
+  gc_gemm_args args = make_args(a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b, group_offsets,
+                                group_m_host);
   return static_cast<int64_t>(kWorkspace[entry](&args));
 }}
 
@@ -110,8 +144,15 @@ std::vector<std::string> entries() {{ return std::vector<std::string>(kNames, kN
 }}  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{
-  m.def("launch", &launch, "enqueue one GEMM through an entry point");
-  m.def("workspace_bytes", &workspace_bytes, "workspace an entry needs for a problem");
+  // every argument named: the grouped tensors are optional (None for a dense or batched problem)
+  m.def("launch", &launch, "enqueue one GEMM through an entry point", py::arg("entry"), py::arg("a"), py::arg("b"),
+        py::arg("c"), py::arg("dims"), py::arg("codes"), py::arg("alpha"), py::arg("beta"), py::arg("workspace"),
+        py::arg("bias"), py::arg("scale_a"), py::arg("scale_b"), py::arg("group_offsets") = py::none(),
+        py::arg("group_m_host") = py::none());
+  m.def("workspace_bytes", &workspace_bytes, "workspace an entry needs for a problem", py::arg("entry"),
+        py::arg("a"), py::arg("b"), py::arg("c"), py::arg("dims"), py::arg("codes"), py::arg("alpha"),
+        py::arg("beta"), py::arg("workspace"), py::arg("bias"), py::arg("scale_a"), py::arg("scale_b"),
+        py::arg("group_offsets") = py::none(), py::arg("group_m_host") = py::none());
   m.def("entries", &entries, "the entry points, in index order");
   m.attr("abi_version") = GC_ABI_VERSION;
 }}

@@ -163,13 +163,15 @@ class Entry:
         self.symbol = symbol
         self._launch, self._ws, self._i = module.launch, module.workspace_bytes, index
 
-    def launch(self, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b):
+    def launch(self, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b, *grouped):
         """Enqueue one GEMM. codes: abi_codes(contract); bias, scale_a, scale_b: FP32 tensors, empty when the
-        contract has none (scale_a/scale_b: an FP8 contract's scales, read by the kernel inside its launch)."""
-        self._launch(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b)
+        contract has none (scale_a/scale_b: an FP8 contract's scales, read by the kernel inside its launch).
+        grouped (ABI 4, with 11 dims): group_offsets (CUDA int64, groups + 1) and group_m_host (CPU int64, one M
+        per group), tensors the caller keeps alive; nothing for a dense or batched problem."""
+        self._launch(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b, *grouped)
 
-    def workspace_bytes(self, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b) -> int:
-        return self._ws(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b)
+    def workspace_bytes(self, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b, *grouped) -> int:
+        return self._ws(self._i, a, b, c, dims, codes, alpha, beta, workspace, bias, scale_a, scale_b, *grouped)
 
 
 @dataclass

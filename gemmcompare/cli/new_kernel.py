@@ -1,8 +1,9 @@
 """`new-kernel NAME`: a starting kernel (a .cu file with the chosen ABI, or a Python callable; from
 extensions/starters/) and a spec that runs it beside the library baseline. `--fp8` writes an FP8 one: e4m3 in,
 bf16 out, tn, the contract's scales applied, judged beside cuBLASLt under strict and `_fastacc` contracts.
-`--grouped` (Python only) writes a grouped one: called with the group offsets, judged beside torch's grouped GEMM
-and the loop of cuBLAS calls (docs/grouped.md)."""
+`--grouped` (--abi python or general) writes a grouped one: a callable handed the group offsets, or a naive C
+entry that reads the C ABI's grouped form (ABI 4: one thread per output, which finds its group by the offsets),
+judged beside torch's grouped GEMM and the loop of cuBLAS calls (docs/grouped.md)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def _render(starter: str, **values: str) -> str:
 
 def starter_files(name: str, abi: str, fp8: bool, grouped: bool = False) -> tuple[str, str, str, str]:
     """(kernel file suffix, its starter, the spec's starter, the spec's implementation entry)."""
+    if grouped and abi == "general":
+        entry = (f"custom: {{name: {name}, sources: [{name}.cu], entry: {name}, abi: general, "
+                 f"contract: {GROUPED_CONTRACT}, arch: sm_80, grouped: true}}")
+        return ".cu", "general_grouped.cu", "spec_grouped.yaml", entry
     if grouped:
         entry = f'python: {{name: {name}, callable: "{name}.py:{name}", contract: {GROUPED_CONTRACT}, grouped: true}}'
         return ".py", "python_grouped.py.tmpl", "spec_grouped.yaml", entry
@@ -59,9 +64,9 @@ def cmd_new_kernel(args) -> int:
         print("gemmcompare: --fp8 needs --abi general or --abi python (the capstone solve() takes no scales)",
               file=sys.stderr)
         return 2
-    if args.grouped and (args.abi != "python" or args.fp8):
-        print("gemmcompare: --grouped needs --abi python, without --fp8 (the C ABI's grouped form and grouped FP8 "
-              "starters are not written yet: docs/grouped.md)", file=sys.stderr)
+    if args.grouped and (args.abi == "capstone" or args.fp8):
+        print("gemmcompare: --grouped needs --abi python or --abi general, without --fp8 (the capstone solve() takes "
+              "one GEMM; grouped FP8 starters are not written yet: docs/grouped.md)", file=sys.stderr)
         return 2
     suffix, kernel_starter, spec_starter, entry = starter_files(name, args.abi, args.fp8, args.grouped)
     out = Path(args.dir)
@@ -89,7 +94,7 @@ def register(subparsers) -> None:
         "write a starting kernel (.cu or .py) and a spec that runs it",
         exit_codes(0, 1, 2, c1="a file exists (--force overwrites)",
                    c2="NAME is not a C identifier (or a Python keyword with --abi python), --fp8 with --abi capstone, "
-                      "or --grouped without --abi python")))
+                      "or --grouped with --abi capstone or --fp8")))
     p.add_argument("name", help="C identifier: names the files and the implementation custom.<name> (python.<name>)")
     p.add_argument("--abi", choices=ABIS, default="capstone",
                    help="capstone: solve(a, b, c, m, n, k, stream); general: gemm_abi.h; python: a callable fn(a, b, c, ...)")
@@ -97,7 +102,8 @@ def register(subparsers) -> None:
                    help=f"an FP8 kernel (general or python): e4m3 in, bf16 out, the contract's scales; "
                         f"judged beside library.cublaslt_fp8 under {FP8_CONTRACT} and its twins")
     p.add_argument("--grouped", action="store_true",
-                   help=f"a grouped GEMM (python): called with m_offsets= and masked_counts=, under {GROUPED_CONTRACT}, "
+                   help=f"a grouped GEMM (python: called with m_offsets= and masked_counts=; general: reads gemm_abi.h's "
+                        f"grouped form, contiguous layout), under {GROUPED_CONTRACT}, "
                         f"judged beside library.torch_grouped_mm and library.cublas_loop (docs/grouped.md)")
     p.add_argument("--dir", default=".", help="where to write NAME.cu (NAME.py) and NAME.yaml (default: here)")
     p.add_argument("--force", action="store_true", help="overwrite existing files")

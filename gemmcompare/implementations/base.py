@@ -230,6 +230,8 @@ class Constraints:
     packed: bool = False  # needs ld == the stored row's length (the capstone ABI)
 
     def check(self, problem: GemmProblem) -> Support:
+        if problem.is_grouped:
+            return self._check_grouped(problem)
         dims = {"m": problem.m, "n": problem.n, "k": problem.k}
         for (dim, value), mult in zip(dims.items(), (self.m_multiple_of, self.n_multiple_of, self.k_multiple_of)):
             if mult > 1 and self.pad_to is None and value % mult:
@@ -248,6 +250,28 @@ class Constraints:
                 f"element offsets up to {padded.max_element_offset():,} overflow the kernel's "
                 f"{self.index_bits}-bit index type (max {limit:,})"
             )
+        return Ok()
+
+    def _check_grouped(self, problem) -> Support:
+        """A grouped problem (never padded: a padded N or K would change every group's layout): M's constraints
+        hold for each group's M (an empty group is legal whatever they say), N's and K's for the shared N and K."""
+        if self.m_multiple_of > 1:
+            bad = next((m for m in problem.ms if m % self.m_multiple_of), None)
+            if bad is not None:
+                return Skip(f"a group's M={bad} is not a multiple of {self.m_multiple_of} (grouped problems are not padded)")
+        for i, (dim, value, mult) in enumerate((("n", problem.n, self.n_multiple_of), ("k", problem.k, self.k_multiple_of))):
+            if mult > 1 and value % mult:
+                return Skip(f"{dim}={value} is not a multiple of {mult} (grouped problems are not padded)")
+            if value < self.min_dims[i + 1]:
+                return Skip(f"{dim}={value} is below the minimum {self.min_dims[i + 1]}")
+            if self.max_dims and value > self.max_dims[i + 1]:
+                return Skip(f"{dim}={value} exceeds the maximum {self.max_dims[i + 1]}")
+        if self.max_dims and max(problem.ms) > self.max_dims[0]:
+            return Skip(f"a group's M={max(problem.ms)} exceeds the maximum {self.max_dims[0]}")
+        limit = INT32_MAX if self.index_bits == 32 else 2**63 - 1
+        if problem.max_element_offset() > limit:
+            return Skip(f"element offsets up to {problem.max_element_offset():,} overflow the kernel's "
+                        f"{self.index_bits}-bit index type (max {limit:,})")
         return Ok()
 
     def padded(self, problem: GemmProblem) -> GemmProblem:
@@ -377,6 +401,9 @@ class AbiKernel(Implementation):
         s = self.contract_support.check(contract)
         if not s:
             return s
+        if problem.is_grouped and problem.layout != "contiguous":
+            return Skip(f"the C ABI's grouped form is the contiguous layout (GC_GROUPS_CONTIGUOUS: A's groups stacked "
+                        f"rows); problem {problem.label} is {problem.layout}")
         if problem.batch != 1:
             if not self.batched:
                 return Skip(self.batch_skip)
@@ -408,6 +435,8 @@ class AbiKernel(Implementation):
         )
 
     def prepare(self, problem, contract, operands, extension):
+        if problem.is_grouped:
+            return AbiGroupedPrepared(self, problem, contract, operands, extension)
         return AbiPrepared(self, problem, contract, operands, extension)
 
 
@@ -593,6 +622,55 @@ class AbiPrepared(Prepared):
 
     def output(self):
         return self._logical_c()
+
+
+class AbiGroupedPrepared(AbiPrepared):
+    """A grouped problem (grouped.py, contiguous layout) through gemm_abi.h's grouped form (ABI 4).
+
+    The kernel runs on the operands every row gets, in place (tight storage, a TN contract: admits() saw to it):
+    A [sum M, K] row-major, B [groups, N, K] K-major (`stride_b` elements between groups), C [sum M, N]; nothing
+    is padded or copied, so a launch is the entry's call alone. The binding is handed 11 dims
+    [m = sum M, n, k, lda, ldb, ldc, 1, 0, stride_b, 0, groups] and two tensors made here once, outside the timed
+    launch, and kept alive by this object: the groups + 1 cumulative row offsets on the device (int64) and each
+    group's M on the host (int64)."""
+
+    def __init__(self, impl: AbiKernel, problem, contract: PrecisionContract, operands: Operands, extension):
+        if problem.layout != "contiguous":
+            raise ValueError(f"{impl.name}: the C ABI's grouped form is the contiguous layout (GC_GROUPS_CONTIGUOUS); "
+                             f"problem {problem.label} is {problem.layout}")
+        self.impl, self.problem, self.contract, self.operands = impl, problem, contract, operands
+        self.padded, self.plan = problem, None
+        device = operands.a.device
+        a, lda = operands.stored("a", contract.order_a)  # sum M x K
+        b, ldb = operands.stored("b", contract.order_b)  # groups x N x K
+        self._c_full, self.c_user, ldc = policy_output(problem, contract, device)
+        self.kernel_c = self.c_user
+        stride_b = b.stride(0) if b.dim() == 3 else problem.n * ldb
+        self.dims = [problem.m, problem.n, problem.k, lda, ldb, ldc, 1, 0, stride_b, 0, problem.groups]
+        self.group_offsets = torch.tensor(problem.offsets, dtype=torch.int64, device=device)
+        self.group_m_host = torch.tensor(problem.ms, dtype=torch.int64, device="cpu")
+        self._entry = extension.entry(impl.entry_symbol)
+        codes = list(abi_codes(contract))
+        bias = torch.empty(0, dtype=torch.float32, device=device)  # grouped problems take no epilogue
+        sa, sb = self._scales()
+        alpha, beta, dims = contract.alpha, contract.beta, self.dims
+        offsets, m_host = self.group_offsets, self.group_m_host
+        self.workspace = torch.empty(0, dtype=torch.uint8, device=device)
+        if impl.has_workspace:
+            nbytes = self._entry.workspace_bytes(a, b, self._c_full, dims, codes, alpha, beta, self.workspace, bias,
+                                                 sa, sb, offsets, m_host)
+            self.workspace = torch.empty(max(int(nbytes), 0), dtype=torch.uint8, device=device)
+        entry, ws, c = self._entry, self.workspace, self._c_full
+        self.steps = [("kernel", lambda: entry.launch(a, b, c, dims, codes, alpha, beta, ws, bias, sa, sb, offsets,
+                                                      m_host))]
+        self._launch = self.steps[0][1]
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": ldc,
+                             "stride_b": stride_b, "copies_in_timing": []}
+        self.notes = ""
+
+    def poison(self):
+        self._c_full.fill_(float("nan"))
+        self.reset_output()
 
 
 @dataclass

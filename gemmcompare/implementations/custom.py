@@ -14,6 +14,10 @@ Two ABIs:
   `batched: true` declares that the entry reads gc_gemm_args' batch and batch strides (ABI 3): then batched
   problems run on it, else they are SKIP rows that say to declare it (a kernel that ignores the batch would
   compute matrix 0 only, and FAIL).
+  `grouped: true` declares that the entry reads gc_gemm_args' grouped form (ABI 4: groups, group_offsets,
+  group_m_host, group_layout, stride_b; docs/grouped.md): then grouped problems (contiguous layout) run on it,
+  else they are SKIP rows that say to declare it (a kernel that ignores the groups would compute one GEMM of the
+  stacked rows against group 0's weights). `gemmcompare new-kernel NAME --abi general --grouped` writes one.
 
 No torch headers and no Python in the user's file: gemmcompare generates the binding. Relative paths
 resolve against the spec's folder; user flags come from an allow-list (build/flags.py) and reach nvcc
@@ -143,6 +147,9 @@ class CustomKernel(AbiKernel):
         if params["batched"] and abi == "capstone":
             raise ValueError("batched: the capstone ABI's solve() takes one matrix (no batch count or batch "
                              "strides); use `abi: general` (gemm_abi.h's batch, stride_a, stride_b, stride_c)")
+        if params["grouped"] and abi == "capstone":
+            raise ValueError("grouped: the capstone ABI's solve() takes one GEMM (no groups or row offsets); use "
+                             "`abi: general` (gemm_abi.h's groups, group_offsets, group_m_host)")
         contract = BUILTIN_CONTRACTS[contract_name]
         self.scalings, self.fast_accum = declared_fp8(contract, params["scalings"], params["accumulation"])
         cons = dict(params["constraints"] or ())
@@ -159,6 +166,9 @@ class CustomKernel(AbiKernel):
         self.batched = bool(params["batched"])
         self.batch_skip = ("batched problems: declare `batched: true` in this custom entry when its kernel reads "
                            "gc_gemm_args' batch and stride_a/stride_b/stride_c (gemm_abi.h, ABI 3; docs/kernels.md)")
+        self.takes_grouped = bool(params["grouped"])
+        self.grouped_skip = ("grouped problems: declare `grouped: true` in this custom entry when its kernel reads "
+                             "gc_gemm_args' groups, group_offsets and group_m_host (gemm_abi.h, ABI 4; docs/grouped.md)")
         cc, specific = parse_arch(params["arch"])
         self.min_cc, self.arch_specific = cc, specific
         self.cuda_flags = tuple(params["flags"] or ())
@@ -219,6 +229,9 @@ register_parametrized(Parametrized(
               help="FP8: promote (FP32 sums, or partial sums promoted every <= 128 of K; default) or fast"),
         Param("batched", "choice", False, choices=(False, True),
               help="general ABI: the entry reads gc_gemm_args' batch and batch strides (batch > 1 runs on it)"),
+        Param("grouped", "choice", False, choices=(False, True),
+              help="general ABI: the entry reads gc_gemm_args' grouped form (ABI 4: groups, group_offsets, "
+                   "group_m_host; grouped problems run on it)"),
     ],
     factory=_factory,
 ))

@@ -36,7 +36,6 @@ from ..cutlass import render
 from ..cutlass.catalog import catalog, lookup
 from ..cutlass.config import TYPE_FIELDS, ConfigError, CuteSm80Config, Field, GemmConfig, contract_type_fields
 from ..cutlass.tags import FP8_INPUTS
-from ..errors import GemmCompareError
 from ..problems import INT32_MAX
 from .base import AbiKernel, Constraints, ContractSupport, Ok, Param, Skip, layouts
 from .registry import Parametrized, InvalidConfig, register_parametrized
@@ -103,22 +102,16 @@ class CutlassGroupedKernel(CutlassKernel):
     pointer-array grouped GEMM), reached through gemm_abi.h's grouped form (ABI 4).
 
     It runs grouped problems only (grouped.py's GroupedProblem: `groups`, `ms`, `n`, `k`, `layout`), the contiguous
-    layout (A [sum M, K] rows stacked, B [groups, N, K], C [sum M, N]). Until the binding fills gc_gemm_args'
-    grouped fields from a grouped problem's operands, every row is a SKIP that says so (NOT_LAUNCHABLE).
+    layout (A [sum M, K] rows stacked, B [groups, N, K], C [sum M, N]). AbiKernel.prepare hands them over through
+    the binding's grouped form (base.py AbiGroupedPrepared: groups, the device offsets, each group's M on the host,
+    stride_b).
     """
 
     takes_grouped = True
     GROUPED_ONLY = "grouped problems only"
     CONTIGUOUS_ONLY = "contiguous layout only"
-    NOT_LAUNCHABLE = ("the harness cannot launch CUTLASS grouped rows yet: the binding that fills gc_gemm_args' grouped "
-                      "form (gemm_abi.h, ABI 4) from a grouped problem's operands is not built (docs/cutlass.md)")
 
     def supports(self, problem, contract):
-        s = self._supports_shape(problem, contract)
-        return s if not s else Skip(self.NOT_LAUNCHABLE)
-
-    def _supports_shape(self, problem, contract):
-        """Whether the kernel can compute this problem (what the rows will check once they can be launched)."""
         if not problem.is_grouped:
             return Skip(self.GROUPED_ONLY)
         if problem.layout != "contiguous":
@@ -144,14 +137,6 @@ class CutlassGroupedKernel(CutlassKernel):
                 return Skip(f"{dim}={value} is not a multiple of {width} (TMA moves 16-byte rows; grouped problems "
                             f"are not padded)")
         return Ok()
-
-    def prepare(self, problem, contract, operands, extension):
-        # The binding that fills gc_gemm_args' grouped fields (groups, group_offsets, group_m_host) from a grouped
-        # problem's operands belongs with the grouped problem type; until it exists, say so rather than launch the
-        # entry with groups = 0 (which it would refuse with "called without groups").
-        raise GemmCompareError(
-            f"{self.name}: the harness cannot launch grouped problems yet: it must fill gc_gemm_args' grouped form "
-            "(gemm_abi.h, ABI 4: groups, group_offsets on the device, group_m_host, group_layout)")
 
 
 # -- spec parameters ----------------------------------------------------------------------------------
