@@ -353,8 +353,8 @@ def test_library_cublas_with_its_strided_batched_call_compiles_against_torchs_he
     if cxx is None:
         pytest.skip("no C++ compiler")
     source = FIXED["library.cublas"]().sources()[0].path
-    dirs = [str(ABI_INCLUDE_DIR), *include_paths(), str(toolchain.cuda_home() / "include"),
-            *toolchain.library_include_dirs()]
+    dirs = [str(ABI_INCLUDE_DIR), *FIXED["library.cublas"]().include_dirs, *include_paths(),
+            str(toolchain.cuda_home() / "include"), *toolchain.library_include_dirs()]
     # C++20: what the newest torch's cpp_extension passes (its headers need it); the floor's compile under it too
     done = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", *[f"-I{d}" for d in dirs], str(source)],
                           capture_output=True, text=True, timeout=300)

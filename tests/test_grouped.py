@@ -414,7 +414,7 @@ def test_rows_that_cannot_run_a_grouped_problem_say_why(name, contract, words):
     assert not s and words in s.reason, s
 
 
-GROUPED_ROWS = {"library.torch_grouped_mm", "library.cublas_loop", "library.triton_grouped"}
+GROUPED_ROWS = {"library.torch_grouped_mm", "library.cublas_loop", "library.triton_grouped", "library.cublas_grouped"}
 
 
 def test_every_other_family_skips_grouped_problems_saying_why():
@@ -464,7 +464,7 @@ def test_predictions_say_they_do_not_model_grouped_problems():
 def test_moe_shapes_loads_and_plans_on_the_cpu():
     exp = load_spec(ROOT / "experiments" / "moe_shapes.yaml")
     plan = make_plan(exp)
-    assert len(exp.problems) == 48 and plan.row_count == 48 * 3  # torch's, Triton's and the loop
+    assert len(exp.problems) == 48 and plan.row_count == 48 * 4  # torch's, Triton's, cuBLAS's and the loop
     assert all(why.endswith("triton is not installed") for why in plan.skips()), plan.skips()
     labels = [e.label for e in exp.problems]
     assert len(set(labels)) == 48
@@ -519,7 +519,7 @@ def test_a_grouped_run_stores_its_rows_and_reports_them(tmp_path, monkeypatch):
     for entry in exp.problems:
         p = entry.problem
         rows = stored[stored["problem"] == p.label]
-        assert len(rows) == 18 and all(GroupedProblem.from_dict(g) == p for g in rows["grouped"])  # 9 rows x 2 contracts
+        assert len(rows) == 20 and all(GroupedProblem.from_dict(g) == p for g in rows["grouped"])  # 10 rows x 2 contracts
         assert set(rows["flops"]) == {p.flops} and set(rows["m"]) == {sum(p.ms)}
     report = tmp_path / "report"
     assert main(["report", str(tmp_path / "runs" / out.run_id), "--out", str(report),

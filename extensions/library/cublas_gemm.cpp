@@ -4,23 +4,13 @@
 // This is a .cpp (host compiler), not a kernel TU: it borrows torch's cuBLAS handle (and the workspace
 // torch attached to it for the current stream), so it may include ATen's CUDA context header.
 // cuBLAS is column-major; a row-major C is computed as C^T = B^T A^T, which is the same memory.
-#include <ATen/cuda/CUDAContext.h>
-#include <cublas_v2.h>
 #include <cuda_fp16.h>
 
-#include "gemmcompare/gemm_abi.h"
+#include "library/cublas_common.h"
 
 namespace {
 
-bool to_cuda_type(gc_dtype t, cudaDataType_t* out) {
-  switch (t) {
-    case GC_F16: *out = CUDA_R_16F; return true;
-    case GC_BF16: *out = CUDA_R_16BF; return true;
-    case GC_F32: *out = CUDA_R_32F; return true;
-    case GC_F64: *out = CUDA_R_64F; return true;
-  }
-  return false;
-}
+using gc_cublas::to_cuda_type;
 
 // op for an operand stored in `order`, when cuBLAS is to see the *logical* matrix (column-major view).
 cublasOperation_t op_for(gc_order order) { return order == GC_COL ? CUBLAS_OP_N : CUBLAS_OP_T; }
@@ -60,18 +50,8 @@ extern "C" int gc_library_cublas(const gc_gemm_args* args, char* err, size_t err
       return gc_fail(err, err_len, "unsupported accumulator");
   }
 
-  // torch's handle comes bound to torch's current stream (the harness's) with torch's workspace for it;
-  // cublasSetStream would reset that workspace to cuBLAS's default pool, so call it only if the
-  // streams differ.
-  cublasHandle_t handle = at::cuda::getCurrentCUDABlasHandle();
-  cudaStream_t bound = nullptr;
-  cublasStatus_t st = cublasGetStream(handle, &bound);
-  if (st == CUBLAS_STATUS_SUCCESS && bound != args->stream) st = cublasSetStream(handle, args->stream);
-  // Default math, and no reduced-precision reductions (split-K partials kept in the compute type):
-  // exactly the contract, whatever torch's global TF32 / reduced-precision flags say.
-  if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasSetMathMode(handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
-                                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  cublasHandle_t handle;
+  cublasStatus_t st = gc_cublas::bind_handle(args->stream, &handle);
   if (st != CUBLAS_STATUS_SUCCESS) {
     snprintf(err, err_len, "cublas setup: %s", cublasGetStatusString(st));
     return 3;

@@ -37,6 +37,7 @@ class CublasGemmEx(AbiKernel):
         maths=frozenset(Math), alpha_beta=True,
     )
     constraints = Constraints(index_bits=32)  # cublasGemmEx takes int dimensions and leading dimensions
+    include_dirs = (str(EXTENSIONS_DIR),)  # "library/cublas_common.h"
     batched = True  # batch > 1: cublasGemmStridedBatchedEx with the harness's batch strides (cublas_gemm.cpp)
 
     def __init__(self):

@@ -13,6 +13,10 @@ previous output first, so torch's caching allocator hands the call the very bloc
 triton_grouped_kernels.py), autotuned in prepare over its configuration list, writing into the harness's C; both
 layouts (the masked one through each group's start row and count).
 
+`library.cublas_grouped` is cuBLAS's own grouped GEMM: one cublasGemmGroupedBatchedEx call (cuBLAS 12.5+), the
+experts of equal M sharing a cuBLAS group, its operand pointers made on the device from the row offsets
+(extensions/library/cublas_grouped*.{cpp,cu,h}); through the C ABI's grouped form, so the contiguous layout.
+
 `library.cublas_loop` is the naive baseline: one torch.mm (a cuBLAS GEMM) per non-empty group, in group order on
 the harness's one stream, each writing its group's rows of the harness's C. The group Ms are host integers (a
 router's counts copied to the host, as such a loop needs: that copy is not timed); its timed launches include
@@ -21,9 +25,11 @@ the host's launch of every group's GEMM, which is what such a loop costs.
 
 from __future__ import annotations
 
+from ..build.request import KernelSource
 from ..contracts.precision import Epilogue, Math, Scaling
 from ..dtypes import DTYPE_INFO, DType
-from .base import Implementation, Ok, Prepared, Skip, policy_output, transposed
+from ..paths import EXTENSIONS_DIR
+from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip, policy_output, transposed
 from .library import has_out_dtype
 from .python_launch import WritesC
 from .python_library import has_module, tensor_core_support
@@ -143,6 +149,71 @@ def _rowwise_scales(problem, contract, operands):
         sa = torch.repeat_interleave(per_group, torch.tensor(problem.ms, device=per_group.device))
         sb = sb.reshape(-1, 1).expand(problem.groups, problem.n)
     return sa.reshape(-1).contiguous(), sb.reshape(problem.groups, problem.n).contiguous()
+
+
+def cublas_version() -> tuple[int, int] | None:
+    """The installed cuBLAS wheel's (major, minor) (nvidia-cublas for CUDA 13, nvidia-cublas-cu12 before), or None
+    where no wheel says (a system cuBLAS: the entry's own compile-time check then answers)."""
+    import importlib.metadata as md
+
+    for name in ("nvidia-cublas", "nvidia-cublas-cu12"):
+        try:
+            major, minor = md.version(name).split(".")[:2]
+            return int(major), int(minor)
+        except (md.PackageNotFoundError, ValueError):
+            continue
+    return None
+
+
+class CublasGrouped(AbiKernel):
+    family = "library"
+    description = ("cublasGemmGroupedBatchedEx: every expert with tokens in one call, equal Ms sharing a cuBLAS group, "
+                   "operand pointers made on the device from the row offsets")
+    build_group = "library_cublas_grouped"
+    entry_symbol = "gc_library_cublas_grouped"
+    has_workspace = True  # the device table of operand pointers (3 per group)
+    include_dirs = (str(EXTENSIONS_DIR),)  # "library/cublas_common.h" and the grouped headers
+    kernel_filter = r"^$"  # cuBLAS kernels are not ours to report
+    takes_grouped = True
+    grouped_fp8_note = "cublasGemmGroupedBatchedEx has no FP8 path (library.torch_grouped_mm runs FP8 grouped problems)"
+    contract_support = ContractSupport(
+        inputs=frozenset({DType.F16, DType.BF16, DType.F32}), outputs=frozenset({DType.F16, DType.BF16, DType.F32}),
+        accumulators=frozenset({DType.F32}), maths=frozenset({Math.STRICT, Math.TF32}), alpha_beta=True,
+    )
+    # pointers are 64-bit (made on the device per expert); cuBLAS's int dimensions are checked in supports()
+    constraints = Constraints(index_bits=64)
+
+    def __init__(self):
+        super().__init__("cublas_grouped")
+
+    def sources(self):
+        folder = EXTENSIONS_DIR / "library"
+        return (KernelSource("cublas_grouped.cpp", path=folder / "cublas_grouped.cpp"),
+                KernelSource("cublas_grouped_table.cu", path=folder / "cublas_grouped_table.cu"))
+
+    def supports(self, problem, contract):
+        if not problem.is_grouped:
+            return Skip("it runs grouped problems only (library.cublas runs dense ones)")
+        if contract.is_fp8:
+            return Skip(self.grouped_fp8_note)
+        version = cublas_version()
+        if version is not None and version < (12, 5):
+            return Skip(f"cublasGemmGroupedBatchedEx came in cuBLAS 12.5; this one is {version[0]}.{version[1]}")
+        s = super().supports(problem, contract)  # the contract's types and math; the contiguous layout
+        if not s:
+            return s
+        if contract.c is not contract.a:
+            return Skip(f"cublasGemmGroupedBatchedEx writes its input type ({contract.a.value} in, "
+                        f"{contract.a.value} out), not {contract.c.value}")
+        if contract.math is Math.TF32 and contract.a is not DType.F32:
+            return Skip("TF32 math applies to FP32 inputs only")
+        for what, value in (("n", problem.n), ("k", problem.k), ("a group's M", max(problem.ms))):
+            if value > 2**31 - 1:
+                return Skip(f"{what}={value:,} does not fit cuBLAS's int dimensions")
+        return Ok()
+
+    def contracts_summary(self):
+        return "f16->f16, bf16->bf16, f32->f32 (tf32 under a tf32 contract), acc f32, alpha/beta (grouped, contiguous)"
 
 
 class CublasLoop(Implementation):
@@ -284,3 +355,4 @@ class _TritonGroupedPrepared(WritesC):
 register_fixed("library.torch_grouped_mm", TorchGroupedMm)
 register_fixed("library.triton_grouped", TritonGrouped)
 register_fixed("library.cublas_loop", CublasLoop)
+register_fixed("library.cublas_grouped", CublasGrouped)
