@@ -42,25 +42,32 @@ def _sm80_values(c: Sm80Config) -> dict[str, object]:
     }
 
 
-def _sm90_values(c: Sm90Config) -> dict[str, object]:
-    schedule = tags.SM90_SCHEDULES[c.schedule]
-    kernel_a, kernel_b, kernel_d = c.kernel_orders
+def _sm90_common_values(c: Sm90Config | Sm90GroupedConfig) -> dict[str, object]:
+    """What the dense and the grouped SM90 templates fill alike: the cluster, stages, alignments, raster, swizzle."""
     return {
-        "swap_ab": "true" if c.swap_ab else "false",
-        "kernel_layout_a": tags.LAYOUT_TAG[kernel_a],
-        "kernel_layout_b": tags.LAYOUT_TAG[kernel_b],
-        "kernel_layout_d": tags.LAYOUT_TAG[kernel_d],
         "cluster_m": c.cluster[0],
         "cluster_n": c.cluster[1],
-        "kernel_schedule": schedule.kernel,
-        "epilogue_schedule": schedule.tma_epilogue if c.epilogue == "tma" else tags.SM90_NOSMEM_EPILOGUE,
-        "tile_scheduler": tags.SM90_TILE_SCHEDULERS[c.scheduler],
         "stage_count": tags.sm90_stage_count(c.stages),
         "alignment": c.alignment,
         "alignment_d": c.d_alignment,
         "raster": c.raster,
         "raster_code": tags.SM90_RASTER[c.raster][0],
         "swizzle": c.swizzle,
+    }
+
+
+def _sm90_values(c: Sm90Config) -> dict[str, object]:
+    schedule = tags.SM90_SCHEDULES[c.schedule]
+    kernel_a, kernel_b, kernel_d = c.kernel_orders
+    return {
+        **_sm90_common_values(c),
+        "swap_ab": "true" if c.swap_ab else "false",
+        "kernel_layout_a": tags.LAYOUT_TAG[kernel_a],
+        "kernel_layout_b": tags.LAYOUT_TAG[kernel_b],
+        "kernel_layout_d": tags.LAYOUT_TAG[kernel_d],
+        "kernel_schedule": schedule.kernel,
+        "epilogue_schedule": schedule.tma_epilogue if c.epilogue == "tma" else tags.SM90_NOSMEM_EPILOGUE,
+        "tile_scheduler": tags.SM90_TILE_SCHEDULERS[c.scheduler],
         "decomposition": c.decomposition,
         "decomposition_code": tags.SM90_DECOMPOSITION[c.decomposition][0],
         "splits": c.splits,
@@ -96,16 +103,9 @@ def _sm90_grouped_values(c: Sm90GroupedConfig) -> dict[str, object]:
     run-time arguments (it has no stream-K decomposition)."""
     schedule = tags.SM90_GROUPED_SCHEDULES[c.schedule]
     return {
-        "cluster_m": c.cluster[0],
-        "cluster_n": c.cluster[1],
+        **_sm90_common_values(c),
         "kernel_schedule": schedule.kernel,
         "epilogue_schedule": schedule.tma_epilogue,
-        "stage_count": tags.sm90_stage_count(c.stages),
-        "alignment": c.alignment,
-        "alignment_d": c.d_alignment,
-        "raster": c.raster,
-        "raster_code": tags.SM90_RASTER[c.raster][0],
-        "swizzle": c.swizzle,
         "smem_capacity": tags.SMEM_CAPACITY[90],
     }
 
