@@ -15,8 +15,8 @@
 // takes flat tiles b, b + grid, ... in increasing order, so the group of its next tile is never before the group
 // of its last one, and a cursor (current group, its first flat tile, its tile count) only moves forward. Over the
 // whole launch each walker reads each offset at most twice (two independent int64 loads per group crossed, hitting
-// L1/L2 after the first walker), and the prefix sum is the cursor's running `first`. Producer and consumers walk the same pure function of the
-// same read-only offsets, so they agree on every tile without talking.
+// L1/L2 after the first walker), and the prefix sum is the cursor's running `first`. Producer and consumers walk
+// the same pure function of the same read-only offsets, so they agree on every tile without talking.
 //
 // The offsets are trusted only as far as it costs nothing: a group's rows are clipped to [0, m) of the stack, so
 // a bad offset array can drop or repeat work but never make a tile that stores outside its own group's rows.
