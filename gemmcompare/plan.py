@@ -130,11 +130,12 @@ def check_l2(policy: str) -> str:
 
 
 def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False, only: str | None = None,
-           l2: str | None = None, energy: bool = False) -> Experiment:
+           l2: str | None = None, energy: bool = False, oracle: bool = False) -> Experiment:
     """The experiment with other problem shapes, without timing, with fewer implementations, or under another
     L2 policy (`l2`: as if the spec's `timing: {l2: ...}` said it; the rows, the receipt and the tuning pick
     cache's key all read exp.timing.l2), or with energy measured (`energy`: as if it said `timing: {energy:
-    true}`; a spec that measures energy already keeps its own batching). A narrowed experiment gets its own spec hash, so --resume cannot mix
+    true}`; a spec that measures energy already keeps its own batching), or with every tuned row's candidates
+    measured in full (`oracle`: as if it said `timing: {oracle: true}`). A narrowed experiment gets its own spec hash, so --resume cannot mix
     it with the full one; an `l2` equal to the spec's own policy changes nothing, the hash neither."""
     other_l2 = l2 is not None and check_l2(l2) != exp.timing.l2
     if other_l2:
@@ -142,18 +143,24 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
     more_energy = energy and not exp.timing.energy_batches
     if more_energy:
         exp = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, energy_batches=ENERGY_BATCHES))
+    more_oracle = oracle and not exp.timing.oracle
+    if more_oracle:
+        exp = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, oracle=True))
     if shapes:
         exp = dataclasses.replace(exp, problems=parse_shapes(shapes))
     if check_only:
         exp = dataclasses.replace(exp, problems=tuple(dataclasses.replace(e, time=False) for e in exp.problems))
-    if shapes or check_only or only or other_l2 or more_energy:
+    if shapes or check_only or only or other_l2 or more_energy or more_oracle:
         tag = f"{exp.spec_hash}|shapes={shapes}|check_only={check_only}|only={only}"
         if other_l2:  # only then: the hashes of runs narrowed without it stay as they were (--resume)
             tag += f"|l2={l2}"
         if more_energy:  # likewise
             tag += "|energy=true"
+        if more_oracle:
+            tag += "|oracle=true"
         given = {"shapes": shapes, "check_only": "true" if check_only else None, "only": only,
-                 "l2": l2 if other_l2 else None, "energy": "true" if more_energy else None}
+                 "l2": l2 if other_l2 else None, "energy": "true" if more_energy else None,
+                 "oracle": "true" if more_oracle else None}
         narrowed = tuple(sorted({**dict(exp.narrowed), **{k: str(v) for k, v in given.items() if v}}.items()))
         exp = dataclasses.replace(exp, spec_hash=hashlib.sha256(tag.encode()).hexdigest(), narrowed=narrowed)
     if only:

@@ -1,5 +1,5 @@
-"""Grouped problems on the GPU (experiments/byo_kernel/grouped.yaml): torch's grouped GEMM, the loop of cuBLAS
-calls and a grouped Python callable PASS every group of a listed problem (an empty group and groups below 16
+"""Grouped problems on the GPU (experiments/byo_kernel/grouped.yaml): torch's and Triton's grouped GEMMs, the loop
+of cuBLAS calls and a grouped Python callable PASS every group of a listed problem (an empty group and groups below 16
 tokens among them), a Zipf-routed one and a masked one, under BF16 contracts with FP32 and BF16 outputs; the
 planted callables (short groups skipped, rows written past a group's end, the last group ignored, one group
 accumulated in FP16) FAIL, naming their groups."""
@@ -25,6 +25,8 @@ EXPECTED = {
     ("library.torch_grouped_mm", BF16OUT): (Status.PASS, ""),
     ("library.cublas_loop", F32OUT): (Status.PASS, ""),
     ("library.cublas_loop", BF16OUT): (Status.PASS, ""),
+    ("library.triton_grouped", F32OUT): (Status.PASS, ""),
+    ("library.triton_grouped", BF16OUT): (Status.PASS, ""),
     ("python.grouped_mm_f32out", F32OUT): (Status.PASS, ""),
     ("python.grouped_mm_bf16out", BF16OUT): (Status.PASS, ""),
     ("python.skips_small", F32OUT): (Status.FAIL, {LISTED: "3 of 8 groups fail (group 2, 4, 6)", ROUTED: "groups fail",

@@ -402,6 +402,8 @@ def test_the_library_rows_pass_every_group(p, name):
     ("library.cublas_loop", "e4m3_bf16out_f32acc_tn_tensor", "a loop of torch.mm has no FP8 path"),
     ("library.cublas_loop", "bf16_f32acc_tt", "grouped problems run under TN contracts"),
     ("library.cublas_loop", "bf16_f32acc_tn_aligned", "grouped problems are stored tight"),
+    ("library.triton_grouped", "e4m3_bf16out_f32acc_tn_tensor", "the Triton grouped GEMM here is the f16/bf16 one"),
+    ("library.triton_grouped", "f32_strict_tn", "tl.dot rounds FP32 operands to TF32"),
     ("library.cublas", "bf16_f32acc_tn", "it launches one dense GEMM and knows no per-group M offsets"),
     ("library.torch_matmul", "bf16_f32acc_tn", "it launches one dense GEMM"),
     ("library.triton_matmul", "bf16_f32acc_tn", "it launches one dense GEMM"),
@@ -412,11 +414,11 @@ def test_rows_that_cannot_run_a_grouped_problem_say_why(name, contract, words):
     assert not s and words in s.reason, s
 
 
-GROUPED_ROWS = {"library.torch_grouped_mm", "library.cublas_loop"}
+GROUPED_ROWS = {"library.torch_grouped_mm", "library.cublas_loop", "library.triton_grouped"}
 
 
 def test_every_other_family_skips_grouped_problems_saying_why():
-    """Every fixed row but the two grouped ones, and every parametrized family at its defaults (custom and python
+    """Every fixed row but the grouped ones, and every parametrized family at its defaults (custom and python
     need a file: tested above and in test_custom; hopper.grouped runs them: test_hopper_family), SKIPs with the
     shared reason."""
     others = [FIXED[name]() for name in sorted(set(FIXED) - GROUPED_ROWS)]
@@ -464,7 +466,9 @@ def test_predictions_say_they_do_not_model_grouped_problems():
 def test_moe_shapes_loads_and_plans_on_the_cpu():
     exp = load_spec(ROOT / "experiments" / "moe_shapes.yaml")
     plan = make_plan(exp)
-    assert len(exp.problems) == 48 and plan.row_count == 144 and not plan.skips()  # torch, the loop, hopper.grouped
+    # torch's, Triton's, the loop and hopper.grouped (tuned)
+    assert len(exp.problems) == 48 and plan.row_count == 48 * 4
+    assert all(why.endswith("triton is not installed") for why in plan.skips()), plan.skips()
     labels = [e.label for e in exp.problems]
     assert len(set(labels)) == 48
     assert "g256 n4096 k7168 t16384 top8 zipf1.2 s0" in labels and "g8 n4096 k14336 t64 top2 balanced s0" in labels
@@ -518,7 +522,7 @@ def test_a_grouped_run_stores_its_rows_and_reports_them(tmp_path, monkeypatch):
     for entry in exp.problems:
         p = entry.problem
         rows = stored[stored["problem"] == p.label]
-        assert len(rows) == 16 and all(GroupedProblem.from_dict(g) == p for g in rows["grouped"])
+        assert len(rows) == 18 and all(GroupedProblem.from_dict(g) == p for g in rows["grouped"])  # 9 rows x 2 contracts
         assert set(rows["flops"]) == {p.flops} and set(rows["m"]) == {sum(p.ms)}
     report = tmp_path / "report"
     assert main(["report", str(tmp_path / "runs" / out.run_id), "--out", str(report),
@@ -557,3 +561,65 @@ def test_a_grouped_fp8_callable_gets_per_group_scales_and_passes(tmp_path, scali
     assert import_module(str(tmp_path / "k.py")).seen[-1] == shapes
     check = corr.check_output(prepared.output(), draw.refs, under, SETTINGS, p.k, "uniform", 21)
     assert check.passed and check.message.startswith("all 6 groups (1 empty)"), check.message
+
+
+INTERPRETED_GROUPED = """\
+import torch
+from gemmcompare.contracts import correctness as corr
+from gemmcompare.contracts.precision import BUILTIN_CONTRACTS
+from gemmcompare.grouped import GroupedProblem
+from gemmcompare.implementations import FIXED
+from gemmcompare.implementations import triton_grouped_kernels as tgk
+from gemmcompare.runner.inputs import make_draw
+
+class Fixed:  # the autotuner benchmarks on a GPU: a 16x16x16 tile stands in for its choice
+    best_config = tgk._config(16, 16, 16, 1, 1)
+    def __getitem__(self, grid):
+        return lambda *args, **kw: tgk.grouped_matmul_kernel[grid](*args, **kw, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+
+tgk.grouped_autotuned = Fixed()
+contract = BUILTIN_CONTRACTS["f16_f32acc_tn"]  # f16: the interpreter's dot mishandles bf16
+ms = (20, 0, 5, 40, 12, 1, 0, 33)  # empty groups, a single row, M past one tile; 4 programs walk 3x2 tiles each
+for p in (GroupedProblem(24, 40, ms), GroupedProblem(24, 40, ms, "masked", 48), GroupedProblem(17, 9, (0, 0))):
+    draw = make_draw("uniform", p, contract, 17, "cpu")
+    prepared = FIXED["library.triton_grouped"]().prepare(p, contract, draw.operands, None)
+    prepared.poison()
+    prepared.launch()
+    check = corr.check_output(prepared.output(), draw.refs, contract, corr.CorrectnessSettings(), p.k, "uniform", 17)
+    assert check.passed, (p.layout, check.message)
+    assert "16x16" not in prepared.notes and "at most 4 programs" in prepared.notes, prepared.notes
+    assert draw.intact()
+    print(p.layout, check.message)
+
+# alpha and beta, straight through the kernel: C_g = 2 A_g B_g + 0.5 C0_g on every group's rows, nothing else
+torch.manual_seed(0)
+ms, n, k = [3, 0, 18], 20, 35
+a, b = torch.randn(sum(ms), k).half(), torch.randn(len(ms), n, k).half()
+offs = torch.tensor([0, 3, 3, 21], dtype=torch.int32)
+c0 = torch.randn(sum(ms), n)
+c = c0.clone()
+tgk.launch(a, b.transpose(1, 2), c, offs[:-1].contiguous(), (offs[1:] - offs[:-1]).contiguous(), ms, 2.0, 0.5, 2,
+           kernel=tgk.grouped_matmul_kernel, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+for g in range(3):
+    lo, hi = offs[g].item(), offs[g + 1].item()
+    want = 2.0 * (a[lo:hi].double() @ b[g].double().t()) + 0.5 * c0[lo:hi].double()
+    assert torch.allclose(c[lo:hi].double(), want, atol=1e-3, rtol=0), g
+print("grouped kernel ok")
+"""
+
+
+def test_the_triton_grouped_gemm_under_the_interpreter(tmp_path):
+    """library.triton_grouped's kernel and its prepare on the CPU (TRITON_INTERPRET=1): both layouts, empty groups,
+    a problem with every group empty, programs that walk several tiles, alpha and beta; judged per group."""
+    pytest.importorskip("triton")
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "interp.py"
+    script.write_text(INTERPRETED_GROUPED)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "grouped kernel ok" in out.stdout
+    assert "contiguous all 8 groups (2 empty)" in out.stdout and "masked all 8 groups (2 empty)" in out.stdout, out.stdout

@@ -191,9 +191,15 @@ class FakeKernel(Implementation):
 
     family = "fake"
 
-    def __init__(self, name: str, ms: float, wrong: bool = False, runs: bool = True):
+    def __init__(self, name: str, ms: float, wrong: bool = False, runs: bool = True, brief_ms: float | None = None):
         super().__init__(name)
-        self.ms, self.wrong, self.runs = ms, wrong, runs
+        self.ms, self.wrong, self.runs, self.brief_ms = ms, wrong, runs, brief_ms
+
+    def ms_under(self, settings) -> float:
+        """Its speed; `brief_ms` where the brief race misreads it (a race's settings have BRIEF_MIN samples)."""
+        from gemmcompare.tuning.select import BRIEF_MIN
+
+        return self.brief_ms if self.brief_ms is not None and settings.min_samples == BRIEF_MIN else self.ms
 
     def supports(self, problem, contract):
         return Ok() if self.runs else Skip("tile does not fit")
@@ -214,7 +220,7 @@ class FakeTimer:
     made: list["FakeTimer"] = []
 
     def __init__(self, settings, l2_bytes, **kwargs):
-        self.n = settings.min_samples
+        self.n, self.settings = settings.min_samples, settings
         self.sampled: dict[str, list[int]] = {}  # launcher name -> launch numbers behind its samples
         self.samples: dict[str, list[float]] = {}
         self.prepared: dict[str, list] = {}  # launcher name -> the prepared object behind each sample
@@ -230,7 +236,7 @@ class FakeTimer:
                 prepared = launch.__self__
                 self.sampled.setdefault(ln.name, []).append(prepared.launches[-1])
                 self.prepared.setdefault(ln.name, []).append(prepared)
-                m.samples_ms.append(prepared.kernel.ms * (1 + 1e-4 * prepared.launches[-1]))
+                m.samples_ms.append(prepared.kernel.ms_under(self.settings) * (1 + 1e-4 * prepared.launches[-1]))
             self.samples[ln.name] = list(m.samples_ms)
             out[ln.name] = m
         return out
@@ -440,3 +446,158 @@ def test_nvidia_heuristics_estimates_cutlass_candidates_and_widens_the_race():
     # a candidate left out gives NVIDIA's estimate where there is one (it has none for some tiles: 64x96)
     assert left and all(("nvidia-matmul-heuristics estimates" in why) == (name in nvidia) for name, why in left.items())
     assert any(name in nvidia for name in left)
+
+
+# -- the runoff and the oracle (tuning/select.py) ----------------------------------------------------------
+
+
+def test_contenders_are_the_races_closest_within_the_margin_and_none_alone():
+    from gemmcompare.tuning.select import contenders
+
+    medians = {"a": 1.00, "b": 1.09, "c": 1.11, "d": 1.02, "e": 1.05, "f": 1.08}
+    assert contenders(medians) == ["a", "d", "e", "f"]  # within 10%, fastest first, four at most
+    assert contenders(medians, margin=0.03) == ["a", "d"]
+    assert contenders({"a": 1.0, "b": 1.5}) == [] and contenders({}) == []  # nothing close: no runoff
+
+
+def test_the_runoff_uses_the_runs_protocol_capped_and_never_rotates():
+    from gemmcompare.tuning.select import RUNOFF_MAX_MS, oracle_settings, runoff_settings
+
+    run = TimingSettings(l2="rotate", min_samples=50, max_samples=500, target_noise=0.005, method="cupti",
+                         max_ms=3000.0, energy_batches=7)
+    r = runoff_settings(run)
+    assert (r.min_samples, r.max_samples, r.target_noise, r.method) == (50, 500, 0.005, "cupti")
+    assert r.max_ms == RUNOFF_MAX_MS and r.l2 == "flush" and r.energy_batches == 0
+    o = oracle_settings(run)
+    assert o.max_ms == 3000.0 and o.l2 == "flush" and o.min_samples == 50 and o.energy_batches == 0
+    assert runoff_settings(TimingSettings(l2="evict")).l2 == "evict"
+
+
+def test_a_runoff_overturns_a_race_that_misread_a_close_candidate(tuned_setup):
+    """The race reads `misread` at 1.05 ms (it measures 0.90): within 10% of the race's winner, so the runoff
+    times both again with the run's protocol and picks `misread`; the row's note and receipt say so."""
+    exp, _, group = tuned_setup
+    cands = [FakeKernel("fast", 1.0), FakeKernel("misread", 0.9, brief_ms=1.05), FakeKernel("slow", 2.0)]
+    tuned = TunedImplementation("fake", {}, ("variant",), "auto", cands)
+    picked = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
+    t = picked.tuning
+    assert picked.winner.name == "fake.misread" and t.race_winner == "fake.fast"
+    assert t.race_ms["fake.fast"] < t.race_ms["fake.misread"]  # the race had it the other way round
+    assert set(t.runoff_ms) == {"fake.fast", "fake.misread"}  # slow (2x) was not re-measured
+    assert t.runoff_samples["fake.misread"] == exp.timing.min_samples
+    assert "runoff of the 2 closest, overturning the race's fake.fast" in t.note()
+    race_timer, runoff_timer = FakeTimer.made
+    assert runoff_timer.settings.min_samples == exp.timing.min_samples and set(runoff_timer.samples) == set(t.runoff_ms)
+
+
+def test_a_clear_race_needs_no_runoff(tuned_setup):
+    exp, tuned, group = tuned_setup  # fast 1.0 against slow 2.0
+    picked = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
+    assert picked.tuning.runoff_ms == {} and picked.tuning.race_winner is None and len(FakeTimer.made) == 1
+    assert "runoff" not in picked.tuning.note()
+
+
+@pytest.fixture
+def oracle_setup(tuned_setup, monkeypatch):
+    """An oracle run whose model leaves `hidden` (the truly fastest) out of the race."""
+    import dataclasses
+
+    exp, _, _ = tuned_setup
+    exp = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, oracle=True))
+    cands = [FakeKernel("fast", 1.0), FakeKernel("slow", 2.0), FakeKernel("hidden", 0.8),
+             FakeKernel("wrong", 0.1, wrong=True)]
+    tuned = TunedImplementation("fake", {}, ("variant",), "auto", cands)
+    monkeypatch.setattr(picking, "narrow", lambda predicted, nvidia=None: (
+        [n for n in predicted if n != "fake.hidden"], {"fake.hidden": "the model predicts it slow"}))
+    return exp, tuned, FakeGroup(exp, {})
+
+
+def test_the_oracle_measures_every_checked_candidate_and_leaves_the_pick_alone(oracle_setup):
+    exp, tuned, group = oracle_setup
+    picked = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
+    t = picked.tuning
+    assert picked.winner.name == "fake.fast"  # what the race picks, oracle or not
+    assert "fake.hidden" not in t.race_ms and set(t.oracle_ms) == {"fake.fast", "fake.slow", "fake.hidden"}
+    assert "fake.wrong" not in t.oracle_ms and "FAIL in its check" in t.excluded["fake.wrong"]  # never measured
+    assert t.oracle_best == "fake.hidden" and t.oracle_gap == pytest.approx(t.oracle_ms["fake.fast"] /
+                                                                           t.oracle_ms["fake.hidden"] - 1)
+    assert 0.2 < t.oracle_gap < 0.3 and all(ci >= 0 for ci in t.oracle_ci_rel.values())
+    oracle_timer = FakeTimer.made[-1]
+    assert oracle_timer.settings.oracle and oracle_timer.settings.min_samples == exp.timing.min_samples
+    assert "oracle over 3: best fake.hidden" in t.note() and "% slower" in t.note()
+    receipt = t.as_dict()
+    assert receipt["oracle_best"] == "fake.hidden" and receipt["oracle_gap"] == t.oracle_gap
+
+
+def test_an_oracle_run_never_reuses_a_pick_and_a_reused_pick_carries_no_oracle_times(oracle_setup):
+    import dataclasses
+
+    exp, tuned, group = oracle_setup
+    picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
+    again = picking.pick(group.bench(), tuned, exp.problems[0], exp.contracts[0])
+    assert not again.tuning.cached and again.tuning.oracle_ms  # measured again
+    plain = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, oracle=False))
+    reused = picking.pick(FakeGroup(plain, {}).bench(), tuned, exp.problems[0], exp.contracts[0])
+    assert reused.tuning.cached and reused.tuning.oracle_ms == {} and reused.tuning.oracle_gap is None
+    assert "oracle" not in reused.tuning.note()
+
+
+def test_a_cached_pick_from_before_the_runoff_still_reads(tmp_path):
+    import json
+    import sqlite3
+
+    cache = PickCache(tmp_path)
+    cache.put("k", Pick("cutlass.a", {"cutlass.a": 1.0}), gpu="g", driver=None, problem="p", contract="c", tuned="t")
+    with sqlite3.connect(tmp_path / "picks.sqlite") as db:  # an older release's row: no runoff or oracle fields
+        old = {"winner": "cutlass.a", "race_ms": {"cutlass.a": 1.0}, "race_samples": {}, "excluded": {},
+               "predicted_ms": {}, "seconds": 1.0, "cached": False, "nvidia_ms": {}}
+        db.execute("UPDATE picks SET pick = ?", (json.dumps(old),))
+    got = cache.get("k")
+    assert got.winner == "cutlass.a" and got.runoff_ms == {} and got.cached
+
+
+def test_oracle_in_a_spec_and_on_the_command_line(tmp_path, capsys):
+    from gemmcompare.plan import narrow as narrow_plan
+
+    exp = parse_spec(SPEC.replace("{ENTRY}", "mma_sync: {layout: tn, tune: {stages: [3, 4]}}") +
+                     "timing: {oracle: true}\n", "o.yaml")
+    assert exp.timing.oracle and exp.timing.as_dict()["oracle"] is True
+    plain = spec_with("mma_sync: {layout: tn, tune: {stages: [3, 4]}}")
+    assert "oracle" not in plain.timing.as_dict()  # absent at its default: earlier specs keep their hashes
+    flagged = narrow_plan(plain, oracle=True)
+    assert flagged.timing.oracle and flagged.spec_hash != plain.spec_hash and ("oracle", "true") in flagged.narrowed
+    assert narrow_plan(exp, oracle=True).spec_hash == exp.spec_hash  # the spec said it already
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SPEC.replace("{ENTRY}", "mma_sync: {layout: tn}") + "timing: {oracle: maybe}\n")
+    assert main(["validate", str(bad)]) == 2
+    assert "timing.oracle" in capsys.readouterr().err
+
+
+def test_the_report_sets_each_pick_beside_the_oracles_best(tmp_path):
+    import pandas as pd
+
+    from gemmcompare.report import build_report
+    from gemmcompare.report.picks import picks_section
+    from gemmcompare.report.tables import summary_table
+    from test_report import make_rows, receipt_for
+
+    rows = make_rows("r1", problems=[(64, 4096, 4096), (128, 4096, 4096)])
+    tuned = [r for r in rows if r.implementation != "library.cublas"][-2:]
+    for row, (pick, ms) in zip(tuned, [("cutlass.a", {"cutlass.a": 1.0, "cutlass.b": 1.2}),
+                                       ("cutlass.a", {"cutlass.a": 1.1, "cutlass.b": 1.0})]):
+        row.implementation = "cutlass.tuned[tune=auto]"
+        row.params = {"tune": "auto", "pick": pick}
+        row.timing = {**(row.timing or {}), "tuning": Pick(pick, dict(ms), oracle_ms=dict(ms)).as_dict()}
+    summary = summary_table(pd.DataFrame([r.to_record() for r in rows]))
+    got = summary[summary["pick_gap"].notna()]
+    assert {(b, round(g, 9)) for b, g in zip(got["oracle_best"], got["pick_gap"])} == {("cutlass.a", 0.0),
+                                                                                     ("cutlass.b", 0.1)}
+    section = picks_section(summary)
+    assert "1 of 2 picks are the oracle's best; the largest gap is 10.0%" in section.markdown
+    assert "(the pick)" in section.markdown and "gap %" in section.html
+    plain = summary_table(pd.DataFrame([r.to_record() for r in make_rows("r2", problems=[(64, 4096, 4096)])]))
+    assert picks_section(plain) is None and "pick_gap" not in plain  # no oracle: no section, no columns
+    report = build_report((receipt_for("r1"), pd.DataFrame([r.to_record() for r in rows])), tmp_path / "r",
+                          plots=[])
+    assert "## Tuned picks against the oracle" in report.markdown.read_text()
+    assert "Tuned picks against the oracle" in report.html.read_text()

@@ -132,6 +132,15 @@ def add_energy(p, for_build: bool = False) -> None:
     p.add_argument("--energy", action="store_true", help=what)
 
 
+def add_oracle(p, for_build: bool = False) -> None:
+    """--oracle: every tuned row's candidates measured in full, as if the spec said `timing: {oracle: true}`."""
+    what = ("accepted so that a run's command line builds as it is; it changes nothing here" if for_build else
+            "tuned rows: after each pick, measure every candidate that passes its check with the full protocol, "
+            "so that the receipt shows how far the pick is from the true best (docs/tuning.md); as if the spec "
+            "said timing: {oracle: true}; the spec hash and receipt say so")
+    p.add_argument("--oracle", action="store_true", help=what)
+
+
 def add_threshold(p, whose: str) -> None:
     from ..receipt import DEFAULT_COMPARE_THRESHOLD  # receipt.py imports no pandas: --help stays quick
 

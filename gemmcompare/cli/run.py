@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import (add_build_options, add_energy, add_l2, add_narrowing, add_run_storage, exit_codes, load_spec,
-                      parser_args, progress_of, run_options)
+from .options import (add_build_options, add_energy, add_l2, add_narrowing, add_oracle, add_run_storage, exit_codes,
+                      load_spec, parser_args, progress_of, run_options)
 
 
 def cmd_validate(args) -> int:
@@ -45,7 +45,8 @@ def cmd_run(args) -> int:
 
     phases = {"start_s": process_age_s()}  # the interpreter's start and imports, until this command began
     t0 = time.monotonic()
-    exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only, l2=args.l2, energy=args.energy)
+    exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only, l2=args.l2, energy=args.energy,
+                 oracle=args.oracle)
     phases["spec_s"] = time.monotonic() - t0
     runner = Runner(exp, run_options(args), phases={k: v for k, v in phases.items() if v is not None})
     # after the options are checked (a bad --gpus is the first line), before minutes of building
@@ -156,6 +157,7 @@ def register(sub) -> None:
     add_narrowing(p)
     add_l2(p)
     add_energy(p)
+    add_oracle(p)
     p.add_argument("--resume", default=None, metavar="RUN", help="continue run RUN, skipping rows it has")
     p.add_argument("--no-report", action="store_true", help="no report at the end (gemmcompare report RUN writes it)")
     p.add_argument("--check-only", action="store_true", help="correctness only, no timing")
@@ -180,4 +182,5 @@ def register(sub) -> None:
     add_narrowing(p)
     add_l2(p, for_build=True)
     add_energy(p, for_build=True)
+    add_oracle(p, for_build=True)
     p.set_defaults(func=cmd_build)

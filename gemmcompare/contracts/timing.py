@@ -69,6 +69,9 @@ class TimingSettings:
     # ms of launches (doubled while too short for the counter's updates)
     energy_batches: int = 0
     energy_min_batch_ms: float = 500.0
+    # tuned rows: every candidate that passes its check is measured with this protocol too, after the pick is
+    # made (tuning/select.py, "oracle"), so that a study can show how far each pick is from the true best
+    oracle: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -77,8 +80,9 @@ class TimingSettings:
                 del out[key]
         if out["launch_window_us"] is None:  # unset: absent, so that earlier specs keep their hashes
             del out["launch_window_us"]
-        if not out["lockstep"]:  # likewise
-            del out["lockstep"]
+        for key in ("lockstep", "oracle"):  # likewise
+            if not out[key]:
+                del out[key]
         return out
 
 

@@ -9,6 +9,10 @@ padding rows from A's NaN padding (executed FLOPs count it). Both return a new t
 previous output first, so torch's caching allocator hands the call the very block poison() filled with NaN
 (same size, same stream), and a group the call leaves unwritten shows as NaN.
 
+`library.triton_grouped` is Triton's grouped GEMM (its tutorial's persistent schedule over every group's tiles;
+triton_grouped_kernels.py), autotuned in prepare over its configuration list, writing into the harness's C; both
+layouts (the masked one through each group's start row and count).
+
 `library.cublas_loop` is the naive baseline: one torch.mm (a cuBLAS GEMM) per non-empty group, in group order on
 the harness's one stream, each writing its group's rows of the harness's C. The group Ms are host integers (a
 router's counts copied to the host, as such a loop needs: that copy is not timed); its timed launches include
@@ -21,6 +25,8 @@ from ..contracts.precision import Epilogue, Math, Scaling
 from ..dtypes import DTYPE_INFO, DType
 from .base import Implementation, Ok, Prepared, Skip, policy_output, transposed
 from .library import has_out_dtype
+from .python_launch import WritesC
+from .python_library import has_module, tensor_core_support
 from .registry import register_fixed
 
 TAKES = "bf16 in -> bf16 or f32 out, acc f32, strict; FP8: e4m3 in -> bf16 out with tensor or rowcol scales"
@@ -205,5 +211,76 @@ class _LoopPrepared(Prepared):
         return self.out
 
 
+class TritonGrouped(Implementation):
+    family = "library"
+    description = ("Triton's grouped GEMM: one persistent launch over every group's tiles (the tutorial's "
+                   "schedule), autotuned over its configuration list in prepare")
+    takes_grouped = True
+    grouped_fp8_note = "the Triton grouped GEMM here is the f16/bf16 one (no FP8 path)"
+    min_cc = 80
+
+    def __init__(self):
+        super().__init__("triton_grouped")
+
+    def supports(self, problem, contract):
+        if not problem.is_grouped:
+            return Skip("it runs grouped problems only (library.triton_matmul runs dense ones)")
+        if not has_module("triton"):
+            return Skip("triton is not installed")
+        if contract.is_fp8:
+            return Skip(self.grouped_fp8_note)
+        s = tensor_core_support(contract, "the Triton grouped GEMM", "tl.dot rounds FP32 operands to TF32")
+        if not s:
+            return s
+        # 32-bit offsets within A and C (B's group offset is 64-bit): rows x K and rows x N below 2^31
+        big = max(problem.rows * problem.k, problem.rows * problem.n)
+        if big >= 2**31:
+            return Skip(f"{big:,} elements in A or C: the kernel's row offsets are 32-bit (at most 2^31 - 1)")
+        return Ok()
+
+    def contracts_summary(self):
+        return "f16/bf16 in -> f32 or same dtype out, acc f32, alpha/beta (grouped problems only)"
+
+    def prepare(self, problem, contract, operands, extension):
+        return _TritonGroupedPrepared(self.name, problem, contract, operands)
+
+
+class _TritonGroupedPrepared(WritesC):
+    """The stacked A and C as 2-D row blocks, each group's start row and count as int32 device tensors; the
+    first call autotunes, then one call is captured in a CUDA graph (WritesC's settle)."""
+
+    first_call_name = "autotune_s"
+    first_call_label = "autotuning"
+    first_call_what = "Triton compilation and benchmarking every configuration"
+
+    def __init__(self, label, problem, contract, operands):
+        import torch
+
+        super().__init__(label, problem, contract, operands)
+        from . import triton_grouped_kernels as kernels
+
+        self.kernels, self.ms = kernels, list(problem.ms)
+        k, n = problem.k, problem.n
+        self.a2, self.c2 = self.a.reshape(-1, k), self.c.reshape(-1, n)  # masked: groups x capacity rows, stacked
+        if problem.layout == "masked":
+            self.starts = torch.arange(problem.groups, dtype=torch.int32, device=self.a.device) * problem.capacity
+            self.counts = operands.masked_counts
+        else:
+            self.starts = operands.m_offsets[:-1].contiguous()
+            self.counts = (operands.m_offsets[1:] - operands.m_offsets[:-1]).contiguous()
+        self.programs = (torch.cuda.get_device_properties(self.a.device).multi_processor_count
+                         if self.a.is_cuda else 4)  # persistent: one program per SM
+        self.settle("auto", (label, problem, contract.name))
+        chosen = kernels.describe(kernels.grouped_autotuned.best_config)
+        self.timing_fields["triton_config"] = chosen
+        self.notes += (f"; autotuned over {len(kernels.CONFIGS)} configurations in prepare, outside timing: chose "
+                       f"{chosen}; at most {self.programs} programs (one per SM), each walking the groups' tiles")
+
+    def call(self):
+        self.kernels.launch(self.a2, self.b, self.c2, self.starts, self.counts, self.ms, self.alpha, self.beta,
+                            self.programs)
+
+
 register_fixed("library.torch_grouped_mm", TorchGroupedMm)
+register_fixed("library.triton_grouped", TritonGrouped)
 register_fixed("library.cublas_loop", CublasLoop)

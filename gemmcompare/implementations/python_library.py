@@ -28,7 +28,7 @@ def has_module(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def _tensor_core_support(contract, who: str, why_not_f32: str) -> Support:
+def tensor_core_support(contract, who: str, why_not_f32: str) -> Support:
     """What both built-in rows honour: f16/bf16 inputs, FP32 accumulation, C in FP32 or the input dtype,
     row-major C, no fused epilogue."""
     if contract.a != contract.b or contract.a not in (DType.F16, DType.BF16):
@@ -61,7 +61,7 @@ class TritonMatmul(Implementation):
             return Skip("triton is not installed")
         if contract.is_fp8:
             return Skip("FP8 inputs need their scales: library.triton_fp8 runs FP8 contracts")
-        s = _tensor_core_support(contract, "the Triton GEMM", "tl.dot rounds FP32 operands to TF32 by default, "
+        s = tensor_core_support(contract, "the Triton GEMM", "tl.dot rounds FP32 operands to TF32 by default, "
                                  "which a strict contract forbids; this row is the FP16/BF16 tensor-core GEMM")
         if not s:
             return s
@@ -186,7 +186,7 @@ class TorchCompile(Implementation):
             return Skip("triton is not installed (inductor generates Triton code for CUDA)")
         if contract.is_fp8:
             return Skip("FP8 inputs need their scales: library.torch_compile_fp8 runs FP8 contracts (torch._scaled_mm)")
-        s = _tensor_core_support(contract, "torch.compile of torch.mm", "not offered: this row compiles the "
+        s = tensor_core_support(contract, "torch.compile of torch.mm", "not offered: this row compiles the "
                                  "FP16/BF16 tensor-core GEMM")
         if not s:
             return s

@@ -21,6 +21,7 @@ from .plots import Plot, make_plots
 from .predictions import predictions_section
 from ..files import write_csv
 from ..progress import SILENT, Progress
+from .picks import picks_html, picks_section
 from .summary import summary_html, summary_markdown
 from .tables import summary_table, tables_html, tables_markdown
 
@@ -189,6 +190,9 @@ def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: s
     if side_by_side is not None:
         md.append(side_by_side.markdown)
         report.across_csv = write_csv(side_by_side.table, out / "across.csv")
+    picks = picks_section(summary)  # an oracle run: each tuned row's pick beside its candidates' true best
+    if picks is not None:
+        md.append(picks.markdown)
     predicted = predictions_section(rows, out, progress=progress)  # the model's time beside the measured one
     md.append(predicted.markdown)
     for receipt, _ in runs:
@@ -204,7 +208,8 @@ def _html_page(report: Report, runs: list[RunData], side_by_side, predicted) -> 
     body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Summary</h2>", summary_html(summary),
             "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
-            tables_html(summary), side_by_side.html if side_by_side is not None else "", predicted.html]
+            tables_html(summary), side_by_side.html if side_by_side is not None else "", picks_html(summary),
+            predicted.html]
     for receipt, _ in runs:
         body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "
                     f"({_html.escape(gpu_name(receipt) or 'unknown GPU')})</h2>")

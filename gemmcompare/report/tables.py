@@ -83,7 +83,7 @@ DISPLAY: list[tuple[str, str, _Fmt | None]] = [
 
 SUMMARY_COLUMNS = [
     "run_id", "gpu", "contract", "problem", "m", "n", "k", "batch", "storage", "lda", "ldb", "ldc", "implementation",
-    "pick", "family", "is_baseline", "status", "reason", "median_ms", "timing_method", "median_ms_at_max_clock",
+    "pick", "oracle_best", "pick_gap", "family", "is_baseline", "status", "reason", "median_ms", "timing_method", "median_ms_at_max_clock",
     "median_ci_rel", "cv", "n_samples", "flops", "executed_flops", "tflops", "executed_tflops", "achieved_gbs",
     "pct_of_hbm_roofline", "memory_bound", "pct_of_baseline", "baseline", "peak_tflops", "pct_of_peak",
     "unique_bytes", "max_abs_err", "max_rel_err", "max_abs_err_orig", "max_rel_err_orig", "worst_bound_ratio", "registers", "smem_bytes",
@@ -118,6 +118,13 @@ def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
     df = df.join(memory_rates(df))
     if "params" in df:  # a tuned row (gemmcompare/tuning): the configuration it picked on this problem
         df["pick"] = [(p or {}).get("pick") if isinstance(p, dict) else None for p in df["params"]]
+    if "timing" in df:  # an oracle run (timing.oracle): the fastest candidate and how far the pick is from it
+        from .picks import oracle_rows
+
+        got = [oracle_rows(t) for t in df["timing"]]
+        if any(best is not None for best, _ in got):
+            df["oracle_best"] = [best for best, _ in got]
+            df["pick_gap"] = [gap for _, gap in got]
     return df[[c for c in SUMMARY_COLUMNS if c in df]].copy()
 
 

@@ -21,14 +21,14 @@ from typing import Any, Callable, Mapping, Protocol
 
 from ..build.extension import BuildFailure, LoadedExtension
 from ..contracts.precision import PrecisionContract
-from ..contracts.timing import Launcher, Timer
+from ..contracts.timing import Launcher, Timer, summarize
 from ..device import DeviceInfo
 from ..implementations.base import Implementation, Prepared
 from ..problems import GemmProblem
 from ..results import Result, Status
 from ..spec import Experiment
 from ..tuning.cache import PickCache, pick_key
-from ..tuning.select import Pick, brief_settings, narrow, race
+from ..tuning.select import Pick, brief_settings, contenders, narrow, oracle_settings, race, runoff_settings
 from ..tuning.tuned import Picked, TunedImplementation
 from .inputs import Draw
 from .rows import ContextLost, Emit, Stage, base_row, copy_build_resources
@@ -126,21 +126,22 @@ def pick(bench: RaceBench, tuned: TunedImplementation, entry, contract) -> Picke
     predicted, nvidia = _predicted(bench, runnable, entry, contract)
     raced, left = narrow(predicted, nvidia=nvidia)
     excluded.update(left)
-    runnable = [(c, ext) for c, ext in runnable if c.name in raced]
-    cache = PickCache(_cache_dir(runnable))
+    oracle = bench.exp.timing.oracle
+    in_race = [(c, ext) for c, ext in runnable if c.name in raced]
+    cache = PickCache(_cache_dir(in_race))
     key = pick_key(gpu=bench.device.name, cc=bench.device.arch, driver=bench.driver(),
                    problem={"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}, contract=contract.describe(),
-                   tuned=tuned.name, builds={c.name: _build_id(ext) for c, ext in runnable},
+                   tuned=tuned.name, builds={c.name: _build_id(ext) for c, ext in in_race},
                    l2=bench.exp.timing.l2)
-    by_name = {c.name: c for c, _ in runnable}
-    hit = cache.get(key)
+    by_name = {c.name: c for c, _ in in_race}
+    hit = None if oracle else cache.get(key)  # an oracle measures the pick it makes, never a reused one
     if hit is not None and hit.winner in by_name:
         return Picked(tuned, by_name[hit.winner], hit)
     with bench.phase("tuning_s"):
         draw = bench.draw("uniform", p, contract)
-        launchers, keep = [], []
+        launchers, keep = {}, []
         dropped, stage = quiet(bench, tuned.name)
-        for c, ext in runnable:
+        for c, ext in (runnable if oracle else in_race):  # the oracle checks (and measures) every candidate
             row = base_row(bench.run_id, bench.exp, entry, contract, c.name, c.family, c.params)
             try:
                 prepared = bench.check(c, row, ext, draw, contract, p.k, "uniform", emit=dropped.append, stage=stage)
@@ -150,30 +151,63 @@ def pick(bench: RaceBench, tuned: TunedImplementation, entry, contract) -> Picke
                 excluded[c.name] = f"{row.status.value} in its check: {row.reason}"[:300]
                 continue
             resets = [prepared.reset_output] if contract.beta != 0.0 else None
-            launchers.append(Launcher(c.name, prepared.launch, [], resets))
+            launchers[c.name] = Launcher(c.name, prepared.launch, [], resets)
             keep.append(prepared)  # alive until the race is over
-        if not launchers:
+        racing = [name for name in launchers if name in by_name]
+        if not racing:
             raise NoPick(f"every candidate failed its check ({'; '.join(list(excluded.values())[:2])})", False)
-        settings = brief_settings(bench.exp.timing)
-        timer = Timer(settings, bench.device.l2_bytes)
-        def measure(names):
-            got = timer.measure(launchers)
-            for name, m in got.items():  # a hang or a CUDA error: the worker must go, the tuned row is to blame
-                if m.fatal:
-                    status = Status.TIMEOUT if isinstance(m.error, TimeoutError) else Status.CRASH
-                    raise ContextLost(f"tuning {tuned.name}: candidate {name}: {m.error}", tuned.name, status)
-            return got
-
-        winner, medians, counts, failed = race([ln.name for ln in launchers], measure)
+        timed = _timed(tuned, bench, launchers)
+        winner, medians, counts, failed = race(racing, timed(brief_settings(bench.exp.timing)))
         excluded.update(failed)
+        runoff_ms, runoff_n, race_winner = {}, {}, None
+        close = contenders(medians)
+        if close:  # the race's closest, again with the run's protocol: the runoff's best is the pick
+            best, runoff_ms, runoff_n, _ = race(close, timed(runoff_settings(bench.exp.timing)))
+            if best is not None and best != winner:
+                race_winner, winner = winner, best
+        oracle_ms, oracle_ci = ({}, {}) if not oracle or winner is None else \
+            _oracle(timed(oracle_settings(bench.exp.timing)), list(launchers))
         del keep, draw
     if winner is None:
         raise NoPick(f"no candidate gave a race time ({'; '.join(list(failed.values())[:2])})", False)
     result = Pick(winner, medians, counts, excluded,
-                  {n: ms for n, ms in predicted.items() if ms is not None}, time.monotonic() - t0, False, nvidia)
+                  {n: ms for n, ms in predicted.items() if ms is not None}, time.monotonic() - t0, False, nvidia,
+                  runoff_ms, runoff_n, race_winner, oracle_ms, oracle_ci)
     cache.put(key, result, gpu=bench.device.name, driver=bench.driver(), problem=f"{p.m}x{p.n}x{p.k}",
               contract=contract.name, tuned=tuned.name)
     return Picked(tuned, by_name[winner], result)
+
+
+def _timed(tuned: TunedImplementation, bench: RaceBench, launchers: dict[str, Launcher]):
+    """measure(settings) -> measure(names): the named launchers timed together under `settings`. A hang or a
+    CUDA error in any of them ends the worker, blamed on the tuned row (the only name the parent knows)."""
+    def under(settings):
+        timer = Timer(settings, bench.device.l2_bytes)
+
+        def measure(names):
+            got = timer.measure([launchers[n] for n in names])
+            for name, m in got.items():
+                if m.fatal:
+                    status = Status.TIMEOUT if isinstance(m.error, TimeoutError) else Status.CRASH
+                    raise ContextLost(f"tuning {tuned.name}: candidate {name}: {m.error}", tuned.name, status)
+            return got
+        return measure
+    return under
+
+
+def _oracle(measure, names: list[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """Every checked candidate timed with the full protocol: {name: median ms}, {name: the median's relative
+    95% CI half-width}. A candidate without samples is left out (its error is the race's concern)."""
+    got = measure(names)
+    medians, ci = {}, {}
+    for name in names:
+        m = got.get(name)
+        samples = list(getattr(m, "samples_ms", None) or [])
+        if m is None or getattr(m, "error", None) is not None or not samples:
+            continue
+        s = summarize(samples)
+        medians[name], ci[name] = s.median, s.median_ci_rel
+    return medians, ci
 
 
 def _cache_dir(runnable) -> Path | None:

@@ -47,7 +47,7 @@ def _correctness(ck, raw) -> CorrectnessSettings:
 
 
 TIMING_KEYS = {"l2", "warmup", "samples", "max_ms", "target_noise", "batch", "graph", "row_timeout_s", "method",
-               "launch_window_us", "lockstep", "energy"}
+               "launch_window_us", "lockstep", "energy", "oracle"}
 
 
 def _timing(ck, raw) -> TimingSettings:
@@ -92,6 +92,7 @@ def _timing(ck, raw) -> TimingSettings:
         lockstep=_flag(ck, raw, "lockstep", path, d.lockstep),
         energy_batches=energy_batches,
         energy_min_batch_ms=energy_ms,
+        oracle=_flag(ck, raw, "oracle", path, d.oracle),
     )
 
 

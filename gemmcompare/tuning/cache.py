@@ -57,7 +57,8 @@ class PickCache:
         if row is None:
             return None
         try:
-            return Pick(**{**json.loads(row[0]), "cached": True})
+            # the oracle's times were that run's measurements, not this one's: a reused pick carries none
+            return Pick.from_dict(json.loads(row[0]), cached=True, oracle_ms={}, oracle_ci_rel={})
         except (TypeError, ValueError):
             return None
 

@@ -1,10 +1,18 @@
 """Choosing a tuned row's winner: the model narrows the candidates (with NVIDIA's nvidia-matmul-heuristics as a
-second opinion where it is installed), a brief race picks among the rest.
+second opinion where it is installed), a brief race ranks the rest, and a runoff re-measures the closest.
 
 The race is short on purpose (BRIEF: a few samples each, interleaved, under the run's L2 policy and timing
-method): its samples only rank the candidates. The winner's reported time comes from the row's own
-measurement afterwards, on a fresh draw, so that a candidate that drew a lucky sample in the race is not
-also reported at that sample (the winner's curse: the minimum of several noisy medians is biased low).
+method): its samples only rank the candidates. A short race can misrank close candidates, and not only by
+noise (at 16x8192x8192, evicted, the race read a CUTLASS mode 14% slow that measures 5% faster than the one it
+picked: docs/tuning.md), so the candidates whose race medians lie within RUNOFF_MARGIN of the best are timed
+again with the run's own sampling protocol (the runoff), and the runoff's lowest median wins. The winner's
+reported time comes from the row's own measurement afterwards, on a fresh draw, so that a candidate that drew
+a lucky sample in the race is not also reported at that sample (the winner's curse: the minimum of several
+noisy medians is biased low).
+
+`timing: {oracle: true}` (or `run --oracle`) measures every candidate that passes its check with the full
+protocol too, after the pick is made and without changing it: a study can then show how far each pick is from
+the true best (Pick.oracle_gap).
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ from typing import Any, Callable, Sequence
 # does not report)
 BRIEF_MIN, BRIEF_MAX = 5, 15
 KEEP_PREDICTED = 8  # candidates the model ranks best that go into the race (with every one it cannot predict)
+# the runoff: race medians within 10% of the best are re-measured, the best four at most, each with at most
+# RUNOFF_MAX_MS of device time (the 14% misranking above was the race's; 10% takes in what noise could flip)
+RUNOFF_MARGIN, RUNOFF_MAX, RUNOFF_MAX_MS = 0.10, 4, 1000.0
 
 
 def brief_settings(settings):
@@ -25,6 +36,29 @@ def brief_settings(settings):
     return dataclasses.replace(settings, min_samples=BRIEF_MIN, max_samples=BRIEF_MAX, target_noise=0.0,
                                warmup_count=1, max_ms=min(settings.max_ms, 500.0),
                                l2="flush" if settings.l2 == "rotate" else settings.l2)
+
+
+def runoff_settings(settings):
+    """The run's own sampling protocol (warmup, samples, noise target) for the runoff, capped at RUNOFF_MAX_MS
+    a candidate; rotate becomes flush (no input copies) and no energy is measured: it ranks, it does not report."""
+    return dataclasses.replace(settings, max_ms=min(settings.max_ms, RUNOFF_MAX_MS), energy_batches=0,
+                               l2="flush" if settings.l2 == "rotate" else settings.l2)
+
+
+def oracle_settings(settings):
+    """The run's full protocol for the oracle's every-candidate measurement (rotate raced as flush, as above)."""
+    return dataclasses.replace(settings, energy_batches=0, l2="flush" if settings.l2 == "rotate" else settings.l2)
+
+
+def contenders(medians: dict[str, float], margin: float = RUNOFF_MARGIN, most: int = RUNOFF_MAX) -> list[str]:
+    """The race's closest: every candidate whose median is within `margin` of the best, fastest first, at most
+    `most`; none when only the winner is that close (there is nothing to re-measure)."""
+    if not medians:
+        return []
+    best = min(medians.values())
+    close = sorted((ms, name) for name, ms in medians.items() if ms <= best * (1 + margin))
+    names = [name for _, name in close][:most]
+    return names if len(names) > 1 else []
 
 
 @dataclass
@@ -37,9 +71,40 @@ class Pick:
     seconds: float = 0.0
     cached: bool = False
     nvidia_ms: dict[str, float] = field(default_factory=dict)  # nvidia-matmul-heuristics' estimates, where installed
+    # the runoff: the race's closest candidates re-measured with the run's protocol; the winner is its best
+    runoff_ms: dict[str, float] = field(default_factory=dict)
+    runoff_samples: dict[str, int] = field(default_factory=dict)
+    race_winner: str | None = None  # the race's own best, where the runoff overturned it
+    # the oracle (timing.oracle): every checked candidate measured with the full protocol, medians and the
+    # relative half-width of each median's 95% CI
+    oracle_ms: dict[str, float] = field(default_factory=dict)
+    oracle_ci_rel: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def oracle_best(self) -> str | None:
+        return min(self.oracle_ms, key=lambda n: (self.oracle_ms[n], n)) if self.oracle_ms else None
+
+    @property
+    def oracle_gap(self) -> float | None:
+        """How much slower the pick measured than the oracle's best (0.0: it is the best); None without an
+        oracle, or when the pick itself has no oracle time."""
+        best = self.oracle_best
+        if best is None or self.winner not in self.oracle_ms:
+            return None
+        return self.oracle_ms[self.winner] / self.oracle_ms[best] - 1.0
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if self.oracle_ms:  # derived, for a reader of the receipt (from_dict drops them)
+            out.update(oracle_best=self.oracle_best, oracle_gap=self.oracle_gap)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **changes) -> "Pick":
+        """A pick as as_dict wrote it (the pick cache): derived and unknown keys dropped, fields it lacks (a
+        cache written before they existed) at their defaults."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in {**data, **changes}.items() if k in names})
 
     def note(self, limit: int = 5) -> str:
         """The row's note: the winner, the race's best times, how long tuning took (or that it was cached)."""
@@ -52,6 +117,15 @@ class Pick:
             out += f"; {len(self.excluded)} candidates left out (timing.tuning.excluded says why)"
         if self.nvidia_ms:
             out += f"; narrowed with nvidia-matmul-heuristics too ({len(self.nvidia_ms)} estimated)"
+        if self.runoff_ms:
+            ran = ", ".join(f"{n} {ms:.4f} ms" for n, ms in sorted(self.runoff_ms.items(), key=lambda kv: kv[1]))
+            turned = f", overturning the race's {self.race_winner}" if self.race_winner else ""
+            out += f"; runoff of the {len(self.runoff_ms)} closest{turned}: {ran}"
+        gap, best = self.oracle_gap, self.oracle_best
+        if gap is not None:
+            where = "the pick is the best" if best == self.winner else \
+                f"best {best} {self.oracle_ms[best]:.4f} ms, the pick {100 * gap:.1f}% slower"
+            out += f"; oracle over {len(self.oracle_ms)}: {where}"
         return out
 
 
