@@ -89,7 +89,7 @@ STEPS: dict[str, StepRules] = {
                      ((128, 128, 128), 6, 2, 1, 8), fp8=True),
     # The persistent step's default: MoE prefill groups are hundreds to thousands of rows. (Decode groups of a few
     # rows waste most of a 128-row tile; tune: auto races 64-row tiles too.)
-    "grouped": StepRules("persistent over every group's tiles, per-group M (grouped problems)", (2, 8), (1, 2), (1,),
+    "grouped": StepRules("grouped problems: one persistent launch over every group's tiles", (2, 8), (1, 2), (1,),
                          ((128, 256, 64), 4, 2, 1, 8), grouped=True),
 }
 
