@@ -10,8 +10,9 @@
 // * The tile space is every group's tiles, concatenated (grouped_walk.cuh): CTA b takes flat tiles b, b + grid,
 //   ... and maps each to (group, tile row, tile column) with a forward-only cursor over the DEVICE offsets, the
 //   prefix sum of tile counts computed as it goes (why the kernel and not the host: grouped_walk.cuh). Empty
-//   groups have no tiles; the grid is min(tiles, SMs), counted from group_m_host when the harness hands it, else
-//   SMs (the walk itself ends where the tiles end, so the grid only has to be enough).
+//   groups have no tiles; the grid is min(tiles, SMs), the tiles counted from group_m_host when the harness hands
+//   it, else bounded by floor(m / BM) + groups tile rows (the walk itself ends where the tiles end, so the grid
+//   only has to be enough).
 // * A is ONE 2-D tensor map over the whole stack {K, m}, not one per group. A tile of group g loads rows
 //   row0_g + tm * BM .. + BM - 1 of the stack; in the group's last tile some of them may be the next group's rows
 //   (or past m: zeros). Row r of the product depends on row r of A only, so those rows of the accumulators are
