@@ -321,6 +321,31 @@ def test_config_auto_with_the_fp8_template_races_the_fp8_grouped_entries_under_a
     assert tuned.supports(problem(), FP8_BLOCK)
 
 
+GROUPED_SPEC = """
+name: grouped
+problems:
+  - grouped: {n: 256, k: 512, m: [64, 0, 5]}
+contracts: [CONTRACT]
+implementations:
+  - ENTRY
+"""
+
+
+@pytest.mark.parametrize("entry, contract", [
+    ("cutlass: {config: auto, template: sm90_grouped}", "bf16_bf16out_f32acc_tn"),
+    ("cutlass: {config: auto, template: sm90_grouped_fp8}", "e4m3_bf16out_f32acc_tn_block"),
+    ("cutlass: {config: sm90_grouped_fp8_blockwise_coop_128x128x128_c1x1}", "e4m3_bf16out_f32acc_tn_block"),
+])
+def test_a_grouped_spec_plans_the_grouped_entries_tuned_or_not(entry, contract):
+    """A tuned row admits grouped problems when its candidates do (it used to SKIP them all: Implementation.admits
+    asked the tuned row's own takes_grouped), and the FP8 grouped entries are the grouped FP8 path, so a grouped
+    spec with an FP8 block contract may name them (it used to be a spec error)."""
+    exp = parse_spec(GROUPED_SPEC.replace("ENTRY", entry).replace("CONTRACT", contract), "grouped.yaml")
+    (impl,) = exp.implementations
+    assert impl.takes_grouped and impl.admits(exp.problems[0].problem, BUILTIN_CONTRACTS[contract])
+    assert impl.grouped_fp8 == ("fp8" in entry)
+
+
 def test_config_auto_without_a_template_leaves_the_grouped_entries_out():
     grouped = set(grouped_entries()) | set(grouped_entries("sm90_grouped_fp8"))
     for contract in ("bf16_bf16out_f32acc_tn", "e4m3_bf16out_f32acc_tn_block"):

@@ -98,6 +98,23 @@ def test_the_grouped_form_handed_over(tmp_path):
     assert check.passed, check.message
 
 
+def test_hopper_grouped_is_handed_the_same_grouped_form():
+    """hopper.grouped (a built-in family, extensions/hopper/grouped.cuh) goes through the same AbiGroupedPrepared:
+    11 dims, the device offsets and the host Ms; its entry symbol is its configuration's."""
+    from gemmcompare.implementations import PARAMETRIZED, instantiate
+
+    impl = instantiate(PARAMETRIZED["hopper.grouped"], {})
+    assert impl.check(P, BF16, None) and impl.entry_symbol == "gc_hopper_grouped_128x256x64_s4_c2_cm1_g8"
+    draw, ext = make_draw("uniform", P, BF16, 11, "cpu"), FakeExtension()
+    prepared = impl.prepare(P, BF16, draw.operands, ext)
+    prepared.poison()
+    prepared.launch()
+    dims = [8, 16, 24, 24, 24, 16, 1, 0, 16 * 24, 0, 6]
+    assert ext.log == [(dims, [(torch.int64, "cpu", [0, 0, 5, 5, 5, 8, 8]), (torch.int64, "cpu", [0, 5, 0, 0, 3, 0])])]
+    check = corr.check_output(prepared.output(), draw.refs, BF16, corr.CorrectnessSettings(), P.k, "uniform", 11)
+    assert check.passed, check.message
+
+
 def test_dense_and_batched_calls_are_handed_what_they_were(tmp_path):
     impl = load_spec(_spec(tmp_path, extra=", grouped: true, batched: true")).implementations[0]
     ext = FakeExtension()

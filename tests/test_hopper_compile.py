@@ -7,7 +7,9 @@ types -- for its default configuration and for variants (other tiles, BK = 128, 
 (gemmcompare.build.toolchain.compile_object), and the ptxas report is checked: no "Potential Performance
 Loss" note (C7510 and kin: a serialised wgmma pipeline costs up to 5x), no spills, no stack, every kernel
 attributed to its configuration's tag. The default instantiation TUs (extensions/hopper/instances/) and the
-device check program (extensions/hopper/check/hopper_check.cu) must build and link too.
+device check program (extensions/hopper/check/hopper_check.cu) must build and link too. hopper.grouped (step 9)
+has a fixture of its own (its default instance TU and one other configuration: two TUs), so `-k grouped` builds
+only those, and a host-only check of its tile walk.
 
 All translation units are compiled once, in parallel, by a module fixture (about a minute on 2 cores).
 """
@@ -117,6 +119,11 @@ def compiled(build_dir, nvcc):
     for step in STEPS:
         jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
 
+    return _build_all(build_dir, jobs)
+
+
+def _build_all(build_dir, jobs) -> dict:
+    """Compile (key, source) jobs in parallel, each as a JIT build compiles kernels: key -> Compiled."""
     def build(job):
         key, src = job
         out = build_dir / (src.name + ".o")
@@ -212,3 +219,57 @@ def test_generated_wgmma_wrappers_are_current(tmp_path):
                    timeout=60)
     assert out.read_text() == (HOPPER_DIR / "hopper_wgmma.cuh").read_text(), (
         "hopper_wgmma.cuh differs from what gen_wgmma.py writes: rerun python3 extensions/hopper/gen_wgmma.py")
+
+
+# -- hopper.grouped (step 9): grouped problems in one persistent launch -----------------------------------------
+
+# variant -> Config; "default" is the committed instance TU (extensions/hopper/instances/hopper_grouped.cu), the
+# other a rendered TU: one consumer warpgroup and 64-row tiles (MoE decode's groups of a few rows), no setmaxnreg.
+GROUPED_VARIANTS = {"default": (128, 256, 64, 4, 2, 1, 8), "64x256_c1": (64, 256, 64, 4, 1, 1, 8)}
+
+
+def grouped_tag(variant: str) -> str:
+    return "gc_hopper_grouped_tag" if variant == "default" else tag("grouped", variant)
+
+
+@pytest.fixture(scope="module")
+def grouped_compiled(build_dir, nvcc):
+    src = build_dir / "hopper_test_grouped_64x256_c1.cu"
+    src.write_text(render("grouped", "64x256_c1", GROUPED_VARIANTS["64x256_c1"]))
+    return _build_all(build_dir, [("default", HOPPER_DIR / "instances" / "hopper_grouped.cu"), ("64x256_c1", src)])
+
+
+@pytest.mark.parametrize("variant", list(GROUPED_VARIANTS))
+def test_hopper_grouped_compiles_clean(grouped_compiled, variant):
+    c = grouped_compiled[variant]
+    assert c.returncode == 0, f"grouped/{variant} failed to compile for {ARCH}:\n{c.log[-6000:]}"
+    assert "Potential Performance Loss" not in c.log, "\n".join(
+        sorted({ln for ln in c.log.splitlines() if "Performance Loss" in ln}))
+    assert c.kernels and not any(k["perf_warnings"] for k in c.kernels)
+    assert not c.spills(), f"grouped/{variant} spills: {c.spills()}"
+    mine = summarize_for(c.kernels, re.escape(grouped_tag(variant)))
+    assert mine and len(mine["kernels"]) == len(c.kernels), [k["demangled"] for k in c.kernels]
+    assert mine["stack_bytes"] == 0
+    # one GEMM kernel per (input, output) type, one K == 0 kernel per output type
+    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
+    assert len(gemm) == IN_TYPES * OUT_TYPES and len(c.kernels) - len(gemm) == OUT_TYPES
+    consumers = GROUPED_VARIANTS[variant][4]
+    for k in gemm:  # two consumers: the 384-thread launch cap that setmaxnreg 40/232 needs
+        cap_ok = k["registers"] == 168 if consumers == 2 else k["registers"] <= 255
+        assert cap_ok, (k["demangled"][:120], k["registers"])
+    assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
+
+
+def test_grouped_walk_visits_every_group_tile_once(tmp_path, nvcc):
+    """extensions/hopper/check/grouped_walk_check.cu: hopper.grouped's own TileWalk, walked by every CTA of many
+    grids over group-M lists with empty groups (first, between, last), one group, 256 skewed groups, 1024 tiny ones
+    and Ms that are not multiples of BM, visits every (group, tile) exactly once and no tile outside its group; five
+    planted wrong walks are each caught (so the check can fail). Host code only."""
+    exe = tmp_path / "grouped_walk_check"
+    cmd = [str(nvcc), "-std=c++17", "-O2", *toolchain.gencode_flags(ARCH), f"-I{paths.ABI_INCLUDE_DIR}",
+           f"-I{paths.EXTENSIONS_DIR}", str(HOPPER_DIR / "check" / "grouped_walk_check.cu"), "-o", str(exe)]
+    build = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "PASSED" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
+    assert run.stdout.count("caught (") == 5, run.stdout

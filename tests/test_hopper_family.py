@@ -1,10 +1,11 @@
 """The hopper family on the CPU: names, the kernels' rules as SKIP reasons, any K under either storage policy,
-rendering."""
+rendering, and what hopper.grouped admits."""
 
 import pytest
 
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS, Order
 from gemmcompare.contracts.storage import Storage, plan_operands
+from gemmcompare.grouped import GroupedProblem
 from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.hopper import STEPS, HopperConfig
 from gemmcompare.implementations.registry import UnbuildableImplementation
@@ -52,7 +53,7 @@ def test_impossible_configurations_are_skip_rows_with_the_reason(step, params, r
 
 
 @pytest.mark.parametrize("k", [1, 33, 617, 1025])
-@pytest.mark.parametrize("step", sorted(s for s, rules in STEPS.items() if not rules.fp8))
+@pytest.mark.parametrize("step", sorted(s for s, rules in STEPS.items() if not rules.fp8 and not rules.grouped))
 def test_any_k_runs_under_both_policies_in_place_or_through_timed_copies(step, k):
     """TMA needs 16-byte rows of A and B, not K % 8 == 0: aligned buffers serve in place, tight ones are copied."""
     impl = instantiate(PARAMETRIZED[f"hopper.{step}"], {})
@@ -120,3 +121,59 @@ def test_a_spec_sweeps_hopper_parameters():
     assert {i.config.ident for i in exp.implementations} == {
         f"best_128x256x64_s{s}_c2_cm{cm}_g8" for s in (3, 4) for cm in (1, 2)}
     assert HopperConfig("best", (128, 256, 64), 4, 2, 2, 8).symbol() == "gc_hopper_best_128x256x64_s4_c2_cm2_g8"
+
+
+# -- hopper.grouped: grouped problems only ---------------------------------------------------------------------
+
+
+def test_grouped_admits_grouped_problems_and_skips_dense_ones_with_the_reason():
+    impl = instantiate(PARAMETRIZED["hopper.grouped"], {})
+    c = BUILTIN_CONTRACTS
+    listed = GroupedProblem(256, 512, (64, 0, 5, 130, 12, 200, 1, 96))
+    for name in ("bf16_f32acc_tn", "bf16_bf16out_f32acc_tn", "f16_f32acc_tn", "f16_f16out_f32acc_tn"):
+        assert impl.admits(listed, c[name]), (name, impl.admits(listed, c[name]))
+    assert impl.admits(GroupedProblem(4096, 7168, (0,) * 255 + (3,)), c["bf16_bf16out_f32acc_tn"])
+    assert impl.admits(GroupedProblem(768, 2048, (0, 0)), c["bf16_f32acc_tn"])  # every group empty: nothing to do
+    dense = impl.admits(GemmProblem(256, 256, 256), c["bf16_f32acc_tn"])
+    assert not dense and "grouped problems only" in dense.reason and "hopper.persistent" in dense.reason
+    masked = impl.admits(GroupedProblem(256, 512, (64, 0, 5), layout="masked", capacity=128), c["bf16_f32acc_tn"])
+    assert not masked and "contiguous layout" in masked.reason
+    odd_k = impl.admits(GroupedProblem(256, 100, (64, 0, 5)), c["bf16_f32acc_tn"])
+    assert not odd_k and "k=100 is not a multiple of 8" in odd_k.reason
+    fp8 = impl.admits(listed, c["e4m3_bf16out_f32acc_tn_tensor"])
+    assert not fp8 and "e4m3" not in impl.contract_support.summary()
+    tt = impl.admits(listed, c["f16_f32acc_tt"])
+    assert not tt and "TN contracts" in tt.reason
+    # the other steps launch one dense GEMM
+    persistent = instantiate(PARAMETRIZED["hopper.persistent"], {}).admits(listed, c["bf16_f32acc_tn"])
+    assert not persistent and "knows no per-group M offsets" in persistent.reason
+
+
+@pytest.mark.parametrize("params, reason", [
+    ({"cluster_m": 2}, "cluster_m=2: hopper.grouped takes [1]"),
+    ({"consumers": 1}, "256 f32 accumulators per consumer thread"),
+    ({"block": [64, 256, 64]}, "BM=64 must be a multiple of 128"),
+    ({"stages": 5}, "need 246,864 bytes of shared memory"),
+    ({"stages": 1}, "stages=1: hopper.grouped takes 2..8"),
+    ({"block": [128, 96, 64]}, "BN=96 must be a wgmma N"),
+])
+def test_grouped_configurations_it_cannot_build_are_skip_rows_with_the_reason(params, reason):
+    impl = instantiate(PARAMETRIZED["hopper.grouped"], params)
+    assert isinstance(impl, UnbuildableImplementation) and reason in impl.reason
+    support = impl.supports(GroupedProblem(256, 512, (64, 0, 5)), BUILTIN_CONTRACTS["bf16_f32acc_tn"])
+    assert not support and reason in support.reason
+
+
+def test_grouped_renders_its_step_and_tunes_over_the_tiles_it_can_build():
+    impl = instantiate(PARAMETRIZED["hopper.grouped"], {"block": [64, 256, 64], "consumers": 1})
+    (src,) = impl.sources()
+    assert "gc::hopper::Config<64, 256, 64, 4, 1, 1, 8>" in src.text and "gc::hopper::grouped::run<" in src.text
+    assert impl.takes_grouped and impl.dynamic_smem_bytes() == 4 * (64 + 256) * 64 * 2 + 16 * 4 + 1024
+    exp = parse_spec("name: h\nproblems:\n  - grouped: {n: 256, k: 512, m: [64, 0, 5]}\n  - {m: 64, n: 64, k: 64}\n"
+                     "contracts: [bf16_f32acc_tn]\nimplementations:\n  - hopper.grouped: {tune: auto}\n")
+    (tuned,) = exp.implementations
+    buildable = [c for c in tuned.candidates if not isinstance(c, UnbuildableImplementation)]
+    assert len(tuned.candidates) == 8 and len(buildable) == 5
+    grouped, dense = (e.problem for e in exp.problems)
+    assert tuned.admits(grouped, BUILTIN_CONTRACTS["bf16_f32acc_tn"])
+    assert not tuned.admits(dense, BUILTIN_CONTRACTS["bf16_f32acc_tn"])

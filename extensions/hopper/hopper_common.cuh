@@ -305,6 +305,16 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
+// A box {c0 .. c0+box0, c1 .. c1+box1, c2 .. c2+box2} of a 3-D map (hopper.grouped: B as {K, N, groups}, c2 the
+// group, box2 = 1, so the box is laid out in shared memory exactly as a 2-D box {box0, box1}).
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
 // The same box, written to the same CTA-relative offset dst in every CTA of the cluster whose bit is set
 // in cta_mask (bit i = %cluster_ctarank i), and complete_tx signalled on the barrier at offset bar in
 // each of them.
@@ -460,6 +470,8 @@ struct Params {
   const float* scale_a;  // fp8: the dequantization scales (device pointers; their shape: `scaling`)
   const float* scale_b;
   int scaling;           // fp8: gc_scaling (tensor: one each; rowcol: m and n; block: 1x128 of A, 128x128 of B)
+  const int64_t* group_offsets;  // grouped: groups + 1 cumulative row offsets (device; gemm_abi.h ABI 4)
+  int groups;                    // grouped: the group count (tma_b is then the 3-D map {K, N, groups})
 };
 
 // Grouped raster: linear index t over a tiles_m x tiles_n grid -> (tm, tn). Indices walk `group` tile
@@ -483,9 +495,12 @@ __host__ __device__ __forceinline__ void grouped_raster(int t, int tiles_m, int 
 // fast: the block lies wholly inside C, C takes 2-element vectors and beta == 0 -- then every store is an
 // unguarded vector store (the case of every tile but the edges in a benchmark), with no per-element
 // compares or branches.
+//
+// m_end: rows at or past it are not stored (p.m for one GEMM; hopper.grouped passes its group's end row, so a
+// tile stores nothing outside its group).
 template <class TOut, int N>
 __device__ __forceinline__ void store_block_direct(const float (&acc)[N / 2], const Params& p, int row0, int col0,
-                                                   bool fast) {
+                                                   bool fast, int m_end) {
   TOut* const c = static_cast<TOut*>(p.c);
   if (fast) {
 #pragma unroll
@@ -499,7 +514,7 @@ __device__ __forceinline__ void store_block_direct(const float (&acc)[N / 2], co
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int row = row0 + 8 * i;
-    if (row >= p.m) continue;
+    if (row >= m_end) continue;
     TOut* const crow = c + static_cast<int64_t>(row) * p.ldc;
 #pragma unroll
     for (int j = 0; j < N / 8; ++j) {
@@ -525,6 +540,12 @@ __device__ __forceinline__ void store_block_direct(const float (&acc)[N / 2], co
       }
     }
   }
+}
+
+template <class TOut, int N>
+__device__ __forceinline__ void store_block_direct(const float (&acc)[N / 2], const Params& p, int row0, int col0,
+                                                   bool fast) {
+  store_block_direct<TOut, N>(acc, p, row0, col0, fast, p.m);
 }
 
 // True when the direct epilogue of the tile at (m0, n0) can take store_block_direct's fast path.

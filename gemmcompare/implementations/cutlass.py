@@ -111,6 +111,12 @@ class CutlassGroupedKernel(CutlassKernel):
     GROUPED_ONLY = "grouped problems only"
     CONTIGUOUS_ONLY = "contiguous layout only"
 
+    @property
+    def grouped_fp8(self) -> bool:
+        """sm90_grouped_fp8's configurations are the grouped FP8 path (block scales per group): a grouped spec with
+        an FP8 contract may name them (spec/load.py _grouped_fp8); sm90_grouped's have none."""
+        return self.config.TEMPLATE == "sm90_grouped_fp8"
+
     def supports(self, problem, contract):
         if not problem.is_grouped:
             return Skip(self.GROUPED_ONLY)

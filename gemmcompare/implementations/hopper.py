@@ -12,6 +12,8 @@ The kernels are headers under extensions/hopper/ (see its README): each step add
                            from the ladder's line: it starts again from the persistent step)
   hopper.fp8               FP8 (e4m3/e5m2) in, the tensor core's sums promoted to FP32 every 128 of K,
                            per-tensor, row/column or block scales (from the persistent step too)
+  hopper.grouped           grouped problems (an MoE layer: one GEMM per group, each its own M) in one persistent
+                           launch over every group's tiles (from the persistent step too); dense problems are a SKIP
 
 A spec's parameters map one to one onto `gc::hopper::Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M,
 GROUP, SPLITS>`; `HopperConfig` is that mapping, checked here with the kernels' own rules (so an impossible
@@ -45,7 +47,8 @@ from ..build.request import KernelSource
 from ..contracts.precision import Math, Scaling
 from ..dtypes import DType
 from ..paths import EXTENSIONS_DIR
-from .base import AbiKernel, Constraints, ContractSupport, Param, layouts
+from ..problems import INT32_MAX
+from .base import AbiKernel, Constraints, ContractSupport, Ok, Param, Skip, layouts
 from .registry import InvalidConfig, Parametrized, register_parametrized
 
 SMEM_LIMIT = 232448  # bytes of dynamic shared memory a block may opt into on sm_90
@@ -67,6 +70,7 @@ class StepRules:
     splits: tuple[int, int] = (1, 1)  # inclusive range of K slices per tile; default 1 (only split_k splits)
     default_splits: int = 1
     fp8: bool = False  # FP8 inputs (1-byte elements, BK = 128, promotion registers beside the sums)
+    grouped: bool = False  # runs grouped problems only (gemm_abi.h's grouped form), never a dense one
 
 
 STEPS: dict[str, StepRules] = {
@@ -83,6 +87,10 @@ STEPS: dict[str, StepRules] = {
                          splits=(0, 16), default_splits=0),
     "fp8": StepRules("FP8 in, sums promoted to FP32 every 128 of K, tensor/rowcol/block scales", (2, 8), (1, 2), (1,),
                      ((128, 128, 128), 6, 2, 1, 8), fp8=True),
+    # The persistent step's default: MoE prefill groups are hundreds to thousands of rows. (Decode groups of a few
+    # rows waste most of a 128-row tile; tune: auto races 64-row tiles too.)
+    "grouped": StepRules("grouped problems: one persistent launch over every group's tiles", (2, 8), (1, 2), (1,),
+                         ((128, 256, 64), 4, 2, 1, 8), grouped=True),
 }
 
 
@@ -247,6 +255,33 @@ class HopperKernel(AbiKernel):
         return self.config.smem_bytes()
 
 
+class HopperGroupedKernel(HopperKernel):
+    """hopper.grouped (extensions/hopper/grouped.cuh): grouped problems only, through gemm_abi.h's grouped form
+    (ABI 4, the contiguous layout: AbiKernel.prepare hands the stacked operands over in place with the device
+    offsets and the host Ms). A dense problem is a SKIP (hopper.persistent is the same kernel for one GEMM)."""
+
+    takes_grouped = True
+    GROUPED_ONLY = "grouped problems only (hopper.persistent runs one dense GEMM with the same pipeline)"
+    grouped_fp8_note = "hopper.grouped takes f16/bf16 inputs (no grouped FP8 step: hopper.fp8 is dense)"
+
+    def supports(self, problem, contract):
+        if not problem.is_grouped:
+            return Skip(self.GROUPED_ONLY)
+        s = super().supports(problem, contract)  # the contract, the contiguous layout, no batch, 64-bit offsets
+        if not s:
+            return s
+        # Grouped operands are handed over in place, never padded or copied: A's and B's rows are K elements, and
+        # TMA moves rows of 16 bytes.
+        if problem.k % 8:
+            return Skip(f"k={problem.k} is not a multiple of 8 (TMA moves 16-byte rows of A and B; grouped problems "
+                        f"are not padded)")
+        bm, bn, _ = self.config.block
+        tiles = (problem.m // bm + problem.groups) * -(-problem.n // bn)
+        if problem.m > INT32_MAX - bm or tiles > INT32_MAX:  # the entry's own limit (grouped.cuh check_groups)
+            return Skip(f"{problem.m:,} rows in {problem.groups} groups: tile coordinates past 2^31")
+        return Ok()
+
+
 # hopper.fp8: the family's contracts with FP8 inputs and every scale shape (fp8.cuh: tensor and row/column
 # scales in the epilogue, block scales as each 128 of K is promoted). Block scales need each tile's columns in
 # one 128-wide scale block: wider tiles take the other two.
@@ -270,7 +305,7 @@ def _factory(step: str):
               for k, d in (("stages", stages), ("consumers", consumers), ("cluster_m", cluster_m), ("group", group),
                            ("splits", splits), ("overlap", 0))))
         cfg.validate()
-        return HopperKernel(cfg)
+        return (HopperGroupedKernel if cfg.rules.grouped else HopperKernel)(cfg)
 
     return make
 
@@ -296,5 +331,7 @@ for _step, _rules in STEPS.items():
         f"hopper.{_step}", _params(_step), _factory(_step),
         description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; "
                     + ("e4m3/e5m2 in with tensor, row/column or block scales" if _rules.fp8 else "f16/bf16 in")
-                    + ", f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)",
+                    + (", f32/f16/bf16 out; tn; grouped problems only, contiguous layout, K a multiple of 8)"
+                       if _rules.grouped else
+                       ", f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)"),
     ))

@@ -32,6 +32,9 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # block scales); 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
     # hopper-fp8-1c2b5a0), so the tile is fixed and stages (latency hiding against shared memory) and overlap vary
     "hopper.fp8": {"block": [(128, 128, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1]},
+    # grouped (MoE): 64-row tiles for decode's groups of a few rows, 128-row ones for prefill's (5 of the 8 points
+    # can be built: two consumers need 128 rows, and 128x256 with one consumer runs out of accumulators)
+    "hopper.grouped": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},
 }
 
 MAX_CANDIDATES = 64  # built and checked before the model narrows them: each is a compile
@@ -50,6 +53,9 @@ class TunedImplementation(Implementation):
         super().__init__("tuned", {**shown, "tune": grid_text})
         self.tuned = tuned
         self.candidates = candidates
+        # grouped problems reach it when a candidate runs them (Implementation.admits asks before supports)
+        self.takes_grouped = any(c.takes_grouped for c in candidates)
+        self.grouped_fp8 = any(c.grouped_fp8 for c in candidates)
         self.description = f"tuned per problem over {len(candidates)} candidates ({', '.join(tuned)})"
 
     @property
@@ -57,7 +63,7 @@ class TunedImplementation(Implementation):
         return f"{self.family}.tuned[{format_params(self.params)}]"
 
     def supports(self, problem, contract):
-        return self._any(lambda c: c.supports(problem, contract))
+        return self._any(lambda c: c.admits(problem, contract))  # admits: a dense-only candidate SKIPs grouped ones
 
     def check(self, problem, contract, device):
         return self._any(lambda c: c.check(problem, contract, device))
@@ -92,7 +98,7 @@ class Picked(Implementation):
         super().__init__(tuned.variant, tuned.params)
         self.tuned, self.winner, self.tuning = tuned, winner, tuning
         self.derived_for = tuned.derived_for
-        for attr in ("min_cc", "arch_specific", "kernel_filter", "description"):
+        for attr in ("min_cc", "arch_specific", "kernel_filter", "description", "takes_grouped", "grouped_fp8"):
             setattr(self, attr, getattr(winner, attr))
 
     @property
