@@ -601,3 +601,15 @@ def test_the_report_sets_each_pick_beside_the_oracles_best(tmp_path):
                           plots=[])
     assert "## Tuned picks against the oracle" in report.markdown.read_text()
     assert "Tuned picks against the oracle" in report.html.read_text()
+
+
+def test_two_routings_of_one_token_count_do_not_share_a_pick():
+    from gemmcompare.grouped import GroupedProblem
+    from gemmcompare.problems import GemmProblem
+
+    balanced, skewed = GroupedProblem(256, 512, (4, 4, 4, 4)), GroupedProblem(256, 512, (13, 1, 1, 1))
+    assert balanced.m == skewed.m
+    keys = {_key(problem=picking._problem_key(p)) for p in (balanced, skewed, GroupedProblem(256, 512, (4, 4, 4, 4),
+                                                                                           "masked", 128))}
+    assert len(keys) == 3
+    assert picking._problem_key(GemmProblem(64, 4096, 4096)) == {"m": 64, "n": 4096, "k": 4096, "batch": 1}

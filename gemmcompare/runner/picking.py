@@ -130,7 +130,7 @@ def pick(bench: RaceBench, tuned: TunedImplementation, entry, contract) -> Picke
     in_race = [(c, ext) for c, ext in runnable if c.name in raced]
     cache = PickCache(_cache_dir(in_race))
     key = pick_key(gpu=bench.device.name, cc=bench.device.arch, driver=bench.driver(),
-                   problem={"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}, contract=contract.describe(),
+                   problem=_problem_key(p), contract=contract.describe(),
                    tuned=tuned.name, builds={c.name: _build_id(ext) for c, ext in in_race},
                    l2=bench.exp.timing.l2)
     by_name = {c.name: c for c, _ in in_race}
@@ -208,6 +208,15 @@ def _oracle(measure, names: list[str]) -> tuple[dict[str, float], dict[str, floa
         s = summarize(samples)
         medians[name], ci[name] = s.median, s.median_ci_rel
     return medians, ci
+
+
+def _problem_key(p) -> dict[str, Any]:
+    """The problem as the pick cache keys it: M, N, K and batch; a grouped problem's every group M and its layout
+    too (two routings of one token count share m = sum(M) but not their best tile)."""
+    key = {"m": p.m, "n": p.n, "k": p.k, "batch": p.batch}
+    if p.is_grouped:
+        key.update(ms=list(p.ms), layout=p.layout, capacity=p.capacity)
+    return key
 
 
 def _cache_dir(runnable) -> Path | None:
