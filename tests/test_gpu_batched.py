@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from gemmcompare.results import Status
-from gemmcompare.runner.parent import Runner, RunOptions
-from gemmcompare.spec import load_spec
+from gpu_expectations import mismatches, run_rows
 
 pytestmark = pytest.mark.gpu
 
@@ -33,20 +32,11 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("batched")
-    out = Runner(load_spec(SPEC), RunOptions(store=tmp / "g.db", runs_dir=tmp / "runs", progress=False)).run()
-    assert out.status == "complete"
-    return {(r.implementation, r.contract, r.problem): r for r in out.rows}
+    return run_rows(SPEC, tmp_path_factory.mktemp("batched"))
 
 
 def test_batched_rows_pass_and_planted_ones_fail(rows):
-    problems = []
-    for (impl, contract), (status, words) in EXPECTED.items():
-        for problem in PROBLEMS:
-            row = rows.get((impl, contract, problem))
-            if row is None or row.status is not status or words not in row.reason:
-                problems.append(f"{impl} {contract} {problem}: expected {status.value} ({words!r}), got "
-                                f"{row.status.value if row else 'no row'}: {row.reason if row else ''}")
+    problems = mismatches(rows, EXPECTED, PROBLEMS)
     assert not problems, "\n".join(problems)
 
 

@@ -1,6 +1,6 @@
-"""Grouped problems on the GPU (experiments/byo_kernel/grouped.yaml): torch's, Triton's and cuBLAS's grouped GEMMs
-(cuBLAS's: BF16 out, contiguous), the loop of cuBLAS calls and a grouped Python callable PASS every group of a listed problem (an empty group and groups below 16
-tokens among them), a Zipf-routed one and a masked one, under BF16 contracts with FP32 and BF16 outputs; the
+"""Grouped problems on the GPU (experiments/byo_kernel/grouped.yaml): torch's, Triton's and cuBLAS's grouped
+GEMMs (cuBLAS's: BF16 out, contiguous), the loop of cuBLAS calls and a grouped Python callable PASS every group
+of a listed problem (an empty group and groups below 16 tokens among them), a Zipf-routed one and a masked one, under BF16 contracts with FP32 and BF16 outputs; the
 planted callables (short groups skipped, rows written past a group's end, the last group ignored, one group
 accumulated in FP16) FAIL, naming their groups."""
 
@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from gemmcompare.results import Status
-from gemmcompare.runner.parent import Runner, RunOptions
-from gemmcompare.spec import load_spec
+from gpu_expectations import mismatches, run_rows
 
 pytestmark = pytest.mark.gpu
 
@@ -45,22 +44,11 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("grouped")
-    out = Runner(load_spec(SPEC), RunOptions(store=tmp / "g.db", runs_dir=tmp / "runs", progress=False)).run()
-    assert out.status == "complete"
-    return {(r.implementation, r.contract, r.problem): r for r in out.rows}
+    return run_rows(SPEC, tmp_path_factory.mktemp("grouped"))
 
 
 def test_grouped_rows_pass_and_planted_ones_fail(rows):
-    problems = []
-    for (impl, contract), (status, words) in EXPECTED.items():
-        for problem in (LISTED, ROUTED, MASKED):
-            want = words if isinstance(words, str) else words[problem]
-            expected = status if isinstance(status, Status) else status[problem]
-            row = rows.get((impl, contract, problem))
-            if row is None or row.status is not expected or want not in row.reason:
-                problems.append(f"{impl} {contract} {problem}: expected {expected.value} ({want!r}), got "
-                                f"{row.status.value if row else 'no row'}: {row.reason if row else ''}")
+    problems = mismatches(rows, EXPECTED, (LISTED, ROUTED, MASKED))
     assert not problems, "\n".join(problems)
 
 
