@@ -18,6 +18,8 @@ from gemmcompare.runner.executor import estimate_bytes
 from gemmcompare.runner.inputs import make_draw
 from gemmcompare.spec import load_spec, parse_spec
 
+from fake_abi import FakeExtension
+
 ROOT = Path(__file__).resolve().parents[1]
 TN, NN = BUILTIN_CONTRACTS["f16_f32acc_tn"], BUILTIN_CONTRACTS["f16_f32acc_nn"]
 TN_ALIGNED = BUILTIN_CONTRACTS["f16_f32acc_tn_aligned"]
@@ -210,30 +212,6 @@ def _custom(tmp_path, abi="general", extra=""):
     return spec
 
 
-class FakeEntry:
-    """A batched kernel as the ABI describes it: C[i] = A[i] @ B[i] read through lda/ldb/ldc and the batch
-    strides it is handed (tn: A row-major, B column-major, C row-major)."""
-
-    def __init__(self, log):
-        self.log = log
-
-    def launch(self, a, b, c, dims, codes, alpha, beta, ws, bias, scale_a, scale_b):
-        self.log.append(list(dims))
-        m, n, k, lda, ldb, ldc, batch, sa, sb, sc = dims if len(dims) == 10 else (*dims, 1, 0, 0, 0)
-        for i in range(batch):
-            la = a.as_strided((m, k), (lda, 1), a.storage_offset() + i * sa)
-            lb = b.as_strided((n, k), (ldb, 1), b.storage_offset() + i * sb).t()
-            c.as_strided((m, n), (ldc, 1), c.storage_offset() + i * sc).copy_(la.float() @ lb.float())
-
-
-class FakeExtension:
-    def __init__(self):
-        self.log = []
-
-    def entry(self, symbol):
-        return FakeEntry(self.log)
-
-
 @pytest.mark.parametrize("contract, dims", [
     ("f16_f32acc_tn", [9, 7, 5, 5, 5, 7, 4, 45, 35, 63]),
     ("f16_f32acc_tn_aligned", [9, 7, 5, 8, 8, 8, 4, 16 * 8, 16 * 8, 16 * 8]),
@@ -246,11 +224,11 @@ def test_a_declared_custom_kernel_gets_the_batch_and_its_strides(tmp_path, contr
     prepared = impl.prepare(P, under, draw.operands, ext)
     prepared.poison()
     prepared.launch()
-    assert ext.log == [dims]
+    assert ext.log == [(dims, [])]
     assert corr.check_output(prepared.output(), draw.refs, under, SETTINGS, P.k, "uniform", 19).passed
     one = GemmProblem(9, 7, 5)  # a 2-D problem keeps the six dims of ABI 2 (the binding fills batch 1)
     impl.prepare(one, under, make_draw("uniform", one, under, 19, "cpu").operands, ext).launch()
-    assert len(ext.log[-1]) == 6
+    assert len(ext.log[-1][0]) == 6
 
 
 def test_an_undeclared_custom_kernel_skips_a_batch_saying_what_to_declare(tmp_path):

@@ -20,6 +20,8 @@ from gemmcompare.problems import GemmProblem
 from gemmcompare.runner.inputs import make_draw
 from gemmcompare.spec import load_spec
 
+from fake_abi import FakeExtension
+
 BF16 = BUILTIN_CONTRACTS["bf16_f32acc_tn"]
 P = GroupedProblem(16, 24, (0, 5, 0, 0, 3, 0))  # empty groups first, between, and last
 MASKED = GroupedProblem(16, 24, (0, 5, 3), layout="masked", capacity=128)
@@ -42,42 +44,6 @@ def _spec(tmp_path, abi="general", extra=""):
     spec = tmp_path / "t.yaml"
     spec.write_text(SPEC.replace("ABI", abi).replace("EXTRA", extra))
     return spec
-
-
-class FakeEntry:
-    """Logs what the binding is handed and computes what the ABI describes: batched (10 dims) or 2-D (6) as
-    tests/test_batched.py's fake does, grouped (11 dims) each group's C_g = A_g B_g^T from the offsets and
-    stride_b (tn: A row-major, B K-major, C row-major)."""
-
-    def __init__(self, log):
-        self.log = log
-
-    def launch(self, a, b, c, dims, codes, alpha, beta, ws, bias, scale_a, scale_b, *grouped):
-        self.log.append((list(dims), [(t.dtype, t.device.type, t.tolist()) for t in grouped]))
-        if len(dims) == 11:
-            offsets, m_host = grouped
-            m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c, groups = dims
-            assert (batch, stride_a, stride_c) == (1, 0, 0) and m == int(m_host.sum()) == int(offsets[-1])
-            for g in range(groups):
-                lo, hi = int(offsets[g]), int(offsets[g + 1])
-                la = a.as_strided((hi - lo, k), (lda, 1), a.storage_offset() + lo * lda)
-                lb = b.as_strided((n, k), (ldb, 1), b.storage_offset() + g * stride_b)
-                c.as_strided((hi - lo, n), (ldc, 1), c.storage_offset() + lo * ldc).copy_(la.float() @ lb.float().t())
-            return
-        assert not grouped
-        m, n, k, lda, ldb, ldc, batch, sa, sb, sc = dims if len(dims) == 10 else (*dims, 1, 0, 0, 0)
-        for i in range(batch):
-            la = a.as_strided((m, k), (lda, 1), a.storage_offset() + i * sa)
-            lb = b.as_strided((n, k), (ldb, 1), b.storage_offset() + i * sb).t()
-            c.as_strided((m, n), (ldc, 1), c.storage_offset() + i * sc).copy_(la.float() @ lb.float())
-
-
-class FakeExtension:
-    def __init__(self):
-        self.log = []
-
-    def entry(self, symbol):
-        return FakeEntry(self.log)
 
 
 def test_the_grouped_form_handed_over(tmp_path):
