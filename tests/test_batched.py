@@ -249,8 +249,53 @@ def test_capstone_cannot_declare_batched(tmp_path, capsys):
 # -- the families' SKIP reasons, the spec, memory ----------------------------------------------------
 
 
+TRITON_BATCHED = """\
+import torch
+from gemmcompare.implementations import triton_kernels as tk
+
+torch.manual_seed(0)
+for a_row in (True, False):
+    for b_row in (True, False):
+        for alpha, beta in ((1.0, 0.0), (2.0, 0.5)):
+            batch, m, n, k = 3, 37, 29, 45
+            a, b = torch.randn(batch, m, k).half(), torch.randn(batch, k, n).half()
+            A = a if a_row else a.transpose(1, 2).contiguous().transpose(1, 2)
+            B = b if b_row else b.transpose(1, 2).contiguous().transpose(1, 2)
+            c0 = torch.randn(batch, m, n)
+            c = c0.clone()
+            tk.launch(A, B, c, alpha, beta, kernel=tk.matmul_kernel, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=2)
+            for i in range(batch):  # every matrix its own product: none left out, none read from another
+                want = alpha * (a[i].double() @ b[i].double()) + beta * c0[i].double()
+                err = (c[i].double() - want).abs().max().item()
+                assert err < 1e-4, (a_row, b_row, alpha, beta, i, err)
+print("batched triton ok")
+"""
+
+
+def test_the_triton_gemm_runs_a_batch_under_the_interpreter(tmp_path):
+    """library.triton_matmul's kernel on 3-D operands (TRITON_INTERPRET=1, on the CPU): each matrix of the batch,
+    every A/B order, alpha and beta."""
+    pytest.importorskip("triton")
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "interp.py"
+    script.write_text(TRITON_BATCHED)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and "batched triton ok" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_triton_gemm_admits_a_batch():
+    from gemmcompare.implementations.python_library import has_module
+
+    if not has_module("triton"):
+        pytest.skip("triton is not installed: the row's first SKIP says so")
+    assert FIXED["library.triton_matmul"]().supports(P, TN)
+
+
 @pytest.mark.parametrize("name, contract, words", [
-    ("library.triton_matmul", "f16_f32acc_tn", "2-D grid (no batch axis)"),
     ("library.cublaslt_fp8", "e4m3_bf16out_f32acc_tn_tensor", "torch._scaled_mm takes 2-D operands only"),
     ("library.torch_compile_fp8", "e4m3_bf16out_f32acc_tn_tensor", "torch._scaled_mm takes 2-D operands only"),
 ])
@@ -267,6 +312,31 @@ def test_rows_that_cannot_batch_say_why(name, contract, words):
 def test_batched_rows_of_the_library():
     assert FIXED["library.cublas"]().supports(P, TN)
     assert FIXED["library.torch_matmul"]().supports(P, TN)
+
+
+def test_cutlass_sm90_runs_a_batch_as_its_l_mode_and_the_other_templates_skip_it(tmp_path):
+    """sm90 configurations read the batch and its strides (the kernel's L mode: one launch); the binding hands
+    them over as for any batched ABI kernel. sm80, CuTe, FP8 and grouped configurations SKIP a batch."""
+    from gemmcompare.cutlass.catalog import lookup
+    from gemmcompare.implementations.cutlass import CutlassKernel
+
+    sm90 = CutlassKernel(lookup("sm90_coop_128x256x64_c1x1").config)
+    assert sm90.batched and sm90.supports(GemmProblem(64, 64, 64, 4), sm90_contract(sm90))
+    for name in ("sm80_128x256x32_3st", "cute_128x256x32_w2x4_4st", "sm90_fp8_coop_128x128x128_c1x1",
+                 "sm90_grouped_coop_128x128x64_c1x1"):
+        other = CutlassKernel(lookup(name).config)
+        assert not other.batched, name
+    draw, ext = make_draw("uniform", GemmProblem(64, 64, 64, 4), sm90_contract(sm90), 3, "cpu"), FakeExtension()
+    prepared = sm90.prepare(GemmProblem(64, 64, 64, 4), sm90_contract(sm90), draw.operands, ext)
+    prepared.launch()
+    (dims, grouped), = ext.log
+    assert dims[6:] == [4, 64 * 64, 64 * 64, 64 * 64] and grouped == []
+
+
+def sm90_contract(kernel):
+    """The built-in contract a catalog configuration was compiled for (its types and layout)."""
+    return next(c for c in BUILTIN_CONTRACTS.values() if kernel.contract_support.check(c) and c.beta == 0.0
+                and not c.is_fp8 and c.storage.value == "tight")
 
 
 def test_handwritten_kernels_skip_a_batch():

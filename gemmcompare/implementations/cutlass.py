@@ -74,6 +74,7 @@ class CutlassKernel(AbiKernel):
         # Configurations that differ only in run-time arguments share the (expensive) kernel TU: the
         # builder merges requests of one group into one extension and de-duplicates the kernel file.
         self.build_group = f"cutlass_{config.kernel_name}"
+        self.batched = config.BATCHED  # sm90: a batch is the kernel's L mode, one launch
         self.entry_symbol = render.entry_symbol(config)
         self.kernel_filter = kernel_templates.kernel_template(config.TEMPLATE).kernel_filter
 

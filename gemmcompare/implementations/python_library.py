@@ -10,6 +10,7 @@ autotuning or the compilation, recorded apart), then CUDA-graph replays of one c
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 import sys
@@ -49,8 +50,8 @@ def tensor_core_support(contract, who: str, why_not_f32: str) -> Support:
 
 class TritonMatmul(Implementation):
     family = "library"
-    description = ("gemmcompare's Triton GEMM (Triton's tutorial matmul, any strides, alpha/beta), autotuned over "
-                   "its configuration list in prepare")
+    description = ("gemmcompare's Triton GEMM (Triton's tutorial matmul, any strides, alpha/beta; a batch as the "
+                   "grid's second axis), autotuned over its configuration list in prepare")
     min_cc = 80
 
     def __init__(self):
@@ -65,10 +66,8 @@ class TritonMatmul(Implementation):
                                  "which a strict contract forbids; this row is the FP16/BF16 tensor-core GEMM")
         if not s:
             return s
-        if problem.batch != 1:  # a batch axis needs a 3-D grid and batch strides in triton_kernels.py: not built
-            return Skip("batched problems are not supported: gemmcompare's Triton GEMM has a 2-D grid (no batch "
-                        "axis); library.torch_matmul and library.cublas run them")
-        return Constraints(index_bits=32).check(problem)  # the kernel's offsets are 32-bit products
+        # the kernel's offsets within a matrix are 32-bit products; a batch's matrices are 64-bit strides apart
+        return Constraints(index_bits=32).check(dataclasses.replace(problem, batch=1))
 
     def contracts_summary(self):
         return "f16/bf16 in -> f32 or same dtype out, acc f32, any A/B order (strides), row-major C, alpha/beta"

@@ -31,11 +31,17 @@ CONFIGS = [
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  stride_ab, stride_bb, stride_cb,  # batch strides (0 for one matrix): the grid's axis 1 is the batch
                   alpha, beta,
                   A_ROW: tl.constexpr, B_ROW: tl.constexpr,  # only part of the autotuning key: strides carry the layout
                   SCALE: tl.constexpr, HAS_BETA: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    """C = alpha * A @ B + beta * C; A is M x K, B is K x N, C is M x N, any strides."""
+    """C = alpha * A @ B + beta * C; A is M x K, B is K x N, C is M x N, any strides; batch matrix
+    program_id(1) of each, its batch stride apart (64-bit: a batch may pass 2^31 elements)."""
+    batch = tl.program_id(1).to(tl.int64)
+    a_ptr += batch * stride_ab
+    b_ptr += batch * stride_bb
+    c_ptr += batch * stride_cb
     pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
     acc = accumulate_tile(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, pid_m, pid_n,
                           BLOCK_M, BLOCK_N, BLOCK_K, PROMOTE=False)  # f16/bf16 operands, FP32 accumulation
@@ -59,20 +65,24 @@ matmul_autotuned = triton.autotune(
 
 
 def _arguments(a, b, c, alpha: float, beta: float) -> tuple[tuple, dict]:
-    """The kernel's runtime arguments and its layout and epilogue flags, for a, b, c as torch tensors."""
-    m, k = a.shape
-    n = b.shape[1]
-    args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-            float(alpha), float(beta))
-    flags = dict(A_ROW=a.stride(1) == 1, B_ROW=b.stride(1) == 1, SCALE=alpha != 1.0, HAS_BETA=beta != 0.0)
+    """The kernel's runtime arguments and its layout and epilogue flags, for a, b, c as torch tensors: matrices,
+    or batches of them (3-D: batch x rows x cols, each with its batch stride)."""
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch_strides = (a.stride(0), b.stride(0), c.stride(0)) if a.dim() == 3 else (0, 0, 0)
+    args = (a, b, c, m, n, k, a.stride(-2), a.stride(-1), b.stride(-2), b.stride(-1), c.stride(-2), c.stride(-1),
+            *batch_strides, float(alpha), float(beta))
+    flags = dict(A_ROW=a.stride(-1) == 1, B_ROW=b.stride(-1) == 1, SCALE=alpha != 1.0, HAS_BETA=beta != 0.0)
     return args, flags
 
 
 def launch(a, b, c, alpha: float, beta: float, kernel=None, **meta) -> None:
-    """Enqueue C = alpha * a @ b + beta * c on torch's current stream. `kernel` defaults to the autotuned
+    """Enqueue C = alpha * a @ b + beta * c on torch's current stream (a, b, c 2-D, or 3-D batches of matrices:
+    one launch, the batch the grid's second axis). `kernel` defaults to the autotuned
     entry; pass `matmul_kernel` and BLOCK_M/BLOCK_N/BLOCK_K/GROUP_M in `meta` for one fixed config."""
     args, flags = _arguments(a, b, c, alpha, beta)
-    (kernel or matmul_autotuned)[tile_grid(a.shape[0], b.shape[1])](*args, **flags, **meta)
+    batch = a.shape[0] if a.dim() == 3 else 1
+    (kernel or matmul_autotuned)[tile_grid(a.shape[-2], b.shape[-1], batch)](*args, **flags, **meta)
 
 
 def precompile(a, b, c, alpha: float, beta: float) -> int:

@@ -25,10 +25,11 @@ def describe(config) -> str:
     return ", ".join(parts)
 
 
-def tile_grid(m: int, n: int):
-    """The launch grid of an m x n C: one program per tile of the configuration the launch runs."""
+def tile_grid(m: int, n: int, batch: int = 1):
+    """The launch grid of an m x n C: one program per tile of the configuration the launch runs (times the batch,
+    the grid's second axis, for a batched launch)."""
     def grid(opts):
-        return (triton.cdiv(m, opts["BLOCK_M"]) * triton.cdiv(n, opts["BLOCK_N"]),)
+        return (triton.cdiv(m, opts["BLOCK_M"]) * triton.cdiv(n, opts["BLOCK_N"]), batch)
     return grid
 
 

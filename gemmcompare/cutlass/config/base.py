@@ -184,6 +184,7 @@ class GemmConfig:
     arch_specific: bool = False
     READS_C: ClassVar[bool] = True  # honours beta (reads C when beta != 0); else alpha only, beta = 0
     INDEX_BITS: ClassVar[int] = 32  # width of its element offsets
+    BATCHED: ClassVar[bool] = False  # reads gc_gemm_args' batch and batch strides (one launch for the batch)
 
     def vector_elements(self) -> tuple[int, int, int]:
         """(A, B, C) access widths in elements: the extents along each operand's contiguous

@@ -50,6 +50,7 @@ class Sm90Config(TiledGemmConfig):
     arch_specific: ClassVar[bool] = True
     READS_C: ClassVar[bool] = False  # ElementC = void: no C operand, no shared memory for it
     INDEX_BITS: ClassVar[int] = 64  # CUTLASS 3 strides are int64
+    BATCHED: ClassVar[bool] = True  # L = batch, the operands' batch strides in their third stride mode
     TILE_K: ClassVar[dict[str, tuple[int, ...]]] = {"f16": (32, 64, 128), "bf16": (32, 64, 128), "tf32": (16, 32, 64)}
     DTYPES: ClassVar[tuple[str, ...]] = ("f16", "bf16", "tf32")
     MAX_CLUSTER = 8  # portable cluster size

@@ -24,6 +24,7 @@ class Sm90Fp8Config(Sm90Config):
     two scales as it promotes them into FP32 (every 128 of K); the epilogue applies alpha."""
 
     TEMPLATE: ClassVar[str] = "sm90_fp8"
+    BATCHED: ClassVar[bool] = False  # one matrix's scales per launch: batched FP8 problems are not offered
     DESCRIPTION: ClassVar[str] = "CUTLASS 3.x CollectiveBuilder FP8 (SM90 TMA + FP8 wgmma, scales from device pointers)"
     NAME_PREFIX: ClassVar[str] = "cutlass3x_sm90_fp8"
     # swap_ab is not one of its fields: the FP8 kernel templates compute D = A B as the contract lays them out

@@ -41,6 +41,7 @@ class Sm90GroupedConfig(Sm90Config):
                                   "problem per group)")
     NAME_PREFIX: ClassVar[str] = "cutlass3x_sm90_grouped"
     GROUPED: ClassVar[bool] = True
+    BATCHED: ClassVar[bool] = False  # a grouped launch has batch 1 (its entry says so)
     FIELDS: ClassVar[tuple[Field, ...]] = tuple(_RASTER if f.name == "raster" else f
                                                 for f in Sm90Config.FIELDS if f.name not in _FIXED)
     DTYPES: ClassVar[tuple[str, ...]] = ("f16", "bf16")

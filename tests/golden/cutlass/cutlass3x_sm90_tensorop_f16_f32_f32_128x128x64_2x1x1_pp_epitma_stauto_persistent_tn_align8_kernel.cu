@@ -84,14 +84,18 @@ static_assert(int(Decomposition::Heuristic) == 0 && int(Decomposition::DataParal
                   int(Decomposition::SplitK) == 2 && int(Decomposition::StreamK) == 3,
               "decomposition codes changed: update gemmcompare/cutlass/tags.py SM90_DECOMPOSITION");
 
-// A packed CuTe stride for a (rows, cols, 1) operand, with its leading dimension set to `ld`.
+// A packed CuTe stride for a (rows, cols, batch) operand, with its leading dimension set to `ld` and, for a
+// batch, the distance between its matrices set to `batch_stride` (elements; the harness's batch layout).
 template <class Stride>
-Stride with_leading_dimension(int rows, int cols, int64_t ld) {
-  Stride stride = cutlass::make_cute_packed_stride(Stride{}, cute::make_shape(rows, cols, 1));
+Stride with_leading_dimension(int rows, int cols, int batch, int64_t ld, int64_t batch_stride) {
+  Stride stride = cutlass::make_cute_packed_stride(Stride{}, cute::make_shape(rows, cols, batch));
   if constexpr (cute::is_static_v<cute::remove_cvref_t<decltype(cute::get<0>(stride))>>) {
     cute::get<1>(stride) = ld;  // mode 0 is contiguous: the leading dimension strides mode 1
   } else {
     cute::get<0>(stride) = ld;
+  }
+  if constexpr (!cute::is_static_v<cute::remove_cvref_t<decltype(cute::get<2>(stride))>>) {
+    if (batch > 1) cute::get<2>(stride) = batch_stride;
   }
   return stride;
 }
@@ -103,6 +107,7 @@ typename Gemm::Arguments make_arguments(const gc_gemm_args* args, int raster_ord
   using StrideC = typename GemmKernel::StrideC;
   using StrideD = typename GemmKernel::StrideD;
   const int m = int(args->m), n = int(args->n), k = int(args->k);
+  const int batch = int(gc_batch(args));  // L: every matrix of a batch in one launch (the schedulers walk L too)
 
   cutlass::KernelHardwareInfo hw_info;
   cudaGetDevice(&hw_info.device_id);
@@ -114,13 +119,14 @@ typename Gemm::Arguments make_arguments(const gc_gemm_args* args, int raster_ord
   const void* kernel_a = kSwapAB ? args->b : args->a;
   const void* kernel_b = kSwapAB ? args->a : args->b;
   const int64_t ld_a = kSwapAB ? args->ldb : args->lda, ld_b = kSwapAB ? args->lda : args->ldb;
+  const int64_t batch_a = kSwapAB ? args->stride_b : args->stride_a, batch_b = kSwapAB ? args->stride_a : args->stride_b;
   typename Gemm::Arguments arguments{
-      cutlass::gemm::GemmUniversalMode::kGemm,
-      {km, kn, k, 1},
-      {static_cast<const ElementA*>(kernel_a), with_leading_dimension<StrideA>(km, k, ld_a),
-       static_cast<const ElementB*>(kernel_b), with_leading_dimension<StrideB>(kn, k, ld_b)},
-      {{}, nullptr, with_leading_dimension<StrideC>(km, kn, args->ldc),
-       static_cast<ElementD*>(args->c), with_leading_dimension<StrideD>(km, kn, args->ldc)},
+      batch > 1 ? cutlass::gemm::GemmUniversalMode::kBatched : cutlass::gemm::GemmUniversalMode::kGemm,
+      {km, kn, k, batch},
+      {static_cast<const ElementA*>(kernel_a), with_leading_dimension<StrideA>(km, k, batch, ld_a, batch_a),
+       static_cast<const ElementB*>(kernel_b), with_leading_dimension<StrideB>(kn, k, batch, ld_b, batch_b)},
+      {{}, nullptr, with_leading_dimension<StrideC>(km, kn, batch, args->ldc, args->stride_c),
+       static_cast<ElementD*>(args->c), with_leading_dimension<StrideD>(km, kn, batch, args->ldc, args->stride_c)},
       hw_info};
   arguments.epilogue.thread.alpha = ElementCompute(args->alpha);
   arguments.scheduler.raster_order = static_cast<RasterOrder>(raster_order);
