@@ -339,12 +339,14 @@ def sm90_contract(kernel):
                 and not c.is_fp8 and c.storage.value == "tight")
 
 
-def test_handwritten_kernels_skip_a_batch():
+def test_handwritten_kernels_skip_a_batch_but_mma_sync_runs_it():
     exp = parse_spec("name: t\nproblems: [{m: 64, n: 64, k: 64, batch: 2}]\ncontracts: [f16_f32acc_tn]\n"
-                     "implementations: [lab.wmma_global, {mma_sync: {}}]\n", "t.yaml")
-    for impl in exp.implementations:
+                     "implementations: [lab.wmma_global, {mma_sync: {}}, hopper.best]\n", "t.yaml")
+    lab, mma, hopper = exp.implementations
+    for impl in (lab, hopper):
         skip = impl.supports(exp.problems[0].problem, TN)
         assert not skip and "no batch axis" in skip.reason, (impl.name, skip)
+    assert mma.batched and mma.supports(exp.problems[0].problem, TN)  # the grid's y walks the batch
 
 
 @pytest.mark.parametrize("value", [0, -3, 1.5, "two"])

@@ -391,6 +391,7 @@ struct Params {
   const float* bias;
   int m, n, k;
   int64_t lda, ldb, ldc;
+  int64_t stride_a, stride_b, stride_c;  // batch strides (elements): matrix blockIdx.y of a batch
   int tiles_m, tiles_n;
   bool c_vec2;  // C rows take two-element stores (ldc even, c aligned to two elements: float2 or bf16x2)
 };
@@ -461,7 +462,7 @@ struct TileCopy {
 // The kernel. Tag only names the instantiation: its identifier appears in the mangled kernel name,
 // which is how ptxas's per-kernel report is attributed to one configuration (and pair of types).
 template <class Cfg, class TIn, class TOut, bool ALIGNED, bool WHOLE, class Tag>
-__global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params<TIn, TOut> p) {
+__global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params<TIn, TOut> batch_params) {
   static_assert(!WHOLE || ALIGNED, "whole tiles are copied with the aligned kernel's 16-byte chunks");
   static_assert(is_input_type<TIn> && is_output_type<TOut>, "f16 or bf16 in; f32 or bf16 out");
   static_assert(!Cfg::ACC_F16 || (std::is_same<TIn, __half>::value && std::is_same<TOut, float>::value),
@@ -472,6 +473,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) gemm_kernel(const Params<TIn,
 
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem0 = (smem_addr(smem) + (Cfg::ALIGN - 1)) & ~static_cast<uint32_t>(Cfg::ALIGN - 1);
+
+  // this block's matrix of a batch (gridDim.y matrices, one after the other; one matrix: blockIdx.y = 0)
+  Params<TIn, TOut> p = batch_params;
+  p.a += blockIdx.y * p.stride_a;
+  p.b += blockIdx.y * p.stride_b;
+  p.c += blockIdx.y * p.stride_c;
 
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -768,6 +775,11 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
   p.lda = args->lda;
   p.ldb = args->ldb;
   p.ldc = args->ldc;
+  const int64_t batch = gc_batch(args);
+  if (batch > 65535) return gc_fail(err, err_len, "mma_sync: a batch of more than 65535 matrices (the grid's y)");
+  p.stride_a = batch > 1 ? args->stride_a : 0;
+  p.stride_b = batch > 1 ? args->stride_b : 0;
+  p.stride_c = batch > 1 ? args->stride_c : 0;
   const int64_t tiles_m = (m + Cfg::BM - 1) / Cfg::BM, tiles_n = (n + Cfg::BN - 1) / Cfg::BN;
   if (tiles_m * tiles_n > INT32_MAX) return gc_fail(err, err_len, "mma_sync: too many tiles for a 1-D grid");
   p.tiles_m = static_cast<int>(tiles_m);
@@ -778,16 +790,20 @@ int launch(const gc_gemm_args* args, const char* name, char* err, size_t err_len
   // also ask the contiguous extents (K; and N for row-major B) to be multiples of 8, so that a chunk is
   // either wholly inside the matrix or wholly outside (src-size 16 or 0, the two cases CUTLASS uses
   // too); contiguous operands with ld % 8 == 0 satisfy it anyway.
+  // (a batch's every matrix too: batch strides that are multiples of 8 elements keep each 16-byte aligned)
   const bool aligned = reinterpret_cast<uintptr_t>(args->a) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(args->b) % 16 == 0 && args->lda % 8 == 0 &&
-                       args->ldb % 8 == 0 && k % 8 == 0 && (Cfg::B_COL || n % 8 == 0);
+                       args->ldb % 8 == 0 && k % 8 == 0 && (Cfg::B_COL || n % 8 == 0) &&
+                       p.stride_a % 8 == 0 && p.stride_b % 8 == 0;
+  p.c_vec2 = p.c_vec2 && p.stride_c % 2 == 0;
   const bool whole = aligned && p.c_vec2 && k > 0 && m % Cfg::BM == 0 && n % Cfg::BN == 0 && k % Cfg::BK == 0;
   void (*kernel)(const Params<TIn, TOut>) = whole     ? gemm_kernel<Cfg, TIn, TOut, true, true, Tag>
                                              : aligned ? gemm_kernel<Cfg, TIn, TOut, true, false, Tag>
                                                        : gemm_kernel<Cfg, TIn, TOut, false, false, Tag>;
   if (query) return gc_query_occupancy((const void*)kernel, Cfg::THREADS, Cfg::SMEM_BYTES, query, err, err_len);
   GC_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
-  kernel<<<static_cast<unsigned>(tiles_m * tiles_n), Cfg::THREADS, Cfg::SMEM_BYTES, args->stream>>>(p);
+  const dim3 grid(static_cast<unsigned>(tiles_m * tiles_n), static_cast<unsigned>(batch));
+  kernel<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, args->stream>>>(p);
   return gc_check_launch(err, err_len, name);
 }
 

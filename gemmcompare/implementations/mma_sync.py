@@ -346,6 +346,7 @@ class MmaSyncKernel(ConfigKernel):
     min_cc = 80  # cp.async, ldmatrix, mma.sync m16n8k16
     build_group = "mma_sync"
     constraints = Constraints()  # any m, n, k; ragged tails are zero-filled in shared memory
+    batched = True  # a batch is the grid's y: each block offsets A, B and C by its matrix's batch stride
 
     def __init__(self, cfg: MmaSyncConfig):
         super().__init__(cfg)
