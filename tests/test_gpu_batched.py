@@ -1,6 +1,7 @@
 """Batched problems on the GPU (experiments/byo_kernel/batched.yaml): cuBLAS's strided-batched GEMM, torch.bmm, the
-Triton GEMM, the mma_sync step, a CUTLASS SM90 kernel (the batch as its L mode; on an H100/H200), a batched general-ABI kernel and Python callables
-PASS every matrix of batch 8 of 512^3 and batch 3 of 1000x1000x256 under FP16 and BF16 contracts; the planted callables (matrix 0 only, the last matrix skipped, matrices swapped) FAIL."""
+Triton GEMM, the mma_sync step, a CUTLASS SM90 kernel (the batch as its L mode; on an H100/H200), a batched
+general-ABI kernel and Python callables PASS every matrix of batch 8 of 512^3 and batch 3 of 1000x1000x256 under
+FP16 and BF16 contracts; the planted callables (matrix 0 only, the last matrix skipped, matrices swapped) FAIL."""
 
 from pathlib import Path
 
