@@ -30,8 +30,13 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     "hopper.split_k": {"block": _HOPPER_BLOCKS + [(64, 64, 64)], "consumers": [1, 2], "stages": [4, 6]},
     # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion (which takes no
     # block scales); 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
-    # hopper-fp8-1c2b5a0), so the tile is fixed and stages (latency hiding against shared memory) and overlap vary
-    "hopper.fp8": {"block": [(128, 128, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1]},
+    # hopper-fp8-1c2b5a0), so the promoting tile is fixed and stages (latency hiding against shared memory) and
+    # overlap vary. accumulation fast (`_fastacc` contracts only: a SKIP candidate under strict ones, never built
+    # there) has one register set, so 128x256 fits (4 stages of it in shared memory), the tile CUTLASS's and
+    # cuBLASLt's fast kernels win with; of the 32 points 13 can be built (8 promote, 5 fast), the rest are SKIPs
+    # with the reason (128x256 promoting, fast with overlap, 5+ stages of 128x256).
+    "hopper.fp8": {"block": [(128, 128, 128), (128, 256, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1],
+                   "accumulation": ["promote", "fast"]},
 }
 
 MAX_CANDIDATES = 64  # built and checked before the model narrows them: each is a compile
