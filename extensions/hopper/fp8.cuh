@@ -1,4 +1,5 @@
-// Step 8 -- hopper.fp8: FP8 (e4m3 / e5m2) inputs with promotion to FP32 every 128 of K, and the scales.
+// Step 8 -- hopper.fp8: FP8 (e4m3 / e5m2) inputs with promotion to FP32 every 128 of K (or, for `_fastacc`
+// contracts, without: PROMOTE below), and the scales.
 //
 // Hopper's FP8 wgmma (m64nNk32) accumulates its products in what behaves like ~14 significand bits
 // (DeepSeek-V3 measured a maximum relative error near 2% at K = 4096 without promotion). A kernel that
