@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..implementations.base import Implementation, Ok, Skip, format_params
+from ..implementations.triton_fp8_configs import NAMES as TRITON_FP8_CONFIGS
 
 # `tune: auto`: what each hand-written family varies when it is tuned. Kept small: every point is a build.
 _HOPPER_BLOCKS = [(128, 128, 64), (128, 256, 64), (64, 128, 64), (64, 256, 64)]
@@ -37,6 +38,9 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # with the reason (128x256 promoting, fast with overlap, 5+ stages of 128x256).
     "hopper.fp8": {"block": [(128, 128, 128), (128, 256, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1],
                    "accumulation": ["promote", "fast"]},
+    # the Triton FP8 GEMM's configuration list (implementations/triton_fp8_configs.py, each entry with its source):
+    # raced by the harness (its L2 policy, its timing, each candidate checked first) instead of Triton's autotuner
+    "library.triton_fp8": {"config": list(TRITON_FP8_CONFIGS)},
 }
 
 MAX_CANDIDATES = 64  # built and checked before the model narrows them: each is a compile
