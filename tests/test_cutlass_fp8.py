@@ -43,13 +43,35 @@ def test_the_catalog_has_promoting_and_fast_entries_of_both_schedules_and_cluste
     configs = [e.config for e in fp8_entries().values() if e.config.scaling == "tensor"]
     assert {(c.schedule, c.accumulation) for c in configs} == {
         (s, a) for s in ("cooperative", "pingpong") for a in ("promote", "fast")}
-    assert {c.cluster for c in configs} == {(1, 1), (2, 1)}
+    assert {c.cluster for c in configs} == {(1, 1), (2, 1), (1, 2)}
     assert all(c.tile[2] == 128 and c.dtype == "e4m3" and c.layout == "tn" and c.alignment == 16 for c in configs)
     for name, entry in fp8_entries().items():
         assert name.endswith("_fastacc") == (entry.config.accumulation == "fast"), name
         assert "_fp8_" in entry.config.procedural_name
         assert ("fastacc" if entry.config.fast_accum else "promote") in entry.config.kernel_name
         assert ("_blockwise_" in name) == ("_blockwise_" in entry.config.kernel_name) == (entry.config.scaling == "block")
+
+
+def test_the_strict_set_has_the_widest_promoting_tiles_of_both_schedules_in_every_cluster_shape():
+    """Issue 43's strict set: 128x192 cooperative and 64x192 ping-pong (two accumulator tiles of 192 registers per
+    consumer thread, the most that fit: both kernels compiled without spills with nvcc 13.0) and the 128-column tiles,
+    each with clusters 1x1, 2x1 and 1x2; the 128x256 cooperative tile stays refused (it spilled 816 bytes)."""
+    promote = {(c.schedule, c.tile, c.cluster) for c in (e.config for e in fp8_entries().values())
+               if c.scaling == "tensor" and c.accumulation == "promote"}
+    assert promote == {(s, t, cl) for s, t in (("cooperative", (128, 128, 128)), ("cooperative", (128, 192, 128)),
+                                                 ("pingpong", (64, 128, 128)), ("pingpong", (64, 192, 128)))
+                       for cl in ((1, 1), (2, 1), (1, 2))}
+    for m, n, sched in ((128, 192, "cooperative"), (64, 192, "pingpong")):
+        threads = 256 if sched == "cooperative" else 128
+        assert 2 * m * n // threads == 192  # the promoting mainloop's sums and partials, FP32, per consumer thread
+    for name in ("sm90_fp8_coop_128x192x128_c1x2", "sm90_fp8_pp_64x192x128_c2x1"):
+        impl = kernel(name)
+        assert impl.supports(P, BUILTIN_CONTRACTS[STRICT]) and impl.supports(P, BUILTIN_CONTRACTS[FASTACC])
+        text = render.render(lookup(name).config)[0].text
+        assert "using KernelSchedule = cutlass::gemm::KernelTmaWarpSpecialized" in text and "FastAccum" not in text
+        assert re.search(r"using ClusterShape = cute::Shape<cute::_(\d), cute::_(\d), cute::_1>;", text).groups() == \
+            tuple(str(d) for d in lookup(name).config.cluster)
+        assert "cute::Shape<cute::_%d, cute::_192, cute::_128>" % lookup(name).config.tile[0] in text
 
 
 def test_fast_accumulation_renders_the_fp8fastaccum_schedule_and_promote_the_plain_one():

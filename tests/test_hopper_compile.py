@@ -59,6 +59,8 @@ VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     ("fp8", "default"): (128, 128, 128, 6, 2, 1, 8),
     ("fp8", "128x192"): (128, 192, 128, 5, 2, 1, 8),
     ("fp8", "overlap"): (128, 128, 128, 6, 2, 1, 8),  # run<..., true>: two partial sets taking turns
+    # run<..., false, false>: fast accumulation (no promotion), one register set: the 128x256 tile fits
+    ("fp8", "fast_128x256"): (128, 256, 128, 4, 2, 1, 8),
 }
 DEFAULTS = {step: cfg for (step, variant), cfg in VARIANTS.items() if variant == "default"}
 STEPS = list(DEFAULTS)
@@ -78,7 +80,7 @@ def render(step: str, variant: str, cfg: tuple[int, ...]) -> str:
     """The instantiation TU the Python family is expected to render (see extensions/hopper/README.md)."""
     args = ", ".join(map(str, cfg))
     t = tag(step, variant)
-    overlap = ", true" if variant == "overlap" else ""
+    overlap = ", true" if variant == "overlap" else ", false, false" if variant.startswith("fast") else ""
     return (
         f'#include "hopper/{step}.cuh"\n'
         f"\n"
@@ -156,10 +158,22 @@ def test_hopper_step_compiles_clean(compiled, step, variant):
     # K == 0 kernel per output type, and split_k's reduction per output type.
     helpers = ("scale_c_kernel", "reduce_kernel")
     gemm = [k for k in c.kernels if not any(h in k["demangled"] for h in helpers)]
-    blockable = step == "fp8" and variant != "overlap" and cfg_bn(step, variant) <= 128
+    blockable = (step == "fp8" and variant != "overlap" and not variant.startswith("fast")
+                 and cfg_bn(step, variant) <= 128)
     per_types = 2 if step in ("best", "split_k") or blockable else 1
     assert len(gemm) == IN_TYPES * OUT_TYPES * per_types, [k["demangled"] for k in gemm]
     assert len(c.kernels) - len(gemm) == OUT_TYPES * (2 if step == "split_k" else 1)
+
+
+def test_fp8_fast_accumulation_is_the_unpromoted_kernel_at_the_launch_bound(compiled):
+    """accumulation: fast (run<Cfg, Tag, false, false>) instantiates fp8::kernel with PROMOTE = false and no
+    block-scale kernel, and its one register set fits 128x256 with two consumers at the 168-register cap,
+    unspilled (the promoting kernel cannot build that tile: acc and part would need 256 sums per thread)."""
+    c = compiled[("fp8", "fast_128x256")]
+    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
+    assert gemm and all(", false, false, false, gc_hopper_test_fp8_fast" in k["demangled"] for k in gemm), \
+        [k["demangled"][:200] for k in gemm]  # OVERLAP, BLOCK, PROMOTE
+    assert all(k["registers"] == 168 for k in gemm), [(k["registers"], k["demangled"][:100]) for k in gemm]
 
 
 @pytest.mark.parametrize("step", [s for s in STEPS if DEFAULTS[s][4] == 2])

@@ -1,4 +1,5 @@
-// Step 8 -- hopper.fp8: FP8 (e4m3 / e5m2) inputs with promotion to FP32 every 128 of K, and the scales.
+// Step 8 -- hopper.fp8: FP8 (e4m3 / e5m2) inputs with promotion to FP32 every 128 of K (or, for `_fastacc`
+// contracts, without: PROMOTE below), and the scales.
 //
 // Hopper's FP8 wgmma (m64nNk32) accumulates its products in what behaves like ~14 significand bits
 // (DeepSeek-V3 measured a maximum relative error near 2% at K = 4096 without promotion). A kernel that
@@ -23,6 +24,14 @@
 // while stage t's, in the other, are waited for (wait_group 1) and promoted, so a consumer's FADDs and its
 // barrier waits no longer leave the tensor core idle. Three register sets: BN <= 128 with 64 rows per consumer,
 // and no block scales (their per-stage loads and factors would spill).
+//
+// PROMOTE = false (the `accumulation: fast` parameter, for `_fastacc` contracts only: the Python family never
+// plans it under a strict one) is cuBLASLt's fast-accumulation mode: no partial sums, the wgmmas of every stage
+// accumulate straight into `acc` across all of K at the tensor core's ~14 bits, and the loop is the persistent
+// step's (wait_group 1: a stage's wgmmas run while the last one's stage is released). Only one register set
+// lives in the consumers, so the 16-bit steps' rule holds (<= 128 sums per thread: 128x256 with 2 consumers).
+// Tensor and row/column scales as above; block scales scale each 128 of K's partial sums, which this variant
+// does not keep, so it refuses them (and overlap, which overlaps a promotion it does not do).
 #pragma once
 
 #include "hopper_common.cuh"
@@ -43,8 +52,7 @@ template <class Cfg>
 struct Traits {
   static_assert(Cfg::STAGES >= 2, "fp8 needs at least two stages");
   static_assert(Cfg::CLUSTER_M == 1, "fp8 does not use clusters");
-  static_assert(Cfg::BK == LINE_ELEMENTS, "fp8 promotes every stage: BK is 128 (one swizzle line of FP8)");
-  static_assert(2 * Cfg::ACC <= 192, "acc and part (2 x MI x BN/2 f32 per consumer thread) must leave registers");
+  static_assert(Cfg::BK == LINE_ELEMENTS, "fp8 takes one stage per swizzle line: BK is 128 (one line of FP8)");
   static constexpr int SETS_MAX = 192;  // f32 registers a consumer thread may give to sums and partials
   using V = View<Cfg>;
   using S = Smem<V>;
@@ -53,9 +61,11 @@ struct Traits {
 };
 
 // One stage's wgmmas for one consumer warpgroup into `part`: 4 k32 steps of 32 bytes per line, one m64nBNk32
-// per m64 block; the first step of the stage overwrites `part` (scale-d = false).
+// per m64 block; the first step of the stage adds to `part` when `accumulate` is 1, overwrites it when 0
+// (scale-d = false: a promoted stage's fresh partials, or the first stage of a tile without promotion).
 template <class Cfg, class TIn, uint32_t A_KBLOCK, uint32_t B_KBLOCK>
-__device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2], uint32_t a_rows, uint32_t b_tile) {
+__device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2], uint32_t a_rows, uint32_t b_tile,
+                                              uint32_t accumulate) {
   const uint64_t da0 = make_desc_sw128(a_rows);
   const uint64_t db0 = make_desc_sw128(b_tile);
 #pragma unroll
@@ -64,7 +74,7 @@ __device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2
 #pragma unroll
     for (int mi = 0; mi < Cfg::MI; ++mi) {
       const uint64_t da = da0 + ((mi * 64 * 128 + ks * 32) >> 4);
-      Wgmma<Cfg::BN, TIn>::mma(part[mi], da, db, ks == 0 ? 0u : 1u);
+      Wgmma<Cfg::BN, TIn>::mma(part[mi], da, db, ks == 0 ? accumulate : 1u);
     }
   }
 }
@@ -72,11 +82,14 @@ __device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2
 // BLOCK: the block scales' loop (a kernel of its own, so that the tensor and row/column scales' promotion
 // carries no run-time branch, loads or factors for them: with them, overlap 0 read 52-59% of cuBLASLt at
 // 4096^3 where it had read 70% before they were added).
-template <class Cfg, class TIn, class TOut, bool OVERLAP, bool BLOCK, class Tag>
+template <class Cfg, class TIn, class TOut, bool OVERLAP, bool BLOCK, bool PROMOTE, class Tag>
 __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
+  static_assert(!PROMOTE || 2 * Cfg::ACC <= Traits<Cfg>::SETS_MAX,
+                "acc and part (2 x MI x BN/2 f32 per consumer thread) must leave registers: BN <= 192");
   static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg>::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
   static_assert(!(OVERLAP && BLOCK), "overlap has no registers left for block scales");
   static_assert(!BLOCK || Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
+  static_assert(PROMOTE || !(OVERLAP || BLOCK), "without promotion there is nothing to overlap and no partial sum to scale");
   using T = Traits<Cfg>;
   using S = typename T::S;
   extern __shared__ __align__(1024) uint8_t smem[];
@@ -121,13 +134,20 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
     const int wt = threadIdx.x % 128, warp = wt / 32, lane = wt % 32;
     const uint32_t a_rows = c * Cfg::WM * S::LINE;
 
-    float acc[Cfg::MI][Cfg::BN / 2];    // FP32 sums, promoted into every stage
-    float part[Cfg::MI][Cfg::BN / 2];   // the tensor core's sums over one stage (128 of K)
+    float acc[Cfg::MI][Cfg::BN / 2];    // FP32 sums, promoted into every stage (!PROMOTE: the wgmma accumulator)
+    float part[PROMOTE ? Cfg::MI : 1][PROMOTE ? Cfg::BN / 2 : 1];   // the tensor core's sums over one stage
     float part2[OVERLAP ? Cfg::MI : 1][OVERLAP ? Cfg::BN / 2 : 1];  // OVERLAP: the next stage's, meanwhile
+    if constexpr (PROMOTE) {
 #pragma unroll
-    for (int mi = 0; mi < Cfg::MI; ++mi)
+      for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
-      for (int r = 0; r < Cfg::BN / 2; ++r) part[mi][r] = 0.f;  // defined once: the first wgmma ignores it
+        for (int r = 0; r < Cfg::BN / 2; ++r) part[mi][r] = 0.f;  // defined once: the first wgmma ignores it
+    } else {
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;  // defined once: each tile starts with scale-d = false
+    }
     if constexpr (OVERLAP) {
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi)
@@ -137,11 +157,12 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
 
     PipeState<Cfg::STAGES> rd;
     // Issue one stage's wgmmas into `into` (it waits for the stage's bytes first); returns the stage.
-    auto issue = [&](float (&into)[Cfg::MI][Cfg::BN / 2]) {
+    auto issue = [&](float (&into)[Cfg::MI][Cfg::BN / 2], uint32_t accumulate = 0u) {
       const uint32_t stage = rd.stage;
       mbar_wait(S::full(base, stage), rd.phase);
       wgmma_fence();
-      mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(into, S::a(base, stage) + a_rows, S::b(base, stage));
+      mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(into, S::a(base, stage) + a_rows, S::b(base, stage),
+                                                        accumulate);
       wgmma_commit();
       rd.advance();
       return stage;
@@ -177,12 +198,28 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
       int tm, tn;
       grouped_raster(tile, p.tiles_m, p.tiles_n, Cfg::GROUP, tm, tn);
       const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
+      if constexpr (PROMOTE) {
 #pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
+        for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
-        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
+          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
+      }
 
-      if constexpr (!OVERLAP) {
+      if constexpr (!PROMOTE) {
+        // No promotion: every stage's wgmmas add into acc (the tile's first overwrites it); wait_group 1 keeps
+        // one stage's wgmmas in flight while the one before is released to the producer.
+        uint32_t prev = 0;
+        for (int t = 0; t < p.k_tiles; ++t) {
+          const uint32_t stage = issue(acc, t > 0 ? 1u : 0u);
+          wgmma_wait<1>();
+          fence_regs(acc);
+          if (t > 0 && lane == 0) mbar_arrive(S::empty(base, prev));
+          prev = stage;
+        }
+        wgmma_wait<0>();
+        fence_regs(acc);
+        if (lane == 0) mbar_arrive(S::empty(base, prev));  // the next tile's loads may use it
+      } else if constexpr (!OVERLAP) {
         for (int t = 0; t < p.k_tiles; ++t) {
           const uint32_t stage = issue(part);
           wgmma_wait<0>();
@@ -232,14 +269,15 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
   }
 }
 
-template <class Cfg, class Tag = void, bool OVERLAP = false>
+// PROMOTE = false: fast accumulation (no promotion); the Python family plans it under `_fastacc` contracts only.
+template <class Cfg, class Tag = void, bool OVERLAP = false, bool PROMOTE = true>
 struct Step {
   static constexpr const char* name = "hopper.fp8";
-  static constexpr bool BLOCKABLE = !OVERLAP && Cfg::BN <= 128;  // block scales get their own kernel
+  static constexpr bool BLOCKABLE = PROMOTE && !OVERLAP && Cfg::BN <= 128;  // block scales get their own kernel
 
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
-    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, false, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err,
+    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err,
                            err_len);
   }
 
@@ -253,6 +291,11 @@ struct Step {
     if (!known || !args->scale_a || !args->scale_b) {
       snprintf(msg, sizeof msg, "%s: needs tensor, rowcol or block scales (scaling %d given, scale pointers %s)", name,
                static_cast<int>(args->scaling), args->scale_a && args->scale_b ? "set" : "missing");
+      return gc_fail(err, err_len, msg);
+    }
+    if (args->scaling == GC_SCALING_BLOCK && !PROMOTE) {
+      snprintf(msg, sizeof msg, "%s: block scales scale each 128 of K's partial sums, which fast accumulation does not "
+               "keep (accumulation promote takes them)", name);
       return gc_fail(err, err_len, msg);
     }
     if (args->scaling == GC_SCALING_BLOCK && OVERLAP) {
@@ -286,9 +329,9 @@ struct Step {
     if (tiles > INT32_MAX) return gc_fail(err, err_len, "hopper.fp8: too many tiles");
     const int sms = device_sm_count();
     const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
-    auto k = kernel<Cfg, TIn, TOut, OVERLAP, false, Tag>;
+    auto k = kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, Tag>;
     if constexpr (BLOCKABLE) {  // (run() refused block scales above where the configuration cannot take them)
-      if (args->scaling == GC_SCALING_BLOCK) k = kernel<Cfg, TIn, TOut, OVERLAP, true, Tag>;
+      if (args->scaling == GC_SCALING_BLOCK) k = kernel<Cfg, TIn, TOut, OVERLAP, true, PROMOTE, Tag>;
     }
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
@@ -323,14 +366,14 @@ int dispatch_fp8(const gc_gemm_args* a, char* err, size_t err_len, gc_occupancy*
   return gc_fail(err, err_len, msg);
 }
 
-template <class Cfg, class Tag = void, bool OVERLAP = false>
+template <class Cfg, class Tag = void, bool OVERLAP = false, bool PROMOTE = true>
 int run(const gc_gemm_args* args, char* err, size_t err_len) {
-  return dispatch_fp8<Step<Cfg, Tag, OVERLAP>>(args, err, err_len);
+  return dispatch_fp8<Step<Cfg, Tag, OVERLAP, PROMOTE>>(args, err, err_len);
 }
 
-template <class Cfg, class Tag = void, bool OVERLAP = false>
+template <class Cfg, class Tag = void, bool OVERLAP = false, bool PROMOTE = true>
 int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
-  return dispatch_fp8<Step<Cfg, Tag, OVERLAP>>(args, err, err_len, out);
+  return dispatch_fp8<Step<Cfg, Tag, OVERLAP, PROMOTE>>(args, err, err_len, out);
 }
 
 }  // namespace fp8

@@ -11,7 +11,8 @@ The kernels are headers under extensions/hopper/ (see its README): each step add
   hopper.split_k           skinny M, long K: K split over CTAs into f32 planes and a reduction pass (apart
                            from the ladder's line: it starts again from the persistent step)
   hopper.fp8               FP8 (e4m3/e5m2) in, the tensor core's sums promoted to FP32 every 128 of K,
-                           per-tensor, row/column or block scales (from the persistent step too)
+                           per-tensor, row/column or block scales (from the persistent step too); with
+                           `accumulation: fast`, no promotion (`_fastacc` contracts only)
   hopper.grouped           grouped problems (an MoE layer: one GEMM per group, each its own M) in one persistent
                            launch over every group's tiles (from the persistent step too); dense problems are a SKIP
 
@@ -29,6 +30,11 @@ Parameters (spec spelling -> template parameter):
   splits     0..16         K slices per tile (split_k only; 0: floor(SMs / tiles) per problem, 1: no split)
   overlap    0 | 1         fp8 only: 1 keeps two sets of partial sums, so one stage's wgmmas run while the
                            previous stage's are promoted (BN <= 128)
+  accumulation promote | fast  fp8 only (template PROMOTE): `promote` adds each 128 of K's partial sums into
+                           FP32 (strict and `_fastacc` contracts); `fast` accumulates over all of K in the
+                           wgmma accumulator, as cuBLASLt's fast-accumulation mode: one register set, so BN up to
+                           256 with 64 rows per consumer; tensor and row/column scales; a SKIP under strict
+                           contracts (ContractSupport.fast_accum) and under block scales
 
 TMA needs 16-byte-aligned rows: lda and ldb multiples of 8 elements (the entry refuses anything else before
 launching). K itself may be anything: TMA fills the part of a box past K with zeros. So the steps declare
@@ -55,6 +61,8 @@ SMEM_LIMIT = 232448  # bytes of dynamic shared memory a block may opt into on sm
 MAX_ACCUMULATORS = 128  # f32 accumulators per consumer thread before the kernel would spill
 MAX_FP8_REGISTERS = 192  # fp8: the sums and the promotion registers together (extensions/hopper/fp8.cuh)
 WGMMA_N = (64, 128, 192, 256)
+ACCUMULATIONS = ("promote", "fast")  # fp8: FP32 promotion every 128 of K, or none (PROMOTE = false)
+FAST_TITLE = "FP8 in, fast accumulation: no promotion to FP32 (_fastacc contracts only), tensor/rowcol scales"
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,11 @@ class HopperConfig:
     group: int
     splits: int = 1
     overlap: int = 0
+    accumulation: str = "promote"
+
+    @property
+    def fast(self) -> bool:
+        return self.accumulation == "fast"
 
     @property
     def rules(self) -> StepRules:
@@ -142,7 +155,14 @@ class HopperConfig:
         if (bn // self.cluster_m) % 8:
             raise InvalidConfig(f"BN={bn} does not split into {self.cluster_m} multicast slices of whole 8-row groups")
         accumulators = (bm // self.consumers // 64) * bn // 2
-        if r.fp8 and 2 * accumulators > MAX_FP8_REGISTERS:
+        if self.accumulation not in (ACCUMULATIONS if r.fp8 else ACCUMULATIONS[:1]):
+            raise InvalidConfig(f"accumulation={self.accumulation!r}: hopper.{self.step} takes "
+                                + (" or ".join(ACCUMULATIONS) if r.fp8 else "only promote"))
+        if self.fast and self.overlap:
+            raise InvalidConfig("overlap=1 overlaps the promotion of a stage's partial sums with the next stage's "
+                                "wgmmas; accumulation fast keeps no partial sums: overlap is 0")
+        # fast: one register set, the 16-bit steps' rule below; promote: the sums and the partials together
+        if r.fp8 and not self.fast and 2 * accumulators > MAX_FP8_REGISTERS:
             raise InvalidConfig(f"{accumulators} f32 sums and as many promotion registers per consumer thread (more "
                                 f"than {MAX_FP8_REGISTERS} together: it would spill); BN <= 192 with 64 rows per consumer")
         if accumulators > MAX_ACCUMULATORS:
@@ -168,8 +188,9 @@ class HopperConfig:
         bm, bn, bk = self.block
         splits = f"_k{self.splits}" if self.rules.splits != (1, 1) else ""
         overlap = "_o1" if self.overlap else ""
+        fast = "_fast" if self.fast else ""
         return (f"{self.step}_{bm}x{bn}x{bk}_s{self.stages}_c{self.consumers}_cm{self.cluster_m}_g{self.group}"
-                f"{splits}{overlap}")
+                f"{splits}{overlap}{fast}")
 
     @property
     def has_workspace(self) -> bool:
@@ -184,16 +205,19 @@ class HopperConfig:
         bm, bn, bk = self.block
         sym = self.symbol()
         splits = f", {self.splits}" if self.has_workspace else ""
-        overlap = ", true" if self.overlap else ""
+        # run<Cfg, Tag, OVERLAP, PROMOTE>: the defaults (false, true) are left out, as before fast accumulation
+        overlap = ", false, false" if self.fast else ", true" if self.overlap else ""
         workspace = (
             f'\nextern "C" size_t {sym}_workspace_bytes(const gc_gemm_args* args) {{\n'
             f"  return gc::hopper::{self.step}::workspace_bytes<{sym}_config, {sym}_tag>(args);\n"
             f"}}\n") if self.has_workspace else ""
+        title = FAST_TITLE if self.fast else self.rules.title
         return (
-            f"// hopper.{self.step} ({self.rules.title}): {bm}x{bn}x{bk} tile, {self.stages} stages, "
+            f"// hopper.{self.step} ({title}): {bm}x{bn}x{bk} tile, {self.stages} stages, "
             f"{self.consumers} consumer warpgroup(s), cluster {self.cluster_m}x1, raster group {self.group}"
             + (f", splits {self.splits or 'auto'}" if self.has_workspace else "")
-            + (", promotion overlapped with the next stage's wgmmas" if self.overlap else "") + ".\n"
+            + (", promotion overlapped with the next stage's wgmmas" if self.overlap else "")
+            + ".\n"
             f'#include "hopper/{self.step}.cuh"\n\n'
             f"struct {sym}_tag;  // names this configuration's kernels in the ptxas report\n"
             f"using {sym}_config = gc::hopper::Config<{bm}, {bn}, {bk}, {self.stages}, {self.consumers}, "
@@ -213,6 +237,8 @@ class HopperConfig:
             params["splits"] = self.splits
         if self.rules.fp8:
             params["overlap"] = self.overlap
+            if self.fast:  # named only when fast: the promoting rows keep the names they had
+                params["accumulation"] = self.accumulation
         return params
 
 
@@ -239,12 +265,13 @@ class HopperKernel(AbiKernel):
         self.entry_symbol = cfg.symbol()
         self.has_workspace = cfg.has_workspace
         if cfg.rules.fp8:  # FP8 in, with their scales; TMA's 16-byte rows are 16 elements of one byte
-            self.contract_support = (FP8_OVERLAP_SUPPORT if cfg.overlap else
+            self.contract_support = (FP8_FAST_SUPPORT if cfg.fast else FP8_OVERLAP_SUPPORT if cfg.overlap else
                                      FP8_SUPPORT if cfg.block[1] <= 128 else FP8_WIDE_SUPPORT)
             self.constraints = Constraints(ld_multiples=(16, 16, 1), index_bits=64)
         self.kernel_filter = f"{cfg.symbol()}_tag"
         bm, bn, bk = cfg.block
-        self.description = (f"hand-written Hopper GEMM, step {cfg.step} ({cfg.rules.title}): {bm}x{bn}x{bk} tile, "
+        title = FAST_TITLE if cfg.fast else cfg.rules.title
+        self.description = (f"hand-written Hopper GEMM, step {cfg.step} ({title}): {bm}x{bn}x{bk} tile, "
                             f"{cfg.stages} stages, {cfg.consumers} consumer warpgroup(s), cluster {cfg.cluster_m}x1"
                             + (f", K split {cfg.splits or 'per problem'}" if cfg.has_workspace else ""))
 
@@ -293,6 +320,12 @@ FP8_WIDE_SUPPORT = dataclasses.replace(
     scaling_note="block scales need the tile's columns in one 128-wide scale block: BN <= 128")
 FP8_OVERLAP_SUPPORT = dataclasses.replace(
     FP8_WIDE_SUPPORT, scaling_note="block scales with overlap 1 would spill (three register sets and the scales)")
+# accumulation fast: the wgmma accumulator over all of K, so `_fastacc` contracts only (ContractSupport's
+# fast_accum: a strict contract is a SKIP that says so, and the accumulation canary judges it if forced there).
+FP8_FAST_SUPPORT = dataclasses.replace(
+    FP8_WIDE_SUPPORT, fast_accum=True,
+    scaling_note="block scales scale each 128 of K's partial sums as they are promoted, and accumulation fast keeps "
+                 "none; accumulation promote takes them")
 
 
 def _factory(step: str):
@@ -303,7 +336,8 @@ def _factory(step: str):
             step, tuple(params.get("block") or block),
             *(int(params[k]) if params.get(k) is not None else d
               for k, d in (("stages", stages), ("consumers", consumers), ("cluster_m", cluster_m), ("group", group),
-                           ("splits", splits), ("overlap", 0))))
+                           ("splits", splits), ("overlap", 0))),
+            str(params.get("accumulation") or ACCUMULATIONS[0]))
         cfg.validate()
         return (HopperGroupedKernel if cfg.rules.grouped else HopperKernel)(cfg)
 
@@ -322,7 +356,10 @@ def _params(step: str) -> list[Param]:
                 help="K slices per tile (0: floor(SMs / tiles), chosen per problem)")]
          if STEPS[step].splits != (1, 1) else []) + ([
         Param("overlap", "int", default=0,
-              help="1: two sets of partial sums, one stage's wgmmas run while the last one's are promoted (BN <= 128)")]
+              help="1: two sets of partial sums, one stage's wgmmas run while the last one's are promoted (BN <= 128)"),
+        Param("accumulation", "choice", default=ACCUMULATIONS[0], choices=ACCUMULATIONS,
+              help="promote: partial sums added into FP32 every 128 of K; fast: no promotion (_fastacc contracts "
+                   "only; tensor and row/column scales; BN up to 256)")]
          if STEPS[step].fp8 else [])
 
 

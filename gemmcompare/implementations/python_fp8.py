@@ -1,10 +1,12 @@
 """The Python FP8 rows, beside library.cublaslt_fp8: FP8 contracts only (a SKIP under every other one).
 
 - `library.triton_fp8`: gemmcompare's Triton FP8 GEMM (triton_fp8_kernels.py), e4m3 in, tn, per-tensor or
-  row/column scales read from their device tensors inside the launch, bf16/f16/f32 out, autotuned in
-  prepare. The contract's fast_accum picks the accumulation: strict contracts get partial sums promoted to
-  FP32 every BLOCK_K (<= 128) of K (tl.dot's max_num_imprecise_acc), `_fastacc` ones Triton's Hopper
-  default, the wgmma accumulator over all of K. Block scales are a SKIP.
+  row/column scales read from their device tensors inside the launch, bf16/f16/f32 out. Its configuration list
+  is triton_fp8_configs.py: the plain row is autotuned over it by Triton in prepare; `{config: NAME}` runs one
+  entry; `{config: auto}` (or `tune: auto`) is a tuned row whose candidates, one per entry, the harness checks
+  and races per problem (gemmcompare/tuning). The contract's fast_accum picks the accumulation: strict
+  contracts get partial sums promoted to FP32 every BLOCK_K (<= 128) of K (tl.dot's max_num_imprecise_acc),
+  `_fastacc` ones Triton's Hopper default, the wgmma accumulator over all of K. Block scales are a SKIP.
 - `library.torch_compile_fp8`: torch.compile (as library.torch_compile) of torch._scaled_mm with the
   contract's scales, out_dtype and use_fast_accum; inductor chooses between cuBLASLt (ATen) and its own
   Triton templates (which keep FP32 partial sums per BLOCK_K unless use_fast_accum). Per-tensor and
@@ -15,11 +17,12 @@ from __future__ import annotations
 
 from ..contracts.precision import Order, Scaling
 from ..dtypes import DTYPE_INFO, DType
-from .base import Constraints, Implementation, Skip
+from .base import Constraints, Implementation, Param, Skip
 from .library_fp8 import CublasLtFp8
 from .python_launch import WritesC
 from .python_library import COMPILE_MODE, CompiledPrepared, fresh_function, has_module
-from .registry import register_fixed
+from .registry import InvalidConfig, Parametrized, register_fixed, register_parametrized
+from .triton_fp8_configs import BY_NAME, NAMES, TritonFp8Config
 
 
 def _not_fp8(same_for_others: str) -> Skip:
@@ -38,8 +41,13 @@ class TritonFp8(Implementation):
                    "FP32 promotion every BLOCK_K unless the contract allows fast accumulation; autotuned in prepare")
     min_cc = 90  # max_num_imprecise_acc steers Hopper's wgmma: elsewhere the accumulation is not what is said here
 
-    def __init__(self):
-        super().__init__("triton_fp8")
+    def __init__(self, config: TritonFp8Config | None = None):
+        # no parameters for the autotuned row: its name stays `library.triton_fp8`
+        super().__init__("triton_fp8", {"config": config.name} if config else {})
+        self.config = config
+        if config is not None:
+            self.description = (f"gemmcompare's Triton FP8 GEMM with one configuration of its list, {config.name} "
+                                f"(BLOCK_MxNxK, num_warps, num_stages, GROUP_M), compiled in prepare")
 
     def use_fast_accum(self, contract) -> bool:
         """The contract's setting (tests/test_gpu_fp8_python.py overrides it in a canary)."""
@@ -72,6 +80,9 @@ class TritonFp8(Implementation):
         return "32-bit indices"
 
     def prepare(self, problem, contract, operands, extension):
+        if self.config is not None:
+            return _FixedTritonFp8Prepared(self.name, problem, contract, operands, self.use_fast_accum(contract),
+                                           self.config)
         return _TritonFp8Prepared(self.name, problem, contract, operands, self.use_fast_accum(contract))
 
 
@@ -99,6 +110,33 @@ class _TritonFp8Prepared(WritesC):
     def call(self):
         self.kernels.launch(self.a, self.b, self.c, self.scale_a, self.scale_b, self.alpha, self.rowcol,
                             self.fast_accum)
+
+
+class _FixedTritonFp8Prepared(WritesC):
+    """One configuration of the list: compiled by the first call, in prepare, outside timing."""
+
+    first_call_name = "compile_s"
+    first_call_label = "compilation"
+    first_call_what = "Triton compilation of this configuration"
+
+    def __init__(self, label, problem, contract, operands, fast_accum: bool, config: TritonFp8Config):
+        super().__init__(label, problem, contract, operands)
+        from . import triton_fp8_kernels
+
+        self.kernels, self.fast_accum, self.config = triton_fp8_kernels, fast_accum, config
+        self.scale_a, self.scale_b = operands.scale_a, operands.scale_b
+        self.rowcol = contract.scaling is Scaling.ROWCOL
+        self.settle("auto", (label, problem, contract.name, fast_accum))
+        self.timing_fields["triton_config"] = config.name
+        accumulation = ("fast accumulation (no promotion)" if fast_accum else
+                        f"partial sums promoted to FP32 every BLOCK_K = {config.block_k}")
+        self.notes += (f"; scales {contract.scaling.value} read on the device; {accumulation}; configuration "
+                       f"{config.name} (num_warps {config.warps}, num_stages {config.stages}, GROUP_M "
+                       f"{config.group_m})" + _canary_note(fast_accum, contract))
+
+    def call(self):
+        self.kernels.launch(self.a, self.b, self.c, self.scale_a, self.scale_b, self.alpha, self.rowcol,
+                            self.fast_accum, self.config)
 
 
 def scaled_mm_function(out_dtype, fast_accum: bool):
@@ -161,5 +199,24 @@ class _CompiledFp8Prepared(CompiledPrepared):
         return self.a, self.b, operands.scale_a, operands.scale_b
 
 
-register_fixed("library.triton_fp8", TritonFp8)
+def _triton_fp8(params) -> TritonFp8:
+    name = params.get("config")
+    if name is None:
+        return TritonFp8()
+    if name not in BY_NAME:  # the spec checks the choice; a direct caller may not
+        raise InvalidConfig(f"config {name!r} is not in the Triton FP8 list (triton_fp8_configs.py): {', '.join(NAMES)}")
+    return TritonFp8(BY_NAME[name])
+
+
+# A family, so that `config: auto` / `tune: auto` tune it (tuning.tuned.FAMILY_GRIDS); named plainly it is the row
+# it always was (`library.triton_fp8`, Triton's autotuner over the list).
+register_parametrized(Parametrized(
+    "library.triton_fp8",
+    [Param("config", "choice", default=None, choices=NAMES,
+           help="one entry of the Triton FP8 list (BLOCK_MxNxK_wWARPS_sSTAGES_gGROUP_M); left out: Triton's autotuner "
+                "over the whole list in prepare; auto: the harness races the list per problem")],
+    _triton_fp8,
+    description="gemmcompare's Triton FP8 GEMM (e4m3, tn, tensor/rowcol scales; strict: FP32 promotion every "
+                "BLOCK_K): autotuned over its list, one entry of it, or raced per problem (config: auto)",
+))
 register_fixed("library.torch_compile_fp8", TorchCompileFp8)

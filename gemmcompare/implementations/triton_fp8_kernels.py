@@ -17,21 +17,14 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from .triton_fp8_configs import CONFIGS as LISTED
 from .triton_tile import describe  # noqa: F401  (the row names the chosen configuration)
 from .triton_tile import accumulate_tile, config, grouped_tile, tile_grid
 
-# After Triton's tutorial FP8 list (03-matrix-multiplication.py): BLOCK_K 64 or 128, so that a strict
-# contract's promotion interval (one tl.dot) is at most 128 of K. Benchmarked once per key, in prepare.
-CONFIGS = [
-    config(128, 256, 128, 3, 8),
-    config(256, 128, 128, 3, 8),
-    config(256, 64, 128, 4, 4),
-    config(64, 256, 128, 4, 4),
-    config(128, 128, 128, 4, 4),
-    config(128, 64, 64, 4, 4),
-    config(64, 128, 64, 4, 4),
-    config(128, 32, 64, 4, 4),
-]
+# The configuration list (triton_fp8_configs.py, with where each entry comes from): BLOCK_K <= 128, so that a
+# strict contract's promotion interval (one tl.dot) is at most 128 of K. The plain row's autotuner benchmarks
+# every entry once per key, in prepare; a `config:` row runs one (launch_fixed).
+CONFIGS = [config(c.block_m, c.block_n, c.block_k, c.stages, c.warps, c.group_m) for c in LISTED]
 
 
 @triton.jit
@@ -63,10 +56,16 @@ def fp8_matmul_kernel(a_ptr, b_ptr, c_ptr, scale_a_ptr, scale_b_ptr, M, N, K,
 fp8_matmul_autotuned = triton.autotune(configs=CONFIGS, key=["M", "N", "K", "ROWCOL", "FAST_ACCUM"])(fp8_matmul_kernel)
 
 
-def launch(a, b, c, scale_a, scale_b, alpha: float, rowcol: bool, fast_accum: bool) -> None:
-    """Enqueue C = alpha * scale_a * scale_b * (a @ b) on torch's current stream (a: m x k, b: k x n views)."""
+def launch(a, b, c, scale_a, scale_b, alpha: float, rowcol: bool, fast_accum: bool, fixed=None) -> None:
+    """Enqueue C = alpha * scale_a * scale_b * (a @ b) on torch's current stream (a: m x k, b: k x n views):
+    autotuned over CONFIGS, or with the one configuration `fixed` (a triton_fp8_configs.TritonFp8Config)."""
     m, k = a.shape
     n = b.shape[1]
-    fp8_matmul_autotuned[tile_grid(m, n)](a, b, c, scale_a, scale_b, m, n, k, a.stride(0), a.stride(1), b.stride(0),
-                                          b.stride(1), c.stride(0), c.stride(1), scale_a.stride(0), scale_b.stride(1),
-                                          float(alpha), ROWCOL=rowcol, FAST_ACCUM=fast_accum)
+    args = (a, b, c, scale_a, scale_b, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+            c.stride(1), scale_a.stride(0), scale_b.stride(1), float(alpha))
+    if fixed is None:
+        fp8_matmul_autotuned[tile_grid(m, n)](*args, ROWCOL=rowcol, FAST_ACCUM=fast_accum)
+        return
+    fp8_matmul_kernel[tile_grid(m, n)](*args, ROWCOL=rowcol, FAST_ACCUM=fast_accum, BLOCK_M=fixed.block_m,
+                                       BLOCK_N=fixed.block_n, BLOCK_K=fixed.block_k, GROUP_M=fixed.group_m,
+                                       num_warps=fixed.warps, num_stages=fixed.stages)

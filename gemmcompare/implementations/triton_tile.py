@@ -12,9 +12,9 @@ import triton
 import triton.language as tl
 
 
-def config(bm: int, bn: int, bk: int, stages: int, warps: int) -> triton.Config:
-    """One autotuning configuration: a BLOCK_M x BLOCK_N tile, BLOCK_K of K per step, raster groups of 8."""
-    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8},
+def config(bm: int, bn: int, bk: int, stages: int, warps: int, group_m: int = 8) -> triton.Config:
+    """One autotuning configuration: a BLOCK_M x BLOCK_N tile, BLOCK_K of K per step, raster groups of GROUP_M."""
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group_m},
                          num_stages=stages, num_warps=warps)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..implementations.base import Implementation, Ok, Skip, format_params
+from ..implementations.triton_fp8_configs import NAMES as TRITON_FP8_CONFIGS
 
 # `tune: auto`: what each hand-written family varies when it is tuned. Kept small: every point is a build.
 _HOPPER_BLOCKS = [(128, 128, 64), (128, 256, 64), (64, 128, 64), (64, 256, 64)]
@@ -30,8 +31,16 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     "hopper.split_k": {"block": _HOPPER_BLOCKS + [(64, 64, 64)], "consumers": [1, 2], "stages": [4, 6]},
     # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion (which takes no
     # block scales); 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
-    # hopper-fp8-1c2b5a0), so the tile is fixed and stages (latency hiding against shared memory) and overlap vary
-    "hopper.fp8": {"block": [(128, 128, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1]},
+    # hopper-fp8-1c2b5a0), so the promoting tile is fixed and stages (latency hiding against shared memory) and
+    # overlap vary. accumulation fast (`_fastacc` contracts only: a SKIP candidate under strict ones, never built
+    # there) has one register set, so 128x256 fits (4 stages of it in shared memory), the tile CUTLASS's and
+    # cuBLASLt's fast kernels win with; of the 32 points 13 can be built (8 promote, 5 fast), the rest are SKIPs
+    # with the reason (128x256 promoting, fast with overlap, 5+ stages of 128x256).
+    "hopper.fp8": {"block": [(128, 128, 128), (128, 256, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1],
+                   "accumulation": ["promote", "fast"]},
+    # the Triton FP8 GEMM's configuration list (implementations/triton_fp8_configs.py, each entry with its source):
+    # raced by the harness (its L2 policy, its timing, each candidate checked first) instead of Triton's autotuner
+    "library.triton_fp8": {"config": list(TRITON_FP8_CONFIGS)},
     # grouped (MoE): 64-row tiles for decode's groups of a few rows, 128-row ones for prefill's (5 of the 8 points
     # can be built: two consumers need 128 rows, and 128x256 with one consumer runs out of accumulators)
     "hopper.grouped": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},
