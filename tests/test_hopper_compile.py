@@ -8,7 +8,7 @@ types -- for its default configuration and for variants (other tiles, BK = 128, 
 Loss" note (C7510 and kin: a serialised wgmma pipeline costs up to 5x), no spills, no stack, every kernel
 attributed to its configuration's tag. The default instantiation TUs (extensions/hopper/instances/) and the
 device check program (extensions/hopper/check/hopper_check.cu) must build and link too. hopper.grouped (step 9)
-has a fixture of its own (its default instance TU and one other configuration: two TUs), so `-k grouped` builds
+has a fixture of its own (its default instance TU), so `-k grouped` builds
 only those, and a host-only check of its tile walk.
 
 All translation units are compiled once, in parallel, by a module fixture (about a minute on 2 cores).
@@ -237,9 +237,10 @@ def test_generated_wgmma_wrappers_are_current(tmp_path):
 
 # -- hopper.grouped (step 9): grouped problems in one persistent launch -----------------------------------------
 
-# variant -> Config; "default" is the committed instance TU (extensions/hopper/instances/hopper_grouped.cu), the
-# other a rendered TU: one consumer warpgroup and 64-row tiles (MoE decode's groups of a few rows), no setmaxnreg.
-GROUPED_VARIANTS = {"default": (128, 256, 64, 4, 2, 1, 8), "64x256_c1": (64, 256, 64, 4, 1, 1, 8)}
+# variant -> Config; "default" is the committed instance TU (extensions/hopper/instances/hopper_grouped.cu). The
+# one-consumer 64-row variant (MoE decode's groups of a few rows: (64, 256, 64, 4, 1, 1, 8)) compiled clean at
+# 154 registers when the step was written; it is not repeated here, as each sm_90a TU costs CI about a minute.
+GROUPED_VARIANTS = {"default": (128, 256, 64, 4, 2, 1, 8)}
 
 
 def grouped_tag(variant: str) -> str:
@@ -248,9 +249,13 @@ def grouped_tag(variant: str) -> str:
 
 @pytest.fixture(scope="module")
 def grouped_compiled(build_dir, nvcc):
-    src = build_dir / "hopper_test_grouped_64x256_c1.cu"
-    src.write_text(render("grouped", "64x256_c1", GROUPED_VARIANTS["64x256_c1"]))
-    return _build_all(build_dir, [("default", HOPPER_DIR / "instances" / "hopper_grouped.cu"), ("64x256_c1", src)])
+    jobs = [("default", HOPPER_DIR / "instances" / "hopper_grouped.cu")]
+    for variant, cfg in GROUPED_VARIANTS.items():
+        if variant != "default":
+            src = build_dir / f"hopper_test_grouped_{variant}.cu"
+            src.write_text(render("grouped", variant, cfg))
+            jobs.append((variant, src))
+    return _build_all(build_dir, jobs)
 
 
 @pytest.mark.parametrize("variant", list(GROUPED_VARIANTS))
