@@ -8,8 +8,7 @@ types -- for its default configuration and for variants (other tiles, BK = 128, 
 Loss" note (C7510 and kin: a serialised wgmma pipeline costs up to 5x), no spills, no stack, every kernel
 attributed to its configuration's tag. The default instantiation TUs (extensions/hopper/instances/) and the
 device check program (extensions/hopper/check/hopper_check.cu) must build and link too. hopper.grouped (step 9)
-has a fixture of its own (its default instance TU), so `-k grouped` builds
-only those, and a host-only check of its tile walk.
+has a fixture of its own (its default instance TU), so `-k grouped` builds it, and a host-only check of its tile walk.
 
 All translation units are compiled once, in parallel, by a module fixture (about a minute on 2 cores).
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -613,3 +614,29 @@ def test_two_routings_of_one_token_count_do_not_share_a_pick():
                                                                                            "masked", 128))}
     assert len(keys) == 3
     assert picking._problem_key(GemmProblem(64, 4096, 4096)) == {"m": 64, "n": 4096, "k": 4096, "batch": 1}
+
+
+def test_a_python_candidates_pick_key_follows_its_code_and_libraries(monkeypatch, tmp_path):
+    """A candidate with no build (library.triton_fp8's configurations) is keyed by its modules' source and the
+    torch and triton versions: a changed kernel file, or another triton, is a new pick."""
+    import importlib.metadata as md
+
+    from gemmcompare.implementations import PARAMETRIZED, instantiate, python_fp8
+
+    one = instantiate(PARAMETRIZED["library.triton_fp8"], {"config": python_fp8.NAMES[0]})
+    first = picking._build_id(one, None)
+    assert first.startswith("python ") and first == picking._build_id(one, None)
+    real = md.version
+    monkeypatch.setattr(md, "version", lambda name: "9.9.9" if name == "triton" else real(name))
+    assert picking._build_id(one, None) != first
+    monkeypatch.setattr(md, "version", real)
+    kernels = tmp_path / "implementations"
+    kernels.mkdir()
+    import gemmcompare.implementations as pkg
+
+    for name in one.code_modules:
+        (kernels / f"{name}.py").write_text((Path(pkg.__file__).parent / f"{name}.py").read_text())
+    monkeypatch.setattr(pkg, "__file__", str(kernels / "__init__.py"))
+    assert picking._build_id(one, None) == first  # the same sources: the same key
+    (kernels / "triton_fp8_kernels.py").write_text("# changed\n")
+    assert picking._build_id(one, None) != first

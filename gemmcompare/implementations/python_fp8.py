@@ -40,6 +40,8 @@ class TritonFp8(Implementation):
     description = ("gemmcompare's Triton FP8 GEMM (e4m3 tl.dot, scales read on the device in the epilogue), "
                    "FP32 promotion every BLOCK_K unless the contract allows fast accumulation; autotuned in prepare")
     min_cc = 90  # max_num_imprecise_acc steers Hopper's wgmma: elsewhere the accumulation is not what is said here
+    # what its code is (the pick cache's key for a tuned row of its configurations: runner/picking.py)
+    code_modules = ("python_fp8", "triton_fp8_kernels", "triton_fp8_configs", "triton_tile")
 
     def __init__(self, config: TritonFp8Config | None = None):
         # no parameters for the autotuned row: its name stays `library.triton_fp8`

@@ -131,7 +131,7 @@ def pick(bench: RaceBench, tuned: TunedImplementation, entry, contract) -> Picke
     cache = PickCache(_cache_dir(in_race))
     key = pick_key(gpu=bench.device.name, cc=bench.device.arch, driver=bench.driver(),
                    problem=_problem_key(p), contract=contract.describe(),
-                   tuned=tuned.name, builds={c.name: _build_id(ext) for c, ext in in_race},
+                   tuned=tuned.name, builds={c.name: _build_id(c, ext) for c, ext in in_race},
                    l2=bench.exp.timing.l2)
     by_name = {c.name: c for c, _ in in_race}
     hit = None if oracle else cache.get(key)  # an oracle measures the pick it makes, never a reused one
@@ -224,5 +224,32 @@ def _cache_dir(runnable) -> Path | None:
     return next((Path(ext.path).parent for _, ext in runnable if isinstance(ext, LoadedExtension)), None)
 
 
-def _build_id(ext) -> str:
-    return ext.plan.module_name if isinstance(ext, LoadedExtension) else "no build"
+def _build_id(candidate, ext) -> str:
+    """What a candidate's code is, for the pick cache's key: a built extension's module name (it hashes sources,
+    compiler and flags); for a candidate with no build (a Python row: Triton's FP8 configurations), a digest of
+    its code's modules (`code_modules` of gemmcompare.implementations, else the module that defines its class)
+    and of the versions of torch and triton that compile it, so that a changed kernel or library is a new key,
+    as a changed build is."""
+    if isinstance(ext, LoadedExtension):
+        return ext.plan.module_name
+    import hashlib
+    import importlib.metadata as md
+    import inspect
+
+    from .. import implementations
+
+    folder = Path(implementations.__file__).parent
+    names = getattr(candidate, "code_modules", None)
+    files = [folder / f"{n}.py" for n in names] if names else [Path(inspect.getsourcefile(type(candidate)) or "")]
+    h = hashlib.sha256()
+    for path in files:
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(str(path).encode())
+    for name in ("torch", "triton"):
+        try:
+            h.update(f"{name}={md.version(name)}".encode())
+        except md.PackageNotFoundError:
+            h.update(f"{name}=-".encode())
+    return "python " + h.hexdigest()[:16]
