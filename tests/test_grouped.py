@@ -396,7 +396,28 @@ def test_the_library_rows_pass_every_group(p, name):
         assert prepared.executed_flops == 2 * 6 * 48 * 24 * 40
 
 
+@pytest.mark.parametrize("p", [GroupedProblem(32, 48, MS), GroupedProblem(32, 48, MS, "masked", 48)],
+                         ids=["contiguous", "masked"])  # N and K multiples of 16: torch._scaled_mm's rule
+@pytest.mark.parametrize("contract", ["e4m3_bf16out_f32acc_tn_tensor", "e4m3_bf16out_f32acc_tn_rowcol"])
+def test_the_fp8_loop_passes_every_group_with_its_own_scales(p, contract):
+    """library.cublaslt_fp8_loop on the CPU (torch._scaled_mm runs per-tensor and row/column scales there; block
+    scales need the GPU: tests/test_gpu_grouped_fp8.py): one call per non-empty group, every group judged."""
+    contract = BUILTIN_CONTRACTS[contract]
+    draw = make_draw("uniform", p, contract, 5, "cpu")
+    impl = FIXED["library.cublaslt_fp8_loop"]()
+    assert impl.admits(p, contract)
+    prepared = impl.prepare(p, contract, draw.operands, None)
+    prepared.poison()
+    prepared.launch()
+    check = _judge(prepared.output(), draw, p, contract)
+    assert check.passed and check.message.startswith("all 6 groups (1 empty)"), check.message
+    assert prepared.notes.startswith("5 cuBLASLt FP8 calls (one per non-empty group of 6)")
+    prepared.poison()  # no launch: every group NaN, and the judge says so
+    assert not _judge(prepared.output(), draw, p, contract).passed
+
+
 @pytest.mark.parametrize("name, contract, words", [
+    ("library.cublaslt_fp8_loop", "bf16_f32acc_tn", "FP8 contracts only"),
     ("library.torch_grouped_mm", "f16_f32acc_tn", "torch._grouped_mm takes bf16 inputs"),
     ("library.torch_grouped_mm", "e4m3_bf16out_f32acc_tn_block", "block scales are not offered"),
     ("library.cublas_loop", "e4m3_bf16out_f32acc_tn_tensor", "a loop of torch.mm has no FP8 path"),
@@ -414,7 +435,8 @@ def test_rows_that_cannot_run_a_grouped_problem_say_why(name, contract, words):
     assert not s and words in s.reason, s
 
 
-GROUPED_ROWS = {"library.torch_grouped_mm", "library.cublas_loop", "library.triton_grouped", "library.cublas_grouped"}
+GROUPED_ROWS = {"library.torch_grouped_mm", "library.cublas_loop", "library.triton_grouped", "library.cublas_grouped",
+                "library.cublaslt_fp8_loop"}
 
 
 def test_every_other_family_skips_grouped_problems_saying_why():
@@ -466,8 +488,8 @@ def test_predictions_say_they_do_not_model_grouped_problems():
 def test_moe_shapes_loads_and_plans_on_the_cpu():
     exp = load_spec(ROOT / "experiments" / "moe_shapes.yaml")
     plan = make_plan(exp)
-    # torch's, Triton's, cuBLAS's, the loop and hopper.grouped (tuned)
-    assert len(exp.problems) == 48 and plan.row_count == 48 * 5
+    # torch's, Triton's, cuBLAS's, the loop, CUTLASS's and hopper.grouped (both tuned)
+    assert len(exp.problems) == 48 and plan.row_count == 48 * 6
     assert all(why.endswith("triton is not installed") for why in plan.skips()), plan.skips()
     labels = [e.label for e in exp.problems]
     assert len(set(labels)) == 48

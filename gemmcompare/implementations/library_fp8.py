@@ -45,8 +45,8 @@ class CublasLtFp8(Implementation):
                    "torch.nn.functional.scaled_mm (blockwise), with the contract's scales and fast-accumulation setting")
     min_cc = 89  # FP8 tensor cores: Ada (sm_89) and Hopper (sm_90)
 
-    def __init__(self):
-        super().__init__("cublaslt_fp8")
+    def __init__(self, variant: str = "cublaslt_fp8"):
+        super().__init__(variant)
 
     def use_fast_accum(self, contract) -> bool:
         """What it asks cuBLASLt for: the contract's setting (tests/test_gpu_fp8.py overrides it in a canary)."""

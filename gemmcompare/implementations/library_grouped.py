@@ -17,6 +17,11 @@ layouts (the masked one through each group's start row and count).
 experts of equal M sharing a cuBLAS group, its operand pointers made on the device from the row offsets
 (extensions/library/cublas_grouped*.{cpp,cu,h}); through the C ABI's grouped form, so the contiguous layout.
 
+`library.cublaslt_fp8_loop` is that naive loop under FP8 contracts: one cuBLASLt FP8 GEMM per non-empty group (as
+`library.cublaslt_fp8` calls it: torch._scaled_mm with the group's tensor or row/column scales into its rows of C,
+or torch.nn.functional.scaled_mm with its 1x128 / 128x128 block scales, which returns the group's C), the only
+library row for block-scaled grouped problems (torch's grouped GEMM takes no block scales).
+
 `library.cublas_loop` is the naive baseline: one torch.mm (a cuBLAS GEMM) per non-empty group, in group order on
 the harness's one stream, each writing its group's rows of the harness's C. The group Ms are host integers (a
 router's counts copied to the host, as such a loop needs: that copy is not timed); its timed launches include
@@ -32,6 +37,7 @@ from ..paths import EXTENSIONS_DIR
 from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip, policy_output, transposed
 from .library import has_out_dtype
 from .python_launch import WritesC
+from .library_fp8 import CublasLtFp8
 from .python_library import has_module, tensor_core_support
 from .registry import register_fixed
 
@@ -352,7 +358,95 @@ class _TritonGroupedPrepared(WritesC):
                             self.programs)
 
 
+class CublasLtFp8Loop(CublasLtFp8):
+    family = "library"
+    description = ("the naive FP8 baseline: one cuBLASLt FP8 GEMM (torch._scaled_mm, or scaled_mm with block scales) "
+                   "per non-empty group, in group order on one stream, with the group's scales")
+    takes_grouped = True
+    grouped_fp8 = True
+
+    def __init__(self):
+        super().__init__("cublaslt_fp8_loop")
+
+    def supports(self, problem, contract):
+        if not problem.is_grouped:
+            return Skip("it runs grouped problems only (library.cublaslt_fp8 runs dense ones)")
+        return super().supports(problem, contract)
+
+    def contracts_summary(self):
+        return super().contracts_summary() + " (grouped problems only, one call per group)"
+
+    def prepare(self, problem, contract, operands, extension):
+        return _Fp8LoopPrepared(problem, contract, operands)
+
+
+class _Fp8LoopPrepared(Prepared):
+    """Per non-empty group: its A rows, its B (K x N column-major), its scales in the shape cuBLASLt takes (made here,
+    outside timing) and, but for block scales, its rows of the harness's C. Block-scaled calls return the group's C:
+    the outputs are kept, and output() lays them out as the problem's C (outside timing), NaN where none came."""
+
+    def __init__(self, problem, contract, operands):
+        import torch
+
+        self.torch, self.problem = torch, problem
+        a, lda = operands.stored("a", contract.order_a)
+        b, ldb = operands.stored("b", contract.order_b)  # groups x N x K
+        self._out_full, self.out, ldc = policy_output(problem, contract, a.device)
+        self.out_dtype = DTYPE_INFO[contract.c].torch_dtype
+        self.fast_accum, self.scaling = contract.fast_accum, contract.scaling
+        masked = problem.layout == "masked"
+        sa, sb = operands.scale_a, operands.scale_b
+
+        def rows(t, g):  # group g's rows of a stacked (or groups x capacity) tensor
+            return t[g, : problem.ms[g]] if masked else t[problem.offsets[g]: problem.offsets[g + 1]]
+
+        self.calls = []
+        for g, m in enumerate(problem.ms):
+            if not m:
+                continue
+            if self.scaling is Scaling.BLOCK:  # outer-dim-major copies, as library.cublaslt_fp8 makes them
+                scales = (rows(sa, g).t().contiguous().t(), sb[g].t().contiguous().t())
+            elif self.scaling is Scaling.ROWCOL:
+                scales = (rows(sa, g).reshape(m, 1).contiguous(), sb[g].reshape(1, problem.n).contiguous())
+            else:  # one scale per group and operand
+                scales = (sa[g].reshape(()).contiguous(), sb[g].reshape(()).contiguous())
+            self.calls.append((g, rows(a, g), b[g].t(), *scales, rows(self.out, g)))
+        F = torch.nn.functional
+        self.recipes = (F.ScalingType.BlockWise1x128, F.ScalingType.BlockWise128x128) \
+            if self.scaling is Scaling.BLOCK else None
+        self.outs: dict[int, object] = {}
+        self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "ldc": ldc,
+                             "copies_in_timing": []}
+        how = ("torch.nn.functional.scaled_mm BlockWise1x128 x BlockWise128x128, each returning its group's C"
+               if self.recipes else f"torch._scaled_mm ({self.scaling.value} scales) into its rows of C")
+        self.notes = (f"{len(self.calls)} cuBLASLt FP8 calls (one per non-empty group of {problem.groups}), one "
+                      f"stream: {how}; use_fast_accum={self.fast_accum}")
+
+    def launch(self):
+        torch, fast = self.torch, self.fast_accum
+        if self.recipes is not None:
+            scaled_mm, (ra, rb), dtype = torch.nn.functional.scaled_mm, self.recipes, self.out_dtype
+            for g, a, b, sa, sb, _ in self.calls:
+                self.outs[g] = scaled_mm(a, b, sa, ra, sb, rb, output_dtype=dtype, use_fast_accum=fast)
+        else:
+            for _, a, b, sa, sb, c in self.calls:
+                torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=self.out_dtype, use_fast_accum=fast, out=c)
+
+    def poison(self):
+        self._out_full.fill_(float("nan"))
+        self.outs = {}
+
+    def output(self):
+        if self.recipes is not None:  # the groups' own outputs, laid out as the problem's C (not timed)
+            self._out_full.fill_(float("nan"))
+            for g, _, _, _, _, c in self.calls:
+                if g in self.outs:
+                    c.copy_(self.outs[g])
+        return self.out
+
+
 register_fixed("library.torch_grouped_mm", TorchGroupedMm)
+register_fixed("library.cublaslt_fp8_loop", CublasLtFp8Loop)
 register_fixed("library.triton_grouped", TritonGrouped)
 register_fixed("library.cublas_loop", CublasLoop)
 register_fixed("library.cublas_grouped", CublasGrouped)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Issue 41's MoE study on an H200, a part per device call:
+#   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> SHARD=0/4 bash experiments/studies/moe-shapes/moe_shapes_on_device.sh
+# SPEC: experiments/moe_shapes.yaml (BF16, the default) or experiments/studies/moe-shapes/moe_shapes_fp8.yaml (FP8
+# blockwise). SHARD=i/N runs part i of N of the plan (whole problems: `gemmcompare run --shard`); `gemmcompare merge`
+# joins the parts' run folders. Made back to back, a call finds the builds of the one before in MOE_CACHE_DIR (the
+# machine stays warm about 30 s) and skips the cold build (every CUTLASS grouped candidate and hopper.grouped tile).
+# ONLY=<regex> and SHAPES=... narrow it (`--only`, `--shapes`). The build gets BUILD_LIMIT_S (240 s), the run the
+# rest of the runner's BUDGET_S. Comes back: OUT/moe_shapes_on_device.tgz (run folders with receipts, logs) and
+# OUT/table.md (experiments/studies/moe-shapes/moe_shapes_table.py on this call's run, printed last).
+[ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
+SPEC=${SPEC:-experiments/moe_shapes.yaml}
+select_args=(${ONLY:+--only "$ONLY"} ${SHAPES:+--shapes "$SHAPES"})
+export GEMMCOMPARE_CACHE_DIR=${MOE_CACHE_DIR:-/tmp/moe-shapes-cache}
+mkdir -p "$GEMMCOMPARE_CACHE_DIR"
+step build "${BUILD_LIMIT_S:-240}" python3 -m gemmcompare build "$SPEC" "${select_args[@]}" --no-progress
+step run "$(left)" python3 -m gemmcompare run "$SPEC" --store "$W/g.db" --runs-dir "$W/runs" --no-progress \
+  --no-report ${SHARD:+--shard "$SHARD"} "${select_args[@]}"
+cp "$GEMMCOMPARE_CACHE_DIR/picks.sqlite" "$W/" 2>/dev/null
+python3 experiments/studies/moe-shapes/moe_shapes_table.py "$W"/runs/* | tee "$OUT/table.md"

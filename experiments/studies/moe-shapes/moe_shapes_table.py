@@ -1,0 +1,135 @@
+"""Issue 41's MoE study read against its goals, from run folders of experiments/moe_shapes.yaml (BF16) or
+experiments/studies/moe-shapes/moe_shapes_fp8.yaml (FP8 blockwise):
+    PYTHONPATH=. python3 experiments/studies/moe-shapes/moe_shapes_table.py RUN [RUN...] > table.md
+Several folders (the parts of a sharded run) are joined problem by problem. Per problem and contract: the best
+library row (the fastest PASSing library row: torch's grouped GEMM, cuBLAS's, or a loop of cuBLAS/cuBLASLt calls,
+whichever a user would find fastest), then tuned CUTLASS, the hand-written grouped step, Triton's grouped GEMM
+and the loop as % of that row (its time over theirs: same run, same process), and what the problem is (experts
+with tokens, tokens per busy expert, the skew: the busiest expert's tokens over the mean), then each goal:
+  - tuned CUTLASS grouped >= 95% of the best library row at every problem;
+  - the hand-written grouped step >= 85% at every problem;
+  - at least one problem where a project kernel (CUTLASS, hopper.grouped, Triton) beats the best library row by
+    >= 10%, with what that problem is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import pandas as pd
+
+LIBRARY = ("library.torch_grouped_mm", "library.cublas_grouped", "library.cublas_loop", "library.cublaslt_fp8_loop")
+LOOPS = ("library.cublas_loop", "library.cublaslt_fp8_loop")
+PROJECT = {"cutlass": "tuned CUTLASS grouped", "hopper": "hopper.grouped", "triton": "Triton's grouped GEMM"}
+CUTLASS_MIN, HAND_MIN, LEAD = 95.0, 85.0, 110.0
+
+
+def side(implementation: str) -> str:
+    """Which column a row is: 'library', 'cutlass', 'hopper' (hopper.grouped), 'triton', or '' (none)."""
+    if implementation in LIBRARY:
+        return "library"
+    if implementation.startswith("cutlass."):
+        return "cutlass"
+    if implementation.startswith("hopper.grouped"):
+        return "hopper"
+    if implementation == "library.triton_grouped":
+        return "triton"
+    return ""
+
+
+def problem_shape(grouped) -> dict:
+    """Experts with tokens, tokens per busy expert, and skew (the busiest expert's tokens over the mean) of a
+    row's `grouped` record (a dict, or its JSON text in results.csv)."""
+    if isinstance(grouped, str):
+        grouped = json.loads(grouped)
+    ms = list((grouped or {}).get("ms") or [])
+    busy = [m for m in ms if m > 0]
+    mean = sum(ms) / len(ms) if ms else math.nan
+    return {"experts": len(ms), "busy": len(busy), "per_busy": sum(busy) / len(busy) if busy else 0.0,
+            "skew": max(ms) / mean if ms and mean else math.nan}
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (contract, problem): the best library row and its ms, each side's % of it (its best row when
+    a side has several), the loop's %, and the problem's shape."""
+    df = df[df.status == "PASS"].copy()
+    df["side"] = df.implementation.map(side)
+    out = []
+    for (contract, problem), g in df.groupby(["contract", "problem"], sort=False):
+        lib = g[g.side == "library"].sort_values("median_ms")
+        if lib.empty:
+            continue
+        best = lib.iloc[0]
+        row = {"contract": contract, "problem": problem, "library": best.implementation, "library_ms": best.median_ms,
+               **problem_shape(best.get("grouped"))}
+        for name in PROJECT:
+            mine = g[g.side == name]
+            row[name] = 100 * best.median_ms / mine.median_ms.min() if len(mine) else math.nan
+        loop = g[g.implementation.isin(LOOPS)]
+        row["loop"] = 100 * best.median_ms / loop.median_ms.min() if len(loop) else math.nan
+        row["gb_s"] = best.unique_bytes / (best.median_ms * 1e-3) / 1e9 if "unique_bytes" in g else math.nan
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _pct(v: float) -> str:
+    return "" if v != v else f"{v:.1f}"
+
+
+def render(s: pd.DataFrame) -> str:
+    lines = ["| contract | problem | busy experts | tokens / busy | skew | best library row | its us | CUTLASS % | "
+             "hopper.grouped % | Triton % | loop % |", "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for r in s.itertuples():
+        lines.append(f"| {r.contract} | {r.problem} | {r.busy}/{r.experts} | {r.per_busy:.1f} | {r.skew:.1f} | "
+                     f"{r.library} | {r.library_ms * 1e3:.1f} | {_pct(r.cutlass)} | {_pct(r.hopper)} | "
+                     f"{_pct(r.triton)} | {_pct(r.loop)} |")
+    lines.append("")
+    lines += goals(s)
+    return "\n".join(lines)
+
+
+def goals(s: pd.DataFrame) -> list[str]:
+    out = []
+    for name, floor in (("cutlass", CUTLASS_MIN), ("hopper", HAND_MIN)):
+        values = s[name]
+        below = s[~(values >= floor)]  # a missing row is below
+        out.append(f"- {PROJECT[name]} >= {floor:.0f}% of the best library row at every problem: "
+                   f"{'met' if below.empty and len(s) else 'NOT met'} (min {values.min():.1f}%; "
+                   f"{len(below)} of {len(s)} below" + (": " + ", ".join(
+                       f"{r['problem']} {_pct(r[name])}" for _, r in below.head(8).iterrows()) if len(below) else "")
+                   + ")")
+    lead = s[s[list(PROJECT)].max(axis=1) >= LEAD]
+    out.append(f"- a project kernel >= {LEAD - 100:.0f}% faster than the best library row: {len(lead)} problem"
+               f"{'' if len(lead) == 1 else 's'}" + ("" if lead.empty else ": " + "; ".join(
+                   f"{r['problem']} ({r['busy']}/{r['experts']} experts busy, {r['per_busy']:.1f} tokens each, skew "
+                   f"{r['skew']:.1f}; the best library row {r['library']} at {r['gb_s']:.0f} GB/s): "
+                   + ", ".join(f"{PROJECT[n]} {r[n]:.1f}%" for n in PROJECT if r[n] >= LEAD)
+                   for _, r in lead.head(6).iterrows())))
+    loops = s.loop.dropna()
+    if len(loops):
+        out.append(f"- the loop of library calls: {loops.min():.1f}-{loops.max():.1f}% of the best library row "
+                   f"(the best row itself at {int((loops >= 99.95).sum())} problems)")
+    return out
+
+
+def load(folders: list[str]) -> pd.DataFrame:
+    """The runs' rows; a problem measured in several folders is taken from the one with most rows for it."""
+    import gemmcompare
+
+    parts = [gemmcompare.load(folder)[0] for folder in folders]
+    sizes = [part.groupby("problem").size() for part in parts]
+    best = {key: max(range(len(parts)), key=lambda i: (sizes[i].get(key, 0), -i)) for key in
+            set().union(*(s.index for s in sizes))}
+    return pd.concat([part[[best[p] == i for p in part.problem]] for i, part in enumerate(parts)], ignore_index=True)
+
+
+def main(folders: list[str]) -> None:
+    if not folders:
+        sys.exit(__doc__)
+    print(render(summarize(load(folders))))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,43 @@
+"""experiments/studies/moe-shapes/moe_shapes_table.py: the MoE study's table and goals, from synthetic rows."""
+
+import math
+
+import pandas as pd
+
+from experiment_scripts import load_script
+
+table = load_script("studies/moe-shapes/moe_shapes_table.py")
+BF16 = "bf16_bf16out_f32acc_tn"
+
+
+def _rows(problem, ms, times, status="PASS"):
+    grouped = {"n": 256, "k": 512, "ms": list(ms), "layout": "contiguous"}
+    return [{"contract": BF16, "problem": problem, "implementation": impl, "median_ms": t, "status": status,
+             "grouped": grouped, "unique_bytes": 1e9} for impl, t in times.items()]
+
+
+TUNED = "cutlass.tuned[template=sm90_grouped,tune=auto]"
+HAND = "hopper.grouped.tuned[tune=auto]"
+
+
+def test_each_side_is_read_against_the_fastest_library_row():
+    df = pd.DataFrame(
+        _rows("skewed", [100, 0, 0, 4], {"library.torch_grouped_mm": 2.0, "library.cublas_grouped": 1.0,
+                                         "library.cublas_loop": 4.0, TUNED: 0.8, HAND: 1.25,
+                                         "library.triton_grouped": 2.0})
+        + _rows("even", [8, 8, 8, 8], {"library.torch_grouped_mm": 1.0, "library.cublas_loop": 0.5, TUNED: 0.55,
+                                       HAND: 0.7})
+        + _rows("failed", [1, 1], {"library.torch_grouped_mm": 1.0, TUNED: 0.1}, status="FAIL"))
+    s = table.summarize(df).set_index("problem")
+    assert list(s.index) == ["skewed", "even"]  # a problem with no PASSing library row has no line
+    skewed, even = s.loc["skewed"], s.loc["even"]
+    assert skewed.library == "library.cublas_grouped" and math.isclose(skewed.cutlass, 125.0)
+    assert math.isclose(skewed.hopper, 80.0) and math.isclose(skewed.triton, 50.0) and math.isclose(skewed.loop, 25.0)
+    assert (skewed.busy, skewed.experts) == (2, 4) and math.isclose(skewed["skew"], 100 / 26)  # busiest over the mean of all four
+    assert even.library == "library.cublas_loop" and math.isclose(even.loop, 100.0)  # the loop can be the best
+    text = table.render(s.reset_index())
+    assert "- tuned CUTLASS grouped >= 95% of the best library row at every problem: NOT met (min 90.9%; 1 of 2 " \
+           "below: even 90.9)" in text
+    assert "- hopper.grouped >= 85% of the best library row at every problem: NOT met (min 71.4%;" in text
+    assert "- a project kernel >= 10% faster than the best library row: 1 problem: skewed (2/4 experts busy, 52.0 " \
+           "tokens each, skew 3.8;" in text and "tuned CUTLASS grouped 125.0%" in text
