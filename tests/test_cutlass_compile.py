@@ -6,7 +6,7 @@ read compile in parallel (one nvcc per core), so `-k <entry>` compiles that entr
 five cases a 2-core machine took 71-127 s for the file, depending on load; the SM90 and CuTe kernel TUs
 are the slowest (35-100 s each: the two SM90 cases added for skinny and long-K problems took 100 s and
 95 s side by side on a loaded 2-core machine; the two FP8 kernel TUs 46 s and 72 s, one at a time, the
-blockwise FP8 one 53 s), so the whole file now takes about 4-6 minutes there.
+blockwise FP8 one 53 s; the CuTe SM90 kernel 43-59 s alone), so the whole file now takes about 5-7 minutes there.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ CASES = [
     ("sm90_fp8_coop_128x128x128_c1x1", "sm_90a"),        # FP8: the promoting mainloop, scales in the epilogue
     ("sm90_fp8_pp_128x128x128_c1x1_fastacc", "sm_90a"),  # FP8: an FP8FastAccum schedule (no promotion)
     ("sm90_fp8_blockwise_coop_128x128x128_c1x1", "sm_90a"),  # FP8: block scales in the mainloop (FP8BlockScaledAccum)
+    # our CuTe Hopper kernel (TMA atoms, SS wgmma, PipelineTmaAsync), the study's row: warp-specialized, persistent,
+    # setmaxnreg. Its pipelined schedule is the same template with one flag off (compiled by hand, docs/cutlass.md).
+    ("cute_sm90_ws_128x256x64_c2_4st", "sm_90a"),
 ]
 
 
