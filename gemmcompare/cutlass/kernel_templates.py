@@ -142,6 +142,8 @@ def _cute_sm90_values(c: CuteSm90Config) -> dict[str, object]:
         "stages": c.stages,
         "mma_atom": c.mma_atom,
         "swizzle": c.swizzle,
+        "smem_bytes": c.smem_bytes(),  # checked against the kernel's own sizeof by a static_assert
+        "threads": c.threads,
     }
 
 

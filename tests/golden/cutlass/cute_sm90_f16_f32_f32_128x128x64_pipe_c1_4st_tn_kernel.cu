@@ -72,6 +72,10 @@ struct SharedStorage {
 // The dynamic shared-memory base is rounded up to 1024 bytes in the kernel: launch with that much slack.
 constexpr int kSmemBytes = int(sizeof(SharedStorage)) + 1024;
 constexpr uint32_t kTmaBytes = uint32_t(sizeof(Element)) * (kTileM + kTileN) * kTileK;  // per stage, A and B
+// What gemmcompare validated (config/cute_sm90.py) is what the kernel is: its shared memory and thread count.
+static_assert(kSmemBytes == 133120, "config/cute_sm90.py counts another shared-memory size");
+static_assert(kSmemBytes <= 232448, "more shared memory than an sm_90 CTA may have");
+static_assert(int(size(TiledMma{})) == 128 * kConsumers && kThreads == 128, "one warpgroup per consumer");
 
 // -- TMA ------------------------------------------------------------------------------------------
 // One atom per operand: a (rows x K) K-major matrix in global memory, one (kRows x kTileK) box per stage.
@@ -175,8 +179,21 @@ CUTE_DEVICE void mma_tile(TiledMma& tiled_mma, FragA const& tCrA, FragB const& t
 }
 
 // -- Epilogue: registers -> global, alpha and beta applied, nothing stored outside the matrix --------
-// Each thread writes its accumulator fragment straight to C (pairs of adjacent columns: 4 threads cover
-// 32 contiguous bytes of a row), so the next tile's mainloop needs no shared memory of the epilogue.
+// Each thread writes its accumulator fragment straight to C, so the next tile's mainloop needs no shared
+// memory of the epilogue. wgmma's fragment holds pairs of adjacent columns (values 2j and 2j + 1): a tile
+// inside the matrix stores each pair with one 2-element access when C's rows allow it (4 threads then
+// cover 32 contiguous bytes of a row); a tile on the edge stores element by element, each one tested.
+template <class T>
+struct alignas(2 * sizeof(T)) Pair {
+  T x, y;
+};
+
+CUTE_DEVICE float scaled(Params const& p, float acc, ElementC const* c) {
+  float value = p.alpha * acc;
+  if (p.beta != 0.0f) value += p.beta * float(*c);  // C is not read when beta is 0
+  return value;
+}
+
 template <class ThrMma, class Accum>
 CUTE_DEVICE void epilogue(Params const& p, ThrMma const& thr_mma, Accum const& accum, int tile_m, int tile_n) {
   Tensor mC = make_tensor(make_gmem_ptr(p.c), make_shape(p.m, p.n), make_stride(p.ldc, Int<1>{}));  // (M, N)
@@ -185,15 +202,25 @@ CUTE_DEVICE void epilogue(Params const& p, ThrMma const& thr_mma, Accum const& a
   Tensor cC = local_tile(make_identity_tensor(shape(mC)), tile_c, make_coord(tile_m, tile_n));
   Tensor tCgC = thr_mma.partition_C(gC);  // (MMA, MMA_M, MMA_N)
   Tensor tCcC = thr_mma.partition_C(cC);
+  static_assert(decltype(size(accum))::value % 2 == 0, "wgmma fragments hold pairs of columns");
   const bool inside = (tile_m + 1) * kTileM <= p.m && (tile_n + 1) * kTileN <= p.n;
+  // Pairs: an even ldc and a C aligned to a pair keep every pair aligned (each starts at an even column); the
+  // last test checks the fragment really is column pairs before trusting it.
+  const bool pairs = inside && p.ldc % 2 == 0 && reinterpret_cast<uintptr_t>(p.c) % sizeof(Pair<ElementC>) == 0 &&
+                     &tCgC(1) == &tCgC(0) + 1;
+  if (pairs) {
+    CUTE_UNROLL
+    for (int i = 0; i < size(accum); i += 2) {
+      ElementC* c = &tCgC(i);
+      *reinterpret_cast<Pair<ElementC>*>(c) = Pair<ElementC>{ElementC(scaled(p, float(accum(i)), c)),
+                                                             ElementC(scaled(p, float(accum(i + 1)), c + 1))};
+    }
+    return;
+  }
   const auto bounds = make_coord(p.m, p.n);
   CUTE_UNROLL
   for (int i = 0; i < size(accum); ++i) {
-    if (inside || elem_less(tCcC(i), bounds)) {
-      float value = p.alpha * float(accum(i));
-      if (p.beta != 0.0f) value += p.beta * float(tCgC(i));  // C is not read when beta is 0
-      tCgC(i) = ElementC(value);
-    }
+    if (inside || elem_less(tCcC(i), bounds)) tCgC(i) = ElementC(scaled(p, float(accum(i)), &tCgC(i)));
   }
 }
 
