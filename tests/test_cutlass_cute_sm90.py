@@ -18,6 +18,7 @@ from gemmcompare.implementations.cutlass import CutlassKernel
 from gemmcompare.implementations.registry import UnbuildableImplementation
 from gemmcompare.model.kernels import kernel_from_row
 from gemmcompare.problems import GemmProblem
+from gemmcompare.report.labels import legend_labels
 from gemmcompare.plan import make_plan
 from gemmcompare.spec import parse_spec
 
@@ -150,3 +151,10 @@ def test_the_model_knows_its_block_and_persistence():
     ws, pipe = shape(STUDY_ROW), shape("cute_sm90_pipe_128x128x64_c1_4st")
     assert (ws.threads_per_block, ws.persistent, ws.instruction, ws.block_tile) == (384, True, "wgmma", (128, 256, 64))
     assert (pipe.threads_per_block, pipe.persistent, pipe.raster_group) == (128, False, 8)
+
+
+def test_report_labels_keep_tile_schedule_and_stages():
+    names = ["cutlass.cute_sm90_f16_f32_f32_128x256x64_ws_c2_4st_tn_swz8",
+             "cutlass.cute_sm90_f16_f32_f32_128x128x64_pipe_c1_4st_tn_swz8"]
+    assert legend_labels(names) == {names[0]: "cute_sm90 128x256x64 ws c2 4st",
+                                    names[1]: "cute_sm90 128x128x64 pipelined c1 4st"}
