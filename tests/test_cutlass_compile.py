@@ -6,7 +6,7 @@ read compile in parallel (one nvcc per core), so `-k <entry>` compiles that entr
 five cases a 2-core machine took 71-127 s for the file, depending on load; the SM90 and CuTe kernel TUs
 are the slowest (35-100 s each: the two SM90 cases added for skinny and long-K problems took 100 s and
 95 s side by side on a loaded 2-core machine; the two FP8 kernel TUs 46 s and 72 s, one at a time, the
-blockwise FP8 one 53 s), so the whole file now takes about 4-6 minutes there.
+blockwise FP8 one 53 s; the CuTe SM90 kernel 43-59 s alone), so the whole file now takes about 5-7 minutes there.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from gemmcompare.cutlass import render
 from gemmcompare.cutlass.catalog import lookup
 from gemmcompare.cutlass.kernel_templates import kernel_template
 from gemmcompare.errors import ToolchainError
+from gemmcompare.paths import ABI_INCLUDE_DIR
 
 pytestmark = pytest.mark.compile
 
@@ -43,6 +44,9 @@ CASES = [
     ("sm90_fp8_coop_128x128x128_c1x1", "sm_90a"),        # FP8: the promoting mainloop, scales in the epilogue
     ("sm90_fp8_pp_128x128x128_c1x1_fastacc", "sm_90a"),  # FP8: an FP8FastAccum schedule (no promotion)
     ("sm90_fp8_blockwise_coop_128x128x128_c1x1", "sm_90a"),  # FP8: block scales in the mainloop (FP8BlockScaledAccum)
+    # our CuTe Hopper kernel (TMA atoms, SS wgmma, PipelineTmaAsync), the study's row: warp-specialized, persistent,
+    # setmaxnreg. Its pipelined schedule is the same template with one flag off (compiled by hand, docs/cutlass.md).
+    ("cute_sm90_ws_128x256x64_c2_4st", "sm_90a"),
 ]
 
 
@@ -53,6 +57,7 @@ NEEDS = {
     "test_block_scaling_compiles_to_the_blockwise_mainloop": ("sm90_fp8_blockwise_coop_128x128x128_c1x1",),
     "test_split_k_reduction_is_instantiated_only_where_it_runs": ("sm80_128x128x32_4st_splitk_parallel4", "sm80_128x256x32_3st"),
     "test_kernel_tus_share_no_symbols_across_extensions": ("sm80_128x128x32_4st_splitk_parallel4",),
+    "test_cute_sm90_entry_refuses_what_tma_cannot_read_before_launching": ("cute_sm90_ws_128x256x64_c2_4st",),
 }
 
 
@@ -179,3 +184,70 @@ def test_block_scaling_compiles_to_the_blockwise_mainloop(compiled):
     assert "MainloopSm90TmaGmmaWarpSpecializedBlockwiseFP8ILi6E" in output  # 6 stages, as config/ counts them
     assert "KernelTmaWarpSpecializedCooperativeFP8Blockwise" in output and "E4M3E4M3" in output
     assert "Sm90ScalarBroadcast" not in output and "LinearCombination" in output
+
+
+# A host program around the CuTe SM90 entry: each line sets fields of a valid f16 -> f32 tn call, then prints
+# `rc|error`. Every case returns before any CUDA call, so it runs on a machine without a GPU.
+CUTE_SM90_REFUSALS = r"""
+#include <cstdio>
+#include "gemmcompare/gemm_abi.h"
+extern "C" int ENTRY(const gc_gemm_args*, char*, size_t);
+static gc_gemm_args valid() {
+  gc_gemm_args a{};
+  a.m = 300; a.n = 300; a.k = 251; a.lda = 256; a.ldb = 256; a.ldc = 300;
+  a.dtype_a = a.dtype_b = GC_F16; a.dtype_c = GC_F32; a.dtype_acc = GC_F32;
+  a.order_a = GC_ROW; a.order_b = GC_COL; a.order_c = GC_ROW; a.alpha = 1.0;
+  a.a = (const void*)4096; a.b = (const void*)8192; a.c = (void*)16384;
+  return a;
+}
+static void run(gc_gemm_args a) {
+  char err[512] = "";
+  int rc = ENTRY(&a, err, sizeof err);
+  printf("%d|%s\n", rc, err);
+}
+int main() {
+  { gc_gemm_args a = valid(); a.lda = 251; run(a); }
+  { gc_gemm_args a = valid(); a.ldb = 260; run(a); }
+  { gc_gemm_args a = valid(); a.b = (const void*)8200; run(a); }
+  { gc_gemm_args a = valid(); a.k = 0; run(a); }
+  { gc_gemm_args a = valid(); a.dtype_c = GC_BF16; run(a); }
+  { gc_gemm_args a = valid(); a.batch = 2; run(a); }
+  { gc_gemm_args a = valid(); a.m = 0; run(a); }
+  return 0;
+}
+"""
+
+
+def test_cute_sm90_entry_refuses_what_tma_cannot_read_before_launching(compiled, tmp_path):
+    """The CuTe SM90 kernel builds TMA descriptors on the host, and CuTe's builder only prints to stderr when the
+    driver rejects one: the entry must refuse rows TMA cannot read (leading dimensions that are not 16 bytes,
+    misaligned bases, K = 0) and other contracts with the reason, before any CUDA call. Linked from the
+    compiled objects into a host program and run (no GPU needed)."""
+    name = "cute_sm90_ws_128x256x64_c2_4st"
+    config = lookup(name).config
+    objects = []
+    for filename in (render.kernel_filename(config), render.entry_filename(config)):
+        result, _ = compiled[(name, filename)]
+        assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+        objects.append(result.args[result.args.index("-o") + 1])
+    main = tmp_path / "refusals.cpp"
+    main.write_text(CUTE_SM90_REFUSALS.replace("ENTRY", render.entry_symbol(config)))
+    exe = tmp_path / "refusals"
+    link = subprocess.run([str(toolchain.nvcc_path()), "-std=c++17", f"-I{ABI_INCLUDE_DIR}", str(main),
+                           *objects, "-o", str(exe)], capture_output=True, text=True, timeout=300)
+    assert link.returncode == 0, link.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = [line.split("|", 1) for line in run.stdout.splitlines()]
+    expected = [
+        "TMA needs 16-byte aligned rows: lda and ldb multiples of 8 elements (lda=251, ldb=256)",
+        "TMA needs 16-byte aligned rows: lda and ldb multiples of 8 elements (lda=256, ldb=260)",
+        "TMA needs A and B at 16-byte aligned addresses",
+        "k = 0",
+        "called with another contract",
+        "called with another contract",
+    ]
+    assert len(lines) == len(expected) + 1, run.stdout
+    for (rc, err), want in zip(lines, expected):
+        assert rc != "0" and want in err and err.startswith(config.kernel_name), (rc, err, want)
+    assert lines[-1] == ["0", ""]  # m = 0: nothing to compute, nothing launched

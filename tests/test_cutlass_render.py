@@ -45,6 +45,8 @@ GOLDEN = [
     "sm90_fp8_blockwise_coop_128x128x128_c1x1",  # FP8 block scales: the sm90_fp8 template's blockwise kernel TU
     "sm90_grouped_pp_64x128x64_c2x1",  # grouped (pointer-array) GEMM: per-group arrays built on the device
     "sm90_grouped_fp8_blockwise_coop_128x128x128_c1x1",  # grouped FP8 with block scales: per-group scale arrays
+    "cute_sm90_ws_128x256x64_c2_4st",  # our CuTe Hopper kernel: producer warpgroup, persistent CTAs
+    "cute_sm90_pipe_128x128x64_c1_4st",  # the same kernel's pipelined schedule (one warpgroup issues TMA and multiplies)
 ]
 
 

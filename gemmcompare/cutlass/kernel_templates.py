@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..contracts.precision import Scaling
 from . import tags
-from .config import (ConfigError, CuteSm80Config, GemmConfig, Sm80Config, Sm90Config, Sm90Fp8Config, Sm90GroupedConfig,
+from .config import (ConfigError, CuteSm80Config, CuteSm90Config, GemmConfig, Sm80Config, Sm90Config, Sm90Fp8Config, Sm90GroupedConfig,
                      Sm90GroupedFp8Config)
 
 
@@ -132,6 +132,21 @@ def _cute_values(c: CuteSm80Config) -> dict[str, object]:
     }
 
 
+def _cute_sm90_values(c: CuteSm90Config) -> dict[str, object]:
+    schedule = tags.CUTE_SM90_SCHEDULES[c.schedule]
+    return {
+        "schedule": c.schedule,
+        "schedule_text": schedule.text,
+        "warp_specialized": tags.cpp_bool(schedule.warp_specialized),
+        "consumers": c.consumers,
+        "stages": c.stages,
+        "mma_atom": c.mma_atom,
+        "swizzle": c.swizzle,
+        "smem_bytes": c.smem_bytes(),  # checked against the kernel's own sizeof by a static_assert
+        "threads": c.threads,
+    }
+
+
 @dataclass(frozen=True)
 class KernelTemplate:
     config: type[GemmConfig]  # its fields, defaults and rules
@@ -163,6 +178,8 @@ TEMPLATES: dict[str, KernelTemplate] = {f.name: f for f in (
                    _sm90_grouped_fp8_values, r"device_kernel|gc_grouped_arguments_kernel"),
     KernelTemplate(CuteSm80Config, "cute_sm80_kernel.cu.tmpl", "cute_sm80_entry.cu.tmpl", _cute_values,
            r"cute_sm80_gemm_kernel"),
+    KernelTemplate(CuteSm90Config, "cute_sm90_kernel.cu.tmpl", "cute_sm90_entry.cu.tmpl", _cute_sm90_values,
+                   r"cute_sm90_gemm_kernel"),
 )}
 
 

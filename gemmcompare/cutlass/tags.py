@@ -47,6 +47,7 @@ TF32_ELEMENT: dict[str, str] = {
     "sm90_grouped": "float",  # (takes no tf32: f16 and bf16 only)
     "sm90_grouped_fp8": "float",  # (takes no tf32: FP8 only)
     "cute_sm80": "cute::tfloat32_t",
+    "cute_sm90": "float",  # (takes no tf32: f16 and bf16 only)
 }
 
 
@@ -224,3 +225,33 @@ CUTE_MMA_ATOMS: dict[tuple[str, str, tuple[int, int, int]], str] = {
 
 def cpp_bool(value: bool) -> str:
     return "true" if value else "false"
+
+
+# -- CuTe SM90 (kernel template cute_sm90) -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CuteSm90Schedule:
+    short: str  # its token in procedural names
+    warp_specialized: bool  # a producer warpgroup and persistent CTAs
+    text: str  # what it does, in the rendered kernel's banner
+
+
+CUTE_SM90_SCHEDULES: dict[str, CuteSm90Schedule] = {
+    "pipelined": CuteSm90Schedule("pipe", False, "every warpgroup multiplies one tile; thread 0 issues TMA "
+                                                 "kStages k-tiles ahead"),
+    "warp_specialized": CuteSm90Schedule("ws", True, "a producer warpgroup issues TMA, consumer warpgroups "
+                                                     "multiply; persistent CTAs walk the tiles"),
+}
+
+# (input dtype, accumulator) -> the types part of CuTe's SM90 SS wgmma atom names (both operands from shared memory)
+CUTE_SM90_GMMA_TYPES: dict[tuple[str, str], str] = {
+    ("f16", "f32"): "F32F16F16",
+    ("f16", "f16"): "F16F16F16",
+    ("bf16", "f32"): "F32BF16BF16",
+}
+
+
+def cute_sm90_mma_atom(dtype: str, acc: str, n: int) -> str:
+    """The 64 x n x 16 wgmma atom of CuTe for K-major A and B, read from shared memory."""
+    return f"cute::SM90_64x{n}x16_{CUTE_SM90_GMMA_TYPES[(dtype, acc)]}_SS<cute::GMMA::Major::K, cute::GMMA::Major::K>"

@@ -10,6 +10,7 @@ Two parametrized implementations:
                 schedule: [cooperative, pingpong]}
       cutlass: {config: sm90_fp8_coop_128x128x128_c1x1}       # FP8 contracts (kernel template sm90_fp8)
       cutlass: {config: sm90_grouped_coop_128x128x64_c1x1}    # grouped problems (kernel template sm90_grouped)
+      cutlass: {config: cute_sm90_ws_128x256x64_c2_4st}       # our own CuTe Hopper kernel (kernel template cute_sm90)
 - `cute`: the CuTe kernel's fields only (`cute: {tile: [128, 256, 32], warps: [2, 4]}` is
   `cutlass: {template: cute_sm80, tile: [128, 256, 32], warps: [2, 4]}`).
 
@@ -259,7 +260,8 @@ def _register() -> None:
     ] + [_field_param(f) for f in _union_fields(f.config for f in kernel_templates.TEMPLATES.values())] + [TYPES]
     register_parametrized(Parametrized(
         "cutlass", cutlass_params, lambda params: make_kernel(params),
-        description="CUTLASS 2.x (sm80), CUTLASS 3.x (sm90, sm90_fp8, grouped sm90_grouped) and CuTe (cute_sm80) GEMMs "
+        description="CUTLASS 2.x (sm80), CUTLASS 3.x (sm90, sm90_fp8, grouped sm90_grouped) and CuTe (cute_sm80, "
+                    "cute_sm90) GEMMs "
                     "from cutlass_configs/",
         for_contract=for_contract,
     ))

@@ -226,6 +226,11 @@ def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:
         wm, wn = p["warps"]
         return KernelShape(**base, instruction="mma_sync", block_tile=tile, threads_per_block=32 * wm * wn,
                            raster_group=group, stages=_stages(p))
+    if fam == "cute_sm90":  # a producer warpgroup and persistent CTAs when warp-specialized
+        specialized = p.get("schedule", "warp_specialized") == "warp_specialized"
+        return KernelShape(**base, instruction="wgmma", block_tile=tile,
+                           threads_per_block=128 * (int(p.get("consumers") or 2) + (1 if specialized else 0)),
+                           raster_group=group, persistent=specialized, stages=_stages(p))
     if fam in ("sm90", "sm90_fp8"):  # sm90_fp8: the sm90 kernel with FP8 operands (dtype e4m3/e5m2)
         schedule = p.get("schedule", "cooperative")
         threads = 256 if schedule == "tma_ws" else 384  # one producer warp group + one or two consumers

@@ -21,7 +21,8 @@ _SELF_EXPLANATORY = ("config", "name")  # keys whose values read fine alone
 _NAME_RE = re.compile(r"^(?P<head>[^\[]*)(?:\[(?P<params>.*)\])?$")
 _SHAPE3 = re.compile(r"^\d+x\d+x\d+$")
 _STAGES = re.compile(r"^(\d+st|st\d+|stauto)$")
-_SCHEDULES = {"coop": "coop", "pp": "pingpong", "ws": "ws", "pingpong": "pingpong", "cooperative": "coop"}
+_SCHEDULES = {"coop": "coop", "pp": "pingpong", "ws": "ws", "pingpong": "pingpong", "cooperative": "coop",
+              "pipe": "pipelined"}
 _CONTRACT_TOKEN = re.compile(r"^(b?f16|tf32|f32|f64|s8|s32|e4m3|e5m2|tensorop|simt|tn|nt|tt|nn|align\d+)$")
 _PROCEDURAL = re.compile(r"^(?P<prefix>[a-z_]+\.)?(?P<kind>(cutlass\dx|cute)_sm\d+)_(?P<rest>.+)$")
 

@@ -21,6 +21,7 @@ Two names per configuration:
   sm90_grouped.py  Sm90GroupedConfig: sm90's fields for grouped problems (CUTLASS's pointer-array grouped GEMM);
                 Sm90GroupedFp8Config: the same with FP8 inputs and block scales
   cute_sm80.py  CuteSm80Config: our own CuTe kernel
+  cute_sm90.py  CuteSm90Config: our own CuTe Hopper kernel (TMA, wgmma, an mbarrier pipeline)
 """
 
 from .fields import TYPE_FIELDS, ConfigError, Field, contract_type_fields
@@ -30,7 +31,8 @@ from .sm90 import Sm90Config
 from .sm90_fp8 import Sm90Fp8Config
 from .sm90_grouped import Sm90GroupedConfig, Sm90GroupedFp8Config
 from .cute_sm80 import CuteSm80Config
+from .cute_sm90 import CuteSm90Config
 
 __all__ = ["ConfigError", "Field", "GemmConfig", "TYPE_FIELDS", "contract_type_fields", "Sm80Config", "Sm90Config",
            "Sm90Fp8Config", "Sm90GroupedConfig", "Sm90GroupedFp8Config",
-           "CuteSm80Config"]
+           "CuteSm80Config", "CuteSm90Config"]
