@@ -11,12 +11,9 @@ blockwise FP8 one 53 s; the CuTe SM90 kernel 43-59 s alone), so the whole file n
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -25,8 +22,9 @@ from gemmcompare.build.ptxas import parse_ptxas
 from gemmcompare.cutlass import render
 from gemmcompare.cutlass.catalog import lookup
 from gemmcompare.cutlass.kernel_templates import kernel_template
-from gemmcompare.errors import ToolchainError
 from gemmcompare.paths import ABI_INCLUDE_DIR
+
+from cutlass_compiling import compile_cases, tu_output
 
 pytestmark = pytest.mark.compile
 
@@ -75,44 +73,10 @@ def _selected_cases(session) -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def compiled(request, tmp_path_factory):
-    try:
-        toolchain.nvcc_path()
-        toolchain.cutlass_include_dirs()
-    except ToolchainError as exc:
-        pytest.skip(str(exc))
-    out_dir = tmp_path_factory.mktemp("cutlass_compile")
-    jobs = []
-    for name, arch in _selected_cases(request.session):
-        for source in render.render(lookup(name).config):
-            path = out_dir / source.filename
-            path.write_text(source.text)
-            jobs.append((name, arch, path))
-
-    def compile_one(job):
-        name, arch, path = job
-        start = time.monotonic()
-        result = toolchain.compile_object(path, arch, path.with_suffix(".o"), uses_cutlass=True)
-        return (name, path.name), (result, time.monotonic() - start)
-
-    # Heaviest first, so the longest TU does not start last.
-    jobs.sort(key=lambda j: (not j[1].endswith("a"), not j[2].name.endswith("_kernel.cu")))
-    start = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        results = dict(pool.map(compile_one, jobs))
-    wall = time.monotonic() - start
-    print(f"\ncompiled {len(jobs)} TUs in {wall:.0f} s wall:")
-    for (name, filename), (_, seconds) in sorted(results.items(), key=lambda kv: -kv[1][1]):
-        print(f"  {seconds:6.1f} s  {filename}")
-    return results
+    return compile_cases(_selected_cases(request.session), tmp_path_factory.mktemp("cutlass_compile"))
 
 
-def _report(results, name: str, kernel: bool) -> tuple[str, float]:
-    config = lookup(name).config
-    filename = render.kernel_filename(config) if kernel else render.entry_filename(config)
-    result, seconds = results[(name, filename)]
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"{filename} failed to compile:\n{output[-6000:]}"
-    return output, seconds
+_report = tu_output
 
 
 @pytest.mark.parametrize("name, arch", CASES)

@@ -12,19 +12,16 @@ checks in the rendered text.
 
 from __future__ import annotations
 
-import os
 import re
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas
-from gemmcompare.cutlass import render, tags
+from gemmcompare.cutlass import tags
 from gemmcompare.cutlass.catalog import lookup
 from gemmcompare.cutlass.kernel_templates import kernel_template
-from gemmcompare.errors import ToolchainError
+
+from cutlass_compiling import compile_cases, tu_output
 
 pytestmark = pytest.mark.compile
 
@@ -38,42 +35,10 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    try:
-        toolchain.nvcc_path()
-        toolchain.cutlass_include_dirs()
-    except ToolchainError as exc:
-        pytest.skip(str(exc))
-    out_dir = tmp_path_factory.mktemp("cutlass_grouped_compile")
-    jobs = []
-    for name in CASES:
-        for source in render.render(lookup(name).config):
-            path = out_dir / source.filename
-            path.write_text(source.text)
-            jobs.append((name, path))
-
-    def compile_one(job):
-        name, path = job
-        start = time.monotonic()
-        result = toolchain.compile_object(path, ARCH, path.with_suffix(".o"), uses_cutlass=True)
-        return (name, path.name), (result, time.monotonic() - start)
-
-    jobs.sort(key=lambda j: not j[1].name.endswith("_kernel.cu"))  # the kernel TUs (the long ones) first
-    start = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        results = dict(pool.map(compile_one, jobs))
-    print(f"\ncompiled {len(jobs)} TUs in {time.monotonic() - start:.0f} s wall:")
-    for (_, filename), (_, seconds) in sorted(results.items(), key=lambda kv: -kv[1][1]):
-        print(f"  {seconds:6.1f} s  {filename}")
-    return results
+    return compile_cases([(name, ARCH) for name in CASES], tmp_path_factory.mktemp("cutlass_grouped_compile"))
 
 
-def _report(results, name: str, kernel: bool) -> tuple[str, float]:
-    config = lookup(name).config
-    filename = render.kernel_filename(config) if kernel else render.entry_filename(config)
-    result, seconds = results[(name, filename)]
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, f"{filename} failed to compile:\n{output[-6000:]}"
-    return output, seconds
+_report = tu_output
 
 
 @pytest.mark.parametrize("name", CASES)
