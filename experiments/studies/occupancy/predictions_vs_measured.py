@@ -3,7 +3,7 @@
     python3 experiments/studies/occupancy/predictions_vs_measured.py [OUT_DIR]
 
 Reads experiments/studies/cutlass-sm90/h200/sweep and lab-ladder (rows with ptxas registers and shared
-memory), predicts every PASS row on the model's H200 and writes table.csv (every shape, full precision)
+memory), predicts every PASS row on the model's H200 and writes table.csv.xz (every shape, full precision)
 and summary.md (the 4096^3 rows, the fractions within 25% and 10%). No GPU: the measurements are committed.
 """
 
@@ -46,7 +46,7 @@ def main(out_dir: str | None = None) -> int:
     out = Path(out_dir) if out_dir else ROOT / "experiments" / "results" / "analysis" / "predicted-vs-measured-h200"
     out.mkdir(parents=True, exist_ok=True)
     t = table()
-    t.to_csv(out / "table.csv", index=False, float_format="%.17g")
+    t.to_csv(out / "table.csv.xz", index=False, float_format="%.17g")  # compressed: receipts hold data compactly
     sq = t[t["problem"] == SQUARE]
     shown = pd.DataFrame({
         "source": sq["source"], "contract": sq["contract"],
@@ -58,7 +58,7 @@ def main(out_dir: str | None = None) -> int:
     })
     lines = [f"# Predicted vs measured, H200, {SQUARE}\n",
              f"`python3 experiments/studies/occupancy/predictions_vs_measured.py` over {', '.join(SOURCES)} "
-             f"(experiments/studies); every shape in table.csv.\n",
+             f"(experiments/studies); every shape in table.csv.xz.\n",
              f"{len(sq)} rows at {SQUARE}: **{within(sq, 0.25):.1%} within 25%**, **{within(sq, 0.10):.1%} within "
              f"10%** of the measured time. All {len(t)} rows (every shape): {within(t, 0.25):.1%} within 25%, "
              f"{within(t, 0.10):.1%} within 10%.\n", markdown_table(shown) + "\n"]
