@@ -252,8 +252,8 @@ struct Step {
     float* slots = nullptr;
     if (pl.sk_tiles > 0) {
       const size_t need = workspace_size<Cfg>(pl);
-      if (!args->workspace || args->workspace_bytes < need || reinterpret_cast<uintptr_t>(args->workspace) % 256)
-        return gc_fail(err, err_len, "hopper.stream_k: the workspace is missing, short or not 256-byte aligned");
+      if (!args->workspace || args->workspace_bytes < need || reinterpret_cast<uintptr_t>(args->workspace) % 16)
+        return gc_fail(err, err_len, "hopper.stream_k: the workspace is missing, short or not 16-byte aligned");
       flags = static_cast<int*>(args->workspace);
       slots = reinterpret_cast<float*>(static_cast<char*>(args->workspace) + flags_bytes(pl.grid));
       GC_CHECK_CUDA(cudaMemsetAsync(flags, 0, static_cast<size_t>(pl.grid) * sizeof(int), args->stream));
