@@ -8,7 +8,8 @@ types -- for its default configuration and for variants (other tiles, BK = 128, 
 Loss" note (C7510 and kin: a serialised wgmma pipeline costs up to 5x), no spills, no stack, every kernel
 attributed to its configuration's tag. The default instantiation TUs (extensions/hopper/instances/) and the
 device check program (extensions/hopper/check/hopper_check.cu) must build and link too. hopper.grouped (step 9)
-has a fixture of its own (its default instance TU), so `-k grouped` builds it, and a host-only check of its tile walk.
+has a fixture of its own (its default instance TU), so `-k grouped` builds it, and a host-only check of its tile walk;
+so does hopper.stream_k (step 10: `-k stream_k`), with a host-only check of its data-parallel + stream-K schedule.
 
 All translation units are compiled once, in parallel, by a module fixture (about a minute on 2 cores).
 """
@@ -291,3 +292,45 @@ def test_grouped_walk_visits_every_group_tile_once(tmp_path, nvcc):
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "PASSED" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
     assert run.stdout.count("caught (") == 5, run.stdout
+
+
+# -- hopper.stream_k (step 10): data-parallel + stream-K schedule --------------------------------------------------
+
+# One sm_90a TU only (CI time): the committed default instance, AUTO schedule (its kernel is the same for every
+# schedule: the mode only changes the host's plan).
+@pytest.fixture(scope="module")
+def stream_k_compiled(build_dir, nvcc):
+    return _build_all(build_dir, [("default", HOPPER_DIR / "instances" / "hopper_stream_k.cu")])["default"]
+
+
+def test_hopper_stream_k_compiles_clean(stream_k_compiled):
+    c = stream_k_compiled
+    assert c.returncode == 0, f"stream_k failed to compile for {ARCH}:\n{c.log[-6000:]}"
+    assert "Potential Performance Loss" not in c.log, "\n".join(
+        sorted({ln for ln in c.log.splitlines() if "Performance Loss" in ln}))
+    assert c.kernels and not any(k["perf_warnings"] for k in c.kernels)
+    assert not c.spills(), f"stream_k spills: {c.spills()}"
+    mine = summarize_for(c.kernels, "gc_hopper_stream_k_tag")
+    assert mine and len(mine["kernels"]) == len(c.kernels) and mine["stack_bytes"] == 0
+    # two GEMM kernels per (input, output) type (TMA-store and direct epilogues, as best), one K == 0 kernel per output
+    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
+    assert len(gemm) == IN_TYPES * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES
+    assert all(k["registers"] == 168 for k in gemm), [(k["registers"], k["demangled"][:100]) for k in gemm]
+    assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
+
+
+def test_stream_k_schedule_covers_every_tile_k_iteration_once(tmp_path, nvcc):
+    """extensions/hopper/check/stream_k_check.cu: the kernel's own schedule (stream_k_walk.cuh), walked by every CTA
+    for ragged M/N/K, one tile, fewer tiles than SMs, exactly full waves and prefill shapes, on 132, 114 and 78 SMs
+    and every mode: each (tile, k iteration) exactly once, one finisher per split tile adding the others in k order,
+    one slot per CTA, waits only at the end of a range, grid <= SMs; five planted wrong schedules are each caught.
+    Host code only."""
+    exe = tmp_path / "stream_k_check"
+    cmd = [str(nvcc), "-std=c++17", "-O2", *toolchain.gencode_flags(ARCH), f"-I{paths.ABI_INCLUDE_DIR}",
+           f"-I{paths.EXTENSIONS_DIR}", str(HOPPER_DIR / "check" / "stream_k_check.cu"), "-o", str(exe)]
+    build = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout + build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "PASSED" in run.stdout, run.stdout[-4000:] + run.stderr[-2000:]
+    assert run.stdout.count("': caught (") == 5, run.stdout
+    assert "8192x5120x4096 on 132 SMs: 1280 tiles, 224 stream-K" in run.stdout  # the hybrid at the issue's shape

@@ -177,3 +177,48 @@ def test_grouped_renders_its_step_and_tunes_over_the_tiles_it_can_build():
     grouped, dense = (e.problem for e in exp.problems)
     assert tuned.admits(grouped, BUILTIN_CONTRACTS["bf16_f32acc_tn"])
     assert not tuned.admits(dense, BUILTIN_CONTRACTS["bf16_f32acc_tn"])
+
+
+# -- hopper.stream_k: data-parallel + stream-K schedule ----------------------------------------------------------
+
+
+def test_stream_k_renders_its_schedule_and_a_workspace_entry():
+    impl = instantiate(PARAMETRIZED["hopper.stream_k"], {})
+    assert impl.name == "hopper.stream_k[block=128x256x64,cluster_m=1,consumers=2,group=8,schedule=auto,stages=4]"
+    assert impl.has_workspace and impl.dynamic_smem_bytes() == 230464  # best's stages and epilogue buffers
+    (src,) = impl.sources()
+    sym = impl.entry_symbol
+    assert sym == "gc_hopper_stream_k_128x256x64_s4_c2_cm1_g8_auto"
+    assert f"gc::hopper::stream_k::run<{sym}_config, {sym}_tag, gc::hopper::stream_k::AUTO>" in src.text
+    assert f"workspace_bytes<{sym}_config, {sym}_tag, gc::hopper::stream_k::AUTO>" in src.text
+    assert "Config<128, 256, 64, 4, 2, 1, 8>;" in src.text  # no SPLITS: the schedule is run<>'s MODE
+    for schedule, mode in (("hybrid", "HYBRID"), ("stream_k", "STREAM_K"), ("data_parallel", "DATA_PARALLEL")):
+        other = instantiate(PARAMETRIZED["hopper.stream_k"], {"schedule": schedule})
+        assert other.entry_symbol.endswith(f"_{schedule}") and f"stream_k::{mode}>" in other.sources()[0].text
+    # the other steps keep their names and take no schedule
+    assert "schedule" not in instantiate(PARAMETRIZED["hopper.best"], {}).name
+
+
+@pytest.mark.parametrize("step, params, reason", [
+    ("stream_k", {"cluster_m": 2}, "cluster_m=2: hopper.stream_k takes [1]"),
+    ("stream_k", {"schedule": "split"}, "schedule='split': hopper.stream_k takes auto | data_parallel | hybrid"),
+    ("stream_k", {"stages": 5}, "need 279,632 bytes of shared memory"),
+    ("stream_k", {"block": [128, 256, 64], "consumers": 1}, "256 f32 accumulators per consumer thread"),
+])
+def test_stream_k_configurations_it_cannot_build_are_skip_rows(step, params, reason):
+    impl = instantiate(PARAMETRIZED[f"hopper.{step}"], params)
+    assert isinstance(impl, UnbuildableImplementation) and reason in impl.reason, getattr(impl, "reason", "")
+
+
+def test_stream_k_is_tuned_over_best_s_grid_and_listed_in_the_llm_shapes_study():
+    from pathlib import Path
+
+    from gemmcompare.tuning.tuned import FAMILY_GRIDS
+
+    assert FAMILY_GRIDS["hopper.stream_k"] == FAMILY_GRIDS["hopper.best"]
+    study = Path(__file__).resolve().parents[1] / "experiments" / "llm_shapes.yaml"
+    spec = parse_spec(study.read_text(), "llm_shapes.yaml")
+    tuned = [i for i in spec.implementations if i.name.startswith("hopper.stream_k.tuned")]
+    assert len(tuned) == 1 and "hopper.best.tuned[tune=auto]" in [i.name for i in spec.implementations]
+    built = [c for c in tuned[0].candidates if not isinstance(c, UnbuildableImplementation)]
+    assert len(built) == 5 and all(c.config.schedule == "auto" for c in built)

@@ -15,6 +15,9 @@ The kernels are headers under extensions/hopper/ (see its README): each step add
                            `accumulation: fast`, no promotion (`_fastacc` contracts only)
   hopper.grouped           grouped problems (an MoE layer: one GEMM per group, each its own M) in one persistent
                            launch over every group's tiles (from the persistent step too); dense problems are a SKIP
+  hopper.stream_k          hopper.best without clusters, with a data-parallel + stream-K schedule: the tiles of a
+                           part-empty last wave (and one more wave) split by k iterations over every CTA, put
+                           together in-kernel (wave quantization at prefill shapes)
 
 A spec's parameters map one to one onto `gc::hopper::Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M,
 GROUP, SPLITS>`; `HopperConfig` is that mapping, checked here with the kernels' own rules (so an impossible
@@ -35,6 +38,9 @@ Parameters (spec spelling -> template parameter):
                            wgmma accumulator, as cuBLASLt's fast-accumulation mode: one register set, so BN up to
                            256 with 64 rows per consumer; tensor and row/column scales; a SKIP under strict
                            contracts (ContractSupport.fast_accum) and under block scales
+  schedule   auto | hybrid | stream_k | data_parallel  stream_k only (template MODE): hybrid = the last wave's tiles
+                           and one more wave stream-K, the rest whole; auto = hybrid when the last wave would be
+                           under 80% full, else data_parallel; stream_k = every tile (extensions/hopper/stream_k_walk.cuh)
 
 TMA needs 16-byte-aligned rows: lda and ldb multiples of 8 elements (the entry refuses anything else before
 launching). K itself may be anything: TMA fills the part of a box past K with zeros. So the steps declare
@@ -61,7 +67,9 @@ SMEM_LIMIT = 232448  # bytes of dynamic shared memory a block may opt into on sm
 MAX_ACCUMULATORS = 128  # f32 accumulators per consumer thread before the kernel would spill
 MAX_FP8_REGISTERS = 192  # fp8: the sums and the promotion registers together (extensions/hopper/fp8.cuh)
 WGMMA_N = (64, 128, 192, 256)
-ACCUMULATIONS = ("promote", "fast")  # fp8: FP32 promotion every 128 of K, or none (PROMOTE = false)
+ACCUMULATIONS = ("promote", "fast")
+# stream_k: the schedule's names, in the order of stream_k_walk.cuh's enum Schedule (AUTO = 0 ...)
+SCHEDULES = ("auto", "data_parallel", "hybrid", "stream_k")  # fp8: FP32 promotion every 128 of K, or none (PROMOTE = false)
 FAST_TITLE = "FP8 in, fast accumulation: no promotion to FP32 (_fastacc contracts only), tensor/rowcol scales"
 
 
@@ -79,6 +87,7 @@ class StepRules:
     default_splits: int = 1
     fp8: bool = False  # FP8 inputs (1-byte elements, BK = 128, promotion registers beside the sums)
     grouped: bool = False  # runs grouped problems only (gemm_abi.h's grouped form), never a dense one
+    stream_k: bool = False  # takes `schedule` (data-parallel + stream-K) and a workspace of flags and f32 slots
 
 
 STEPS: dict[str, StepRules] = {
@@ -99,6 +108,9 @@ STEPS: dict[str, StepRules] = {
     # rows waste most of a 128-row tile; tune: auto races 64-row tiles too.)
     "grouped": StepRules("grouped problems: one persistent launch over every group's tiles", (2, 8), (1, 2), (1,),
                          ((128, 256, 64), 4, 2, 1, 8), grouped=True),
+    # best's default tile without the cluster (a CTA's k range is its own): the TMA-store epilogue's buffers too
+    "stream_k": StepRules("data-parallel + stream-K schedule for part-empty last waves", (2, 8), (1, 2), (1,),
+                          ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192, stream_k=True),
 }
 
 
@@ -113,6 +125,7 @@ class HopperConfig:
     splits: int = 1
     overlap: int = 0
     accumulation: str = "promote"
+    schedule: str = "auto"
 
     @property
     def fast(self) -> bool:
@@ -175,6 +188,9 @@ class HopperConfig:
         if self.overlap and 3 * accumulators > MAX_FP8_REGISTERS:
             raise InvalidConfig(f"overlap=1 keeps the sums and two sets of partials: 3 x {accumulators} f32 per consumer "
                                 f"thread is more than {MAX_FP8_REGISTERS}; BN <= 128 with 64 rows per consumer")
+        if self.schedule not in (SCHEDULES if r.stream_k else SCHEDULES[:1]):
+            raise InvalidConfig(f"schedule={self.schedule!r}: hopper.{self.step} takes "
+                                + (" | ".join(SCHEDULES) if r.stream_k else "only auto (hopper.stream_k schedules)"))
         lo, hi = r.splits
         if not lo <= self.splits <= hi:
             raise InvalidConfig(f"splits={self.splits}: hopper.{self.step} takes " +
@@ -189,12 +205,13 @@ class HopperConfig:
         splits = f"_k{self.splits}" if self.rules.splits != (1, 1) else ""
         overlap = "_o1" if self.overlap else ""
         fast = "_fast" if self.fast else ""
+        schedule = f"_{self.schedule}" if self.rules.stream_k else ""
         return (f"{self.step}_{bm}x{bn}x{bk}_s{self.stages}_c{self.consumers}_cm{self.cluster_m}_g{self.group}"
-                f"{splits}{overlap}{fast}")
+                f"{splits}{overlap}{fast}{schedule}")
 
     @property
     def has_workspace(self) -> bool:
-        return self.rules.splits != (1, 1)
+        return self.rules.splits != (1, 1) or self.rules.stream_k
 
     def symbol(self) -> str:
         return f"gc_hopper_{self.ident}"
@@ -204,18 +221,22 @@ class HopperConfig:
         its occupancy query (gemm_abi.h NAME_occupancy)."""
         bm, bn, bk = self.block
         sym = self.symbol()
-        splits = f", {self.splits}" if self.has_workspace else ""
+        splits = f", {self.splits}" if self.rules.splits != (1, 1) else ""
         # run<Cfg, Tag, OVERLAP, PROMOTE>: the defaults (false, true) are left out, as before fast accumulation
         overlap = ", false, false" if self.fast else ", true" if self.overlap else ""
+        if self.rules.stream_k:  # run<Cfg, Tag, MODE>: the schedule as stream_k_walk.cuh's enum
+            overlap = f", gc::hopper::stream_k::{self.schedule.upper()}"
+        mode = overlap if self.rules.stream_k else ""
         workspace = (
             f'\nextern "C" size_t {sym}_workspace_bytes(const gc_gemm_args* args) {{\n'
-            f"  return gc::hopper::{self.step}::workspace_bytes<{sym}_config, {sym}_tag>(args);\n"
+            f"  return gc::hopper::{self.step}::workspace_bytes<{sym}_config, {sym}_tag{mode}>(args);\n"
             f"}}\n") if self.has_workspace else ""
         title = FAST_TITLE if self.fast else self.rules.title
         return (
             f"// hopper.{self.step} ({title}): {bm}x{bn}x{bk} tile, {self.stages} stages, "
             f"{self.consumers} consumer warpgroup(s), cluster {self.cluster_m}x1, raster group {self.group}"
-            + (f", splits {self.splits or 'auto'}" if self.has_workspace else "")
+            + (f", splits {self.splits or 'auto'}" if self.rules.splits != (1, 1) else "")
+            + (f", schedule {self.schedule}" if self.rules.stream_k else "")
             + (", promotion overlapped with the next stage's wgmmas" if self.overlap else "")
             + ".\n"
             f'#include "hopper/{self.step}.cuh"\n\n'
@@ -233,8 +254,10 @@ class HopperConfig:
     def params(self) -> dict[str, Any]:
         params = {"block": self.block, "stages": self.stages, "consumers": self.consumers, "cluster_m": self.cluster_m,
                   "group": self.group}
-        if self.has_workspace:
+        if self.rules.splits != (1, 1):
             params["splits"] = self.splits
+        if self.rules.stream_k:
+            params["schedule"] = self.schedule
         if self.rules.fp8:
             params["overlap"] = self.overlap
             if self.fast:  # named only when fast: the promoting rows keep the names they had
@@ -273,7 +296,8 @@ class HopperKernel(AbiKernel):
         title = FAST_TITLE if cfg.fast else cfg.rules.title
         self.description = (f"hand-written Hopper GEMM, step {cfg.step} ({title}): {bm}x{bn}x{bk} tile, "
                             f"{cfg.stages} stages, {cfg.consumers} consumer warpgroup(s), cluster {cfg.cluster_m}x1"
-                            + (f", K split {cfg.splits or 'per problem'}" if cfg.has_workspace else ""))
+                            + (f", K split {cfg.splits or 'per problem'}" if cfg.rules.splits != (1, 1) else "")
+                            + (f", schedule {cfg.schedule}" if cfg.rules.stream_k else ""))
 
     def sources(self) -> tuple[KernelSource, ...]:
         return (KernelSource(f"{self.config.symbol()}.cu", text=self.config.render()),)
@@ -337,7 +361,7 @@ def _factory(step: str):
             *(int(params[k]) if params.get(k) is not None else d
               for k, d in (("stages", stages), ("consumers", consumers), ("cluster_m", cluster_m), ("group", group),
                            ("splits", splits), ("overlap", 0))),
-            str(params.get("accumulation") or ACCUMULATIONS[0]))
+            str(params.get("accumulation") or ACCUMULATIONS[0]), str(params.get("schedule") or SCHEDULES[0]))
         cfg.validate()
         return (HopperGroupedKernel if cfg.rules.grouped else HopperKernel)(cfg)
 
@@ -360,7 +384,11 @@ def _params(step: str) -> list[Param]:
         Param("accumulation", "choice", default=ACCUMULATIONS[0], choices=ACCUMULATIONS,
               help="promote: partial sums added into FP32 every 128 of K; fast: no promotion (_fastacc contracts "
                    "only; tensor and row/column scales; BN up to 256)")]
-         if STEPS[step].fp8 else [])
+         if STEPS[step].fp8 else []) + ([
+        Param("schedule", "choice", default=SCHEDULES[0], choices=SCHEDULES,
+              help="auto: hybrid when the last wave of tiles would be under 80% full, else data_parallel; hybrid: "
+                   "that wave's tiles and one more split by k iterations over every CTA; stream_k: every tile")]
+         if STEPS[step].stream_k else [])
 
 
 for _step, _rules in STEPS.items():

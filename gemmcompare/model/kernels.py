@@ -203,7 +203,10 @@ def _hopper_kernel(base: dict[str, Any], name: str, p: dict[str, Any]) -> Kernel
     return KernelShape(**base, instruction="wgmma", block_tile=tuple(p["block"]),
                        threads_per_block=128 * (consumers + (1 if specialized else 0)),
                        raster_group=int(p.get("group") or 1), cluster=(int(p.get("cluster_m") or 1), 1),
-                       persistent=step in ("persistent", "cluster", "best"), stages=_stages(p))
+                       persistent=step in ("persistent", "cluster", "best", "stream_k"), stages=_stages(p),
+                       # stream_k's schedules other than data_parallel balance the last wave (auto: where it is
+                       # under 80% full, which is where the wave model would charge for it)
+                       stream_k=step == "stream_k" and p.get("schedule", "auto") != "data_parallel")
 
 
 def _cutlass_kernel(base: dict[str, Any], p: dict[str, Any]) -> KernelShape:

@@ -44,6 +44,9 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # grouped (MoE): 64-row tiles for decode's groups of a few rows, 128-row ones for prefill's (5 of the 8 points
     # can be built: two consumers need 128 rows, and 128x256 with one consumer runs out of accumulators)
     "hopper.grouped": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},
+    # prefill with a part-empty last wave: the tile sets the wave count (and so how empty the last wave is); the
+    # schedule itself is the auto rule, per problem (hybrid under 80% fill). The same 5 buildable points as best.
+    "hopper.stream_k": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},
 }
 
 MAX_CANDIDATES = 64  # built and checked before the model narrows them: each is a compile

@@ -17,7 +17,7 @@ import sys
 
 import pandas as pd
 
-HAND_WRITTEN = ("decode", "gemv", "hopper.best", "hopper.split_k", "mma_sync")
+HAND_WRITTEN = ("decode", "gemv", "hopper.best", "hopper.split_k", "hopper.stream_k", "mma_sync")
 PREFILL_M = 2048
 
 
