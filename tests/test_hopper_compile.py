@@ -38,14 +38,11 @@ HOPPER_DIR = paths.EXTENSIONS_DIR / "hopper"
 # (step, variant) -> Config<BM, BN, BK, STAGES, CONSUMERS, CLUSTER_M, GROUP[, SPLITS]>
 VARIANTS: dict[tuple[str, str], tuple[int, ...]] = {
     ("wgmma_tma", "default"): (128, 128, 64, 1, 1, 1, 8),
-    ("wgmma_tma", "64x128x128"): (64, 128, 128, 1, 1, 1, 4),
     ("pipelined", "default"): (128, 128, 64, 3, 1, 1, 8),
-    ("pipelined", "s4"): (128, 128, 64, 4, 1, 1, 8),
     ("pipelined", "bk128_s3"): (128, 128, 128, 3, 1, 1, 8),
     ("warp_specialized", "default"): (128, 256, 64, 4, 2, 1, 8),
     ("warp_specialized", "one_consumer"): (128, 128, 64, 4, 1, 1, 8),
     ("persistent", "default"): (128, 256, 64, 4, 2, 1, 8),
-    ("persistent", "256x128"): (256, 128, 64, 4, 2, 1, 8),
     ("cluster", "default"): (128, 256, 64, 4, 2, 2, 8),
     ("cluster", "cluster4"): (128, 256, 64, 4, 2, 4, 16),
     ("best", "default"): (128, 256, 64, 4, 2, 2, 8),
@@ -110,17 +107,37 @@ def build_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("hopper")
 
 
-@pytest.fixture(scope="module")
-def compiled(build_dir, nvcc):
-    """(step, variant) -> Compiled, plus ("instance", step) for the committed default TUs."""
-    jobs = []
-    for (step, variant), cfg in VARIANTS.items():
-        src = build_dir / f"hopper_test_{step}_{variant}.cu"
-        src.write_text(render(step, variant, cfg))
-        jobs.append(((step, variant), src))
-    for step in STEPS:
-        jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
+# The steps off the ladder's line that have a fixture of their own (their default instance TU only): tests of
+# them ask for these fixtures, which read the one shared build below.
+OFF_LINE = {"grouped_compiled": "grouped", "stream_k_compiled": "stream_k"}
 
+
+def _wanted(session) -> set[str]:
+    """What the selected tests of this file need built: "ladder" (every VARIANT and the line's instance TUs) and/or
+    the off-line steps' instance TUs, so that `-k grouped` builds one TU and a whole run builds all in one pool."""
+    wanted = set()
+    for item in session.items:
+        if item.module.__name__ != __name__:
+            continue
+        off = [step for fixture, step in OFF_LINE.items() if fixture in item.fixturenames]
+        wanted |= set(off) or ({"ladder"} if "compiled" in item.fixturenames else set())
+    return wanted
+
+
+@pytest.fixture(scope="module")
+def compiled(request, build_dir, nvcc):
+    """(step, variant) -> Compiled, plus ("instance", step) for the committed default TUs: every TU the selected
+    tests need, compiled in one parallel pool (a TU compiled alone leaves a core idle)."""
+    wanted, jobs = _wanted(request.session), []
+    if "ladder" in wanted:
+        for (step, variant), cfg in VARIANTS.items():
+            src = build_dir / f"hopper_test_{step}_{variant}.cu"
+            src.write_text(render(step, variant, cfg))
+            jobs.append(((step, variant), src))
+        for step in STEPS:
+            jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
+    for step in sorted(wanted & set(OFF_LINE.values())):
+        jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
     return _build_all(build_dir, jobs)
 
 
@@ -240,7 +257,7 @@ def test_generated_wgmma_wrappers_are_current(tmp_path):
 # variant -> Config; "default" is the committed instance TU (extensions/hopper/instances/hopper_grouped.cu). The
 # one-consumer 64-row variant (MoE decode's groups of a few rows: (64, 256, 64, 4, 1, 1, 8)) compiled clean at
 # 154 registers when the step was written; it is not repeated here, as each sm_90a TU costs CI about a minute.
-GROUPED_VARIANTS = {"default": (128, 256, 64, 4, 2, 1, 8)}
+GROUPED_VARIANTS = {"default": (128, 256, 64, 4, 2, 1, 8)}  # the committed instance TU's configuration
 
 
 def grouped_tag(variant: str) -> str:
@@ -248,14 +265,8 @@ def grouped_tag(variant: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def grouped_compiled(build_dir, nvcc):
-    jobs = [("default", HOPPER_DIR / "instances" / "hopper_grouped.cu")]
-    for variant, cfg in GROUPED_VARIANTS.items():
-        if variant != "default":
-            src = build_dir / f"hopper_test_grouped_{variant}.cu"
-            src.write_text(render("grouped", variant, cfg))
-            jobs.append((variant, src))
-    return _build_all(build_dir, jobs)
+def grouped_compiled(compiled):
+    return {"default": compiled[("instance", "grouped")]}
 
 
 @pytest.mark.parametrize("variant", list(GROUPED_VARIANTS))
@@ -299,8 +310,8 @@ def test_grouped_walk_visits_every_group_tile_once(tmp_path, nvcc):
 # One sm_90a TU only (CI time): the committed default instance, AUTO schedule (its kernel is the same for every
 # schedule: the mode only changes the host's plan).
 @pytest.fixture(scope="module")
-def stream_k_compiled(build_dir, nvcc):
-    return _build_all(build_dir, [("default", HOPPER_DIR / "instances" / "hopper_stream_k.cu")])["default"]
+def stream_k_compiled(compiled):
+    return compiled[("instance", "stream_k")]
 
 
 def test_hopper_stream_k_compiles_clean(stream_k_compiled):
