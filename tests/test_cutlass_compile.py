@@ -33,7 +33,9 @@ CASES = [
     ("sm80_128x256x32_3st", "sm_80"),                    # CUTLASS 2.x GemmUniversal
     ("sm80_128x128x32_4st_splitk_parallel4", "sm_80"),   # + ReduceSplitK
     ("sm90_coop_128x256x64_c1x1", "sm_90a"),             # CUTLASS 3.x CollectiveBuilder, TMA + wgmma
-    ("sm90_pp_64x128x64_c1x2", "sm_90a"),                # + ping-pong, a 64-row (decode) tile, A multicast
+    # (the ping-pong schedule compiles in the FP8 fast-accumulation case below and in the grouped compile test; the
+    # dense ping-pong 64-row case with A multicast was dropped for CI time; sm90_pp_128x128x64_c2x1 is a golden of
+    # test_cutlass_render)
     # + the stream-K scheduler (here split-K 4) with A and B swapped (a 128x16 tile, column-major D): one case for
     # both paths (the unswapped split-K case compiled the same scheduler again; each SM90 TU is 1-2 CI minutes)
     ("sm90_coop_swapab_splitk4_128x16x128_c1x1", "sm_90a"),
