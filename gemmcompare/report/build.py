@@ -21,6 +21,7 @@ from .plots import Plot, make_plots
 from .predictions import predictions_section
 from ..files import write_csv
 from ..progress import SILENT, Progress
+from .energy_ranking import energy_ranking_section
 from .picks import picks_html, picks_section
 from .summary import summary_html, summary_markdown
 from .tables import summary_table, tables_html, tables_markdown
@@ -193,6 +194,9 @@ def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: s
     picks = picks_section(summary)  # an oracle run: each tuned row's pick beside its candidates' true best
     if picks is not None:
         md.append(picks.markdown)
+    ranking = energy_ranking_section(summary)  # rows with energy: where the faster row uses more energy
+    if ranking is not None:
+        md.append(ranking.markdown)
     predicted = predictions_section(rows, out, progress=progress)  # the model's time beside the measured one
     md.append(predicted.markdown)
     for receipt, _ in runs:
@@ -203,13 +207,18 @@ def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: s
     return side_by_side, predicted
 
 
+def _energy_ranking_html(summary) -> str:
+    section = energy_ranking_section(summary)
+    return section.html if section is not None else ""
+
+
 def _html_page(report: Report, runs: list[RunData], side_by_side, predicted) -> None:
     summary, figures = report.summary, report.plots
     body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Summary</h2>", summary_html(summary),
             "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
             tables_html(summary), side_by_side.html if side_by_side is not None else "", picks_html(summary),
-            predicted.html]
+            _energy_ranking_html(summary), predicted.html]
     for receipt, _ in runs:
         body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "
                     f"({_html.escape(gpu_name(receipt) or 'unknown GPU')})</h2>")
