@@ -91,7 +91,11 @@ def test_energy_vs_speed_plot_marks_each_row(tmp_path):
     plot = next(p for p in report.plots if p.kind == "energy_vs_speed")
     assert plot.skipped is None and plot.png.exists() and plot.svg.exists()
     assert "baseline" in plot.caption and "counter" in plot.caption
-    assert "J/GEMM" in (tmp_path / "report.md").read_text()
+    md = (tmp_path / "report.md").read_text()
+    assert "J/GEMM" in md
+    # the ranking section: rows whose order by energy differs from their order by time, beyond the noise
+    assert "## Ranking by energy against ranking by time" in md
+    assert "Ranking by energy against ranking by time" in (tmp_path / "report.html").read_text()
 
 
 def test_energy_vs_speed_is_skipped_without_energy(tmp_path):
@@ -101,6 +105,7 @@ def test_energy_vs_speed_is_skipped_without_energy(tmp_path):
     report = build_report((receipt_for("r"), pd.DataFrame([r.to_record() for r in rows])), tmp_path,
                           plots=["energy_vs_speed"])
     assert report.plots[0].skipped and "energy figure" in report.plots[0].skipped
+    assert "Ranking by energy" not in (tmp_path / "report.md").read_text()
 
 
 def _row(run_id="r1") -> Result:

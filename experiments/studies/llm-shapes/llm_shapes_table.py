@@ -7,7 +7,9 @@ them (a run cut short leaves its last problem with a row or two, measured whole 
 Prints a Markdown table per problem (cuBLAS's time, tuned CUTLASS's % of it, the best hand-written row's %, which
 row, its HBM GB/s beside cuBLAS's at decode, and both again in run 2 with the move), then each goal of the issue
 with the rows that decide it. % of cuBLAS is the run's own (same run, same process, same contract). COMPILE_RUN, a
-run of experiments/studies/llm-shapes/llm_shapes_compile.yaml, adds torch.compile's % of that run's own cuBLAS row as a column."""
+run of experiments/studies/llm-shapes/llm_shapes_compile.yaml, adds torch.compile's % of that run's own cuBLAS row as a column.
+A run measured with energy (`run --energy`) adds each problem's millijoules per GEMM of cuBLAS, tuned CUTLASS and
+the best hand-written row, and a closing line on where the ranking by energy differs from the ranking by time."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import re
 import sys
 
 import pandas as pd
+
+from gemmcompare.report.energy_ranking import flip_lines
 
 HAND_WRITTEN = ("decode", "gemv", "hopper.best", "hopper.split_k", "hopper.stream_k", "mma_sync")
 PREFILL_M = 2048
@@ -44,6 +48,12 @@ def load(folders: str) -> pd.DataFrame:
     return df
 
 
+def _mj(row: pd.Series) -> float:
+    """The row's energy per GEMM in millijoules (NaN for a row measured without energy)."""
+    j = row.get("energy_j_per_gemm")
+    return 1e3 * float(j) if j is not None and not pd.isna(j) else math.nan
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """Per problem: cuBLAS ms and GB/s, CUTLASS %, the best hand-written row's %, family and GB/s."""
     out = []
@@ -60,7 +70,10 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
                     "cutlass_cached": bool(cut.cached.iloc[0]) if len(cut) else False,
                     "hand_pct": best.pct_of_baseline if best is not None else math.nan,
                     "hand_fam": best.fam if best is not None else "",
-                    "hand_gb_s": best.gb_s if best is not None else math.nan})
+                    "hand_gb_s": best.gb_s if best is not None else math.nan,
+                    "cublas_mj": _mj(base.iloc[0]) if len(base) else math.nan,
+                    "cutlass_mj": _mj(cut.iloc[0]) if len(cut) else math.nan,
+                    "hand_mj": _mj(best) if best is not None else math.nan})
     return pd.DataFrame(out).set_index(["m", "n", "k"])
 
 
@@ -133,9 +146,11 @@ def main(run1: str, run2: str, compile_run: str | None = None) -> None:
     s2 = summarize(r2) if rerun else s1.iloc[0:0]
     tc = compiled(compile_run)
     extra = " torch.compile % |" if compile_run else ""
+    energy = bool(s1.cublas_mj.notna().any())
+    extra += " mJ/GEMM cuBLAS / CUTLASS / hand-written |" if energy else ""
     again_head = " run 2: CUTLASS / best hand-written | move (points) |" if rerun else ""
     print(f"| problem | cuBLAS us | CUTLASS tuned % | best hand-written % | which | its GB/s (cuBLAS) |{again_head}{extra}")
-    print("|---|---:|---:|---:|---|---:|" + ("---|---|" if rerun else "") + ("---:|" if compile_run else ""))
+    print("|---|---:|---:|---:|---|---:|" + ("---|---|" if rerun else "") + ("---:|" if compile_run else "") + ("---:|" if energy else ""))
     for key, row in s1.iterrows():
         m, n, k = key
         decode = m < PREFILL_M
@@ -150,6 +165,8 @@ def main(run1: str, run2: str, compile_run: str | None = None) -> None:
         if compile_run:
             cell = f" {tc.loc[key].pct:.1f} ({tc.loc[key].ran}) |" if key in tc.index else " not reached |"
         again_cells = f" {again} | {move} |" if rerun else ""
+        if energy:
+            cell += f" {row.cublas_mj:.3g} / {row.cutlass_mj:.3g} / {row.hand_mj:.3g} |"
         print(f"| {m}x{n}x{k} | {row.cublas_ms * 1e3:.2f} | {row.cutlass_pct:.1f} | {row.hand_pct:.1f} | "
               f"{row.hand_fam} | {gb} |{again_cells}{cell}")
 
@@ -169,6 +186,8 @@ def main(run1: str, run2: str, compile_run: str | None = None) -> None:
     print(f"- a project kernel >= 110% of cuBLAS at decode: {len(beat)} problem{'' if len(beat) == 1 else 's'} "
           + ", ".join(f"{m}x{n}x{k} {r.hand_fam} {r.hand_pct:.1f}% at {r.hand_gb_s:.0f} GB/s (cuBLAS {r.cublas_gb_s:.0f})"
                       for (m, n, k), r in beat.iterrows()))
+    if energy:
+        print("- " + "\n  ".join(flip_lines(r1)))
     if not rerun:
         print(f"- {second_opinion(r1)}")
         return
