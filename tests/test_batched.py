@@ -349,6 +349,24 @@ def test_handwritten_kernels_skip_a_batch_but_mma_sync_runs_it():
     assert mma.batched and mma.supports(exp.problems[0].problem, TN)  # the grid's y walks the batch
 
 
+def test_a_batch_over_the_grid_axis_limit_is_a_skip_and_the_index_width_is_per_matrix():
+    """mma_sync and the Triton GEMM put the batch on a grid axis of at most 65535 blocks: a larger batch is a SKIP
+    naming the limit, not a launch failure. Their 32-bit indices are within one matrix (the batch offsets are
+    64-bit): a batch whose total elements pass 2^31 while each matrix stays under runs."""
+    from gemmcompare.implementations.python_library import has_module
+
+    exp = parse_spec("name: t\nproblems: [{m: 64, n: 64, k: 64}]\ncontracts: [f16_f32acc_tn]\n"
+                     "implementations: [{mma_sync: {}}]\n", "t.yaml")
+    mma, = exp.implementations
+    rows = [mma] + ([FIXED["library.triton_matmul"]()] if has_module("triton") else [])
+    for impl in rows:
+        skip = impl.supports(GemmProblem(64, 64, 64, 65536), TN)
+        assert not skip and "65535" in skip.reason and "grid" in skip.reason, (impl.name, skip)
+        assert impl.supports(GemmProblem(64, 64, 64, 65535), TN), impl.name
+        # 4096 matrices of 4096 x 256 elements: 2^32 in all, 2^20 each
+        assert impl.supports(GemmProblem(4096, 4096, 256, 4096), TN), impl.name
+
+
 @pytest.mark.parametrize("value", [0, -3, 1.5, "two"])
 def test_a_spec_batch_that_is_not_a_positive_integer_is_exit_2_with_its_line(tmp_path, capsys, value):
     spec = tmp_path / "t.yaml"

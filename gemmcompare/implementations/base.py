@@ -12,6 +12,7 @@ padding (timed, see AbiPrepared), workspace and the launch itself are handled he
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -396,6 +397,10 @@ class AbiKernel(Implementation):
     batched: bool = False
     batch_skip: str = ("batched problems are not supported: this kernel's grid has no batch axis (it reads one "
                        "matrix per launch, not gc_gemm_args' batch and batch strides)")
+    # a batched kernel whose batch is a grid axis other than x takes at most that axis's 65535 matrices; one whose
+    # batch offsets are 64-bit products checks its index width per matrix, not over the whole batch
+    max_batch: int | None = None
+    batch_offsets_64bit: bool = False
 
     def supports(self, problem, contract):
         s = self.contract_support.check(contract)
@@ -409,6 +414,11 @@ class AbiKernel(Implementation):
                 return Skip(self.batch_skip)
             if contract.is_fp8:  # one scale tensor per operand, not one per matrix of the batch
                 return Skip("batched FP8 problems are not offered: the contract's scales describe one matrix")
+            if self.max_batch is not None and problem.batch > self.max_batch:
+                return Skip(f"batch {problem.batch} is over this kernel's {self.max_batch} (its batch is a grid axis "
+                            "of at most that many blocks)")
+            if self.batch_offsets_64bit:
+                return self.constraints.check(dataclasses.replace(problem, batch=1))
         return self.constraints.check(problem)
 
     def contracts_summary(self):

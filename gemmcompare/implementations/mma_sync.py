@@ -347,6 +347,8 @@ class MmaSyncKernel(ConfigKernel):
     build_group = "mma_sync"
     constraints = Constraints()  # any m, n, k; ragged tails are zero-filled in shared memory
     batched = True  # a batch is the grid's y: each block offsets A, B and C by its matrix's batch stride
+    max_batch = 65535  # gridDim.y's limit
+    batch_offsets_64bit = True  # the batch offsets are 64-bit; the 32-bit indices are those within a matrix
 
     def __init__(self, cfg: MmaSyncConfig):
         super().__init__(cfg)

@@ -66,6 +66,8 @@ class TritonMatmul(Implementation):
                                  "which a strict contract forbids; this row is the FP16/BF16 tensor-core GEMM")
         if not s:
             return s
+        if problem.batch > 65535:  # the batch is the launch grid's axis 1
+            return Skip(f"batch {problem.batch} is over the Triton GEMM's 65535 (its batch is grid axis 1)")
         # the kernel's offsets within a matrix are 32-bit products; a batch's matrices are 64-bit strides apart
         return Constraints(index_bits=32).check(dataclasses.replace(problem, batch=1))
 
