@@ -555,7 +555,7 @@ def test_a_grouped_run_stores_its_rows_and_reports_them(tmp_path, monkeypatch):
     for entry in exp.problems:
         p = entry.problem
         rows = stored[stored["problem"] == p.label]
-        assert len(rows) == 20 and all(GroupedProblem.from_dict(g) == p for g in rows["grouped"])  # 10 rows x 2 contracts
+        assert len(rows) == 18 and all(GroupedProblem.from_dict(g) == p for g in rows["grouped"])  # 9 rows x 2 contracts
         assert set(rows["flops"]) == {p.flops} and set(rows["m"]) == {sum(p.ms)}
     report = tmp_path / "report"
     assert main(["report", str(tmp_path / "runs" / out.run_id), "--out", str(report),

@@ -134,7 +134,7 @@ def test_new_kernel_writes_a_grouped_general_starter_and_a_spec_that_plans_it(tm
     mine = exp.implementations[2]
     assert mine.takes_grouped and "my_gg_kernel" in (tmp_path / "my_gg.cu").read_text()
     for entry in exp.problems:
-        s = mine.admits(entry.problem, BUILTIN_CONTRACTS["bf16_f32acc_tn"])
+        s = mine.admits(entry.problem, BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"])
         assert bool(s) == (entry.problem.layout == "contiguous"), (entry.problem.label, s)
     assert make_plan(exp)
     assert main(["new-kernel", "my_gx", "--abi", "general", "--grouped", "--fp8", "--dir", str(tmp_path)]) == 2

@@ -1,8 +1,8 @@
 """Library rows for grouped problems (grouped.py; docs/grouped.md): the best a user calls today, and the naive
 loop users write first.
 
-`library.torch_grouped_mm` is torch's grouped GEMM: torch._grouped_mm (BF16 in, BF16 or FP32 out) with
-offs = the cumulative group ends, one launch for every group; under an FP8 contract torch._scaled_grouped_mm
+`library.torch_grouped_mm` is torch's grouped GEMM: torch._grouped_mm (BF16 in, BF16 out: torch refuses an
+out_dtype other than the input's, whatever F.grouped_mm's docstring says) with offs = the cumulative group ends, one launch for every group; under an FP8 contract torch._scaled_grouped_mm
 (e4m3 in, BF16 out, row-wise scales: a per-group tensor scale is expanded to its rows and columns outside
 timing, exactly). The masked layout is its 3-D form (offs None): every group's whole capacity is computed, the
 padding rows from A's NaN padding (executed FLOPs count it). Both return a new tensor: launch() drops the
@@ -88,8 +88,8 @@ class TorchGroupedMm(Implementation):
             return Ok()
         if not _has("_grouped_mm"):
             return Skip("this torch has no torch._grouped_mm")
-        if contract.a is not DType.BF16 or contract.b is not DType.BF16 or contract.c not in (DType.BF16, DType.F32):
-            return Skip(f"torch._grouped_mm takes bf16 inputs and writes bf16 (or f32 through out_dtype), not "
+        if contract.a is not DType.BF16 or contract.b is not DType.BF16 or contract.c is not DType.BF16:
+            return Skip(f"torch._grouped_mm takes bf16 inputs and writes bf16 (its output dtype must match mat_a's), not "
                         f"{contract.a.value}/{contract.b.value} -> {contract.c.value}")
         return Ok()
 
@@ -205,12 +205,12 @@ class CublasGrouped(AbiKernel):
         version = cublas_version()
         if version is not None and version < (12, 5):
             return Skip(f"cublasGemmGroupedBatchedEx came in cuBLAS 12.5; this one is {version[0]}.{version[1]}")
+        if contract.c is not contract.a:  # first: it holds for every layout
+            return Skip(f"cublasGemmGroupedBatchedEx writes its input type ({contract.a.value} in, "
+                        f"{contract.a.value} out), not {contract.c.value}")
         s = super().supports(problem, contract)  # the contract's types and math; the contiguous layout
         if not s:
             return s
-        if contract.c is not contract.a:
-            return Skip(f"cublasGemmGroupedBatchedEx writes its input type ({contract.a.value} in, "
-                        f"{contract.a.value} out), not {contract.c.value}")
         if contract.math is Math.TF32 and contract.a is not DType.F32:
             return Skip("TF32 math applies to FP32 inputs only")
         for what, value in (("n", problem.n), ("k", problem.k), ("a group's M", max(problem.ms))):

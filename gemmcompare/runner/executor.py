@@ -385,9 +385,10 @@ class ProblemExecutor:
         if m.method_note:
             row.add_note(m.method_note)
         row.median_ms_at_max_clock = at_max_clock(s.median, row.sm_clock_mhz, row.max_sm_clock_mhz)
-        row.tflops = row.flops / (s.median * 1e-3) / 1e12
+        # a problem of no work (every group empty) can launch nothing: a median of 0 ms has no rate
+        row.tflops = row.flops / (s.median * 1e-3) / 1e12 if s.median > 0 else None
         _attach_energy(row, t.row_energy)
-        if row.executed_flops:
+        if row.executed_flops and s.median > 0:
             row.executed_tflops = row.executed_flops / (s.median * 1e-3) / 1e12
         row.status = Status.PASS
         if (row.throttled_fraction or 0) > THROTTLED_MAJORITY:

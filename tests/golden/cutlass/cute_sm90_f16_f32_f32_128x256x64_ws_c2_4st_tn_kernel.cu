@@ -301,6 +301,7 @@ __global__ void __launch_bounds__(kThreads, 1) cute_sm90_gemm_kernel(__grid_cons
     int next_k_tile = 0;  // (thread 0's count)
     auto refill = [&] {
       if (threadIdx.x == 0 && next_k_tile < k_tiles) load_stage(p, pipeline, write, views, next_k_tile++);
+      __syncwarp();  // warp 0 whole again before its next .aligned wgmma (thread 0 may have waited for a stage)
     };
     for (int stage = 0; stage < kStages; ++stage) refill();  // the prologue: every stage in flight
     mma_tile(tiled_mma, tCrA, tCrB, accum, pipeline, read, k_tiles, refill);
@@ -326,8 +327,12 @@ int check_tma(const gc_gemm_args* args, char* err, size_t err_len) {
   char msg[256];
   constexpr int64_t kVector = 16 / int64_t(sizeof(Element));
   if (args->k < 1) return gc_fail(err, err_len, "cute_sm90_f16_f32_f32_128x256x64_ws_c2_4st_tn: k = 0 (a TMA descriptor has no empty extent)");
-  if (args->m > INT_MAX || args->n > INT_MAX || args->k > INT_MAX || args->ldc > INT_MAX) {
-    return gc_fail(err, err_len, "cute_sm90_f16_f32_f32_128x256x64_ws_c2_4st_tn: m, n, k and ldc must fit an int");
+  if (args->m > INT_MAX || args->n > INT_MAX || args->k > INT_MAX || args->ldc > INT_MAX || args->lda > INT_MAX ||
+      args->ldb > INT_MAX) {
+    return gc_fail(err, err_len, "cute_sm90_f16_f32_f32_128x256x64_ws_c2_4st_tn: m, n, k, lda, ldb and ldc must fit an int");
+  }
+  if (args->lda < args->k || args->ldb < args->k) {  // A and B are K-major here: a row holds K elements
+    return gc_fail(err, err_len, "cute_sm90_f16_f32_f32_128x256x64_ws_c2_4st_tn: lda and ldb must be at least k (K-major A and B)");
   }
   if (args->lda % kVector || args->ldb % kVector) {
     snprintf(msg, sizeof msg, "cute_sm90_f16_f32_f32_128x256x64_ws_c2_4st_tn: TMA needs 16-byte aligned rows: lda and ldb multiples of %lld "
