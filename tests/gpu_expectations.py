@@ -1,5 +1,7 @@
 """What the spec-driven GPU tests share (test_gpu_batched.py, test_gpu_grouped.py): run a spec once, then compare
-every (implementation, contract, problem) row with what is expected of it."""
+every (implementation, contract, problem) row with what is expected of it; and, for every GPU test that runs the
+harness, `assert_complete`: a run that did not complete says why (its status and every row that neither PASSed
+nor SKIPped, with its reason), so that a failure on a device call is diagnosed from its log alone."""
 
 from __future__ import annotations
 
@@ -10,10 +12,20 @@ from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import load_spec
 
 
+def assert_complete(out) -> None:
+    """The run completed; else an assertion naming its status and each row that neither PASSed nor SKIPped."""
+    if out.status == "complete":
+        return
+    bad = [f"  {r.implementation} | {r.contract} | {r.problem}: {r.status.value}: {r.reason}" for r in out.rows
+           if r.status not in (Status.PASS, Status.SKIP)]
+    raise AssertionError(f"run {out.run_id} ended {out.status!r} after {len(out.rows)} rows (log: {out.run_dir}); "
+                         f"rows that neither PASSed nor SKIPped: {len(bad)}\n" + "\n".join(bad[:60]))
+
+
 def run_rows(spec: Path, tmp: Path) -> dict:
     """The rows of one run of `spec`, keyed (implementation, contract, problem)."""
     out = Runner(load_spec(spec), RunOptions(store=tmp / "g.db", runs_dir=tmp / "runs", progress=False)).run()
-    assert out.status == "complete"
+    assert_complete(out)
     return {(r.implementation, r.contract, r.problem): r for r in out.rows}
 
 

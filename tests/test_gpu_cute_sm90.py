@@ -14,6 +14,7 @@ import pytest
 from gemmcompare.results import Status
 from gemmcompare.runner import parent
 from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -46,7 +47,7 @@ def test_cute_sm90_rows_pass_beside_cublas(tmp_path):
     runner = parent.Runner(parse_spec(SPEC, "cute_sm90_gpu.yaml"), parent.RunOptions(
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache"))
     out = runner.run()
-    assert out.status == "complete"
+    assert_complete(out)
     rows = [r for r in out.rows if r.implementation.startswith("cutlass.cute_sm90")]
     for row in rows:
         print(f"{row.implementation[-50:]:<50} {row.problem:<18} {row.contract:<24} {row.status.value} "

@@ -10,6 +10,7 @@ import pytest
 
 from gemmcompare.runner import parent
 from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -37,7 +38,7 @@ def test_decode_rows_pass_at_decode_shapes_and_awkward_ones(tmp_path):
     runner = parent.Runner(parse_spec(SPEC, "decode_gpu.yaml"), parent.RunOptions(
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache"))
     out = runner.run()
-    assert out.status == "complete"
+    assert_complete(out)
     rows = [r for r in out.rows if r.implementation.startswith("decode[")]
     assert len(rows) == 6 * 5 * 3
     for row in rows:
@@ -75,7 +76,7 @@ def test_gemv_rows_pass_at_m_up_to_4_and_awkward_shapes(tmp_path):
     runner = parent.Runner(parse_spec(GEMV_SPEC, "gemv_gpu.yaml"), parent.RunOptions(
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache"))
     out = runner.run()
-    assert out.status == "complete"
+    assert_complete(out)
     rows = [r for r in out.rows if r.implementation.startswith("gemv[")]
     assert len(rows) == 6 * 5 * 2
     for row in rows:

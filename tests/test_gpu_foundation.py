@@ -10,6 +10,7 @@ from gemmcompare.results import Status
 from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
 from gemmcompare.store import Store
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -78,7 +79,7 @@ def run(tmp_path, spec=SPEC, extra=()):
 
 def test_quickstart_rows_pass_and_are_stored(tmp_path):
     out = run(tmp_path)
-    assert out.status == "complete"
+    assert_complete(out)
     by = {(r.problem, r.contract, r.implementation): r for r in out.rows}
     assert by[("512x512x512", "f16_f32acc_tn", "library.cublas")].status is Status.PASS
     # torch.mm under FP32 output: PASS through out_dtype, or a SKIP that says why

@@ -11,6 +11,7 @@ import pytest
 from gemmcompare.results import Status
 from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -35,7 +36,7 @@ MASKED = "g4 n256 k512 m64,0,5,130 masked c256"
 def test_grouped_fp8_rows_pass_every_group(tmp_path):
     out = Runner(parse_spec(SPEC, "grouped_fp8_gpu.yaml"), RunOptions(
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache")).run()
-    assert out.status == "complete"
+    assert_complete(out)
     wrong = []
     for r in out.rows:
         block = r.contract.endswith("_block")

@@ -15,6 +15,7 @@ import pytest
 from gemmcompare.results import Status
 from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -48,7 +49,7 @@ PROBLEMS, CONTRACTS = 8, 4
 def test_hopper_grouped_passes_every_group_beside_torch(tmp_path):
     out = Runner(parse_spec(SPEC, "hopper_grouped_gpu.yaml"), RunOptions(
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache")).run()
-    assert out.status == "complete"
+    assert_complete(out)
     mine = [r for r in out.rows if r.implementation.startswith("hopper.grouped")]
     assert len(mine) == 2 * PROBLEMS * CONTRACTS
     bad = [f"{r.implementation} {r.problem} {r.contract}: {r.status.value} {r.reason}" for r in mine

@@ -7,6 +7,7 @@ import pytest
 from gemmcompare.results import Status
 from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import load_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -31,7 +32,7 @@ def test_every_planted_defect_is_caught_and_the_run_goes_on(tmp_path):
     exp = load_spec(PLANTED)
     out = Runner(exp, RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False)).run()
     got = {r.implementation: r for r in out.rows}
-    assert out.status == "complete"
+    assert_complete(out)
     problems = []
     for name, (status, words) in EXPECTED.items():
         row = got.get(name)

@@ -5,6 +5,7 @@ import pytest
 from gemmcompare.results import Status
 from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -34,7 +35,7 @@ timing: {l2: L2POLICY, graph: GRAPH, samples: {min: 10, max: 20}}
 def test_every_layout_and_mode_passes_or_skips_with_a_reason(tmp_path, l2, graph):
     exp = parse_spec(SPEC.replace("L2POLICY", l2).replace("GRAPH", graph), "modes.yaml")
     out = Runner(exp, RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False)).run()
-    assert out.status == "complete"
+    assert_complete(out)
     bad = [f"{r.problem} {r.contract} {r.implementation}: {r.status.value} {r.reason}" for r in out.rows
            if r.status not in (Status.PASS, Status.SKIP)
            or (r.status is Status.SKIP and (r.implementation == "library.cublas" or not r.reason))]
@@ -86,7 +87,7 @@ def test_mma_sync_runs_bf16_contracts(tmp_path, spec, variants):
     the whole-tile kernel, 200x136x264 the aligned one with ragged tiles, K = 251 and 617 the element-wise one."""
     exp = parse_spec(spec, "mma_sync_bf16.yaml")
     out = Runner(exp, RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False)).run()
-    assert out.status == "complete"
+    assert_complete(out)
     bad = [f"{r.problem} {r.contract} {r.implementation}: {r.status.value} {r.reason}" for r in out.rows
            if r.status is not Status.PASS]
     assert not bad, "\n".join(bad)

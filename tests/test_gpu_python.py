@@ -8,6 +8,7 @@ import pytest
 from gemmcompare.results import Status
 from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import load_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -43,7 +44,7 @@ EXPECTED = {
 def rows(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("python")
     out = Runner(load_spec(PLANTED), RunOptions(store=tmp / "g.db", runs_dir=tmp / "runs", progress=False)).run()
-    assert out.status == "complete"
+    assert_complete(out)
     return {(r.implementation, r.contract): r for r in out.rows}
 
 

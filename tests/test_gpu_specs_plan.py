@@ -75,3 +75,19 @@ def test_expected_skips_are_planned_and_expected_runs_are_not(name):
             elif state is not Status.SKIP and not support:
                 wrong.append(f"{impl} {contract} {problem}: expected {state.value}, planned SKIP: {support.reason}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_an_incomplete_run_says_why_in_the_assertion():
+    """gpu_expectations.assert_complete: a GPU test's log alone names the rows that broke a run."""
+    from types import SimpleNamespace
+
+    from gemmcompare.results import Result
+    from gpu_expectations import assert_complete
+
+    ok = Result("r", "8x8x8", 8, 8, 8, 1, "c", "library.cublas", "library", {}, Status.PASS)
+    crash = Result("r", "8x8x8", 8, 8, 8, 1, "c", "cutlass.x", "cutlass", {}, Status.CRASH, reason="illegal address")
+    assert_complete(SimpleNamespace(status="complete", rows=[ok, crash], run_id="r", run_dir=Path("runs/r")))
+    with pytest.raises(AssertionError) as e:
+        assert_complete(SimpleNamespace(status="failed", rows=[ok, crash], run_id="r", run_dir=Path("runs/r")))
+    text = str(e.value)
+    assert "'failed'" in text and "cutlass.x | c | 8x8x8: CRASH: illegal address" in text and "cublas" not in text

@@ -10,6 +10,7 @@ import pytest
 
 from gemmcompare.runner import parent
 from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -39,7 +40,7 @@ def test_split_k_rows_pass_at_decode_long_k_and_awkward_shapes(tmp_path):
     runner = parent.Runner(parse_spec(SPEC, "split_k_gpu.yaml"), parent.RunOptions(
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache"))
     out = runner.run()
-    assert out.status == "complete"
+    assert_complete(out)
     rows = [r for r in out.rows if r.implementation.startswith("hopper.split_k")]
     assert len(rows) == 7 * 3 * 3
     for row in rows:

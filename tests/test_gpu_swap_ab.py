@@ -9,6 +9,7 @@ import pytest
 
 from gemmcompare.runner import parent
 from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
 
 pytestmark = pytest.mark.gpu
 
@@ -37,7 +38,7 @@ def test_swapped_cutlass_rows_pass_at_decode_and_awkward_shapes(tmp_path):
     runner = parent.Runner(parse_spec(SPEC, "swap_ab_gpu.yaml"), parent.RunOptions(
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache"))
     out = runner.run()
-    assert out.status == "complete"
+    assert_complete(out)
     rows = [r for r in out.rows if r.implementation.startswith("cutlass.")]
     assert len(rows) == 4 * 5 * 2
     for row in rows:
