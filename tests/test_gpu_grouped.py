@@ -1,8 +1,9 @@
 """Grouped problems on the GPU (experiments/byo_kernel/grouped.yaml): torch's, Triton's and cuBLAS's grouped
-GEMMs (torch's and cuBLAS's: BF16 out; cuBLAS's: contiguous), the loop of cuBLAS calls and a grouped Python callable (BF16 out) PASS every group
-of a listed problem (an empty group and groups below 16 tokens among them), a Zipf-routed one and a masked one, under BF16 contracts with FP32 and BF16 outputs; the
-planted callables (short groups skipped, rows written past a group's end, the last group ignored, one group
-accumulated in FP16) FAIL, naming their groups."""
+GEMMs (torch's and cuBLAS's: BF16 out; cuBLAS's: contiguous), the loop of cuBLAS calls and a grouped Python
+callable (BF16 out) PASS every group of a listed problem (an empty group and groups below 16 tokens among them), a
+Zipf-routed one and a masked one, under BF16 contracts with FP32 and BF16 outputs; the planted callables (short
+groups skipped, rows written past a group's end, the last group ignored, one group accumulated in FP16) FAIL,
+naming their groups."""
 
 from pathlib import Path
 

@@ -19,7 +19,8 @@ from .options import exit_codes, parser_args
 CONTRACT = "f16_f32acc_tn"  # what the plain starters compute: FP16 A row-major, B column-major, FP32 C
 FP8_CONTRACT = "e4m3_bf16out_f32acc_tn_tensor"  # the FP8 starters: e4m3 A row-major, B column-major, bf16 C
 FP8_SCALINGS = "[tensor, rowcol, block]"  # what each FP8 starter applies (the Python one: no block scales)
-GROUPED_CONTRACT = "bf16_bf16out_f32acc_tn"  # the grouped starter: BF16 in and out, what torch._grouped_mm takes and writes
+# the grouped starter: BF16 in and out, what torch._grouped_mm takes and writes
+GROUPED_CONTRACT = "bf16_bf16out_f32acc_tn"
 ABIS = ("capstone", "general", "python")
 
 

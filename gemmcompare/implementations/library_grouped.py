@@ -2,7 +2,8 @@
 loop users write first.
 
 `library.torch_grouped_mm` is torch's grouped GEMM: torch._grouped_mm (BF16 in, BF16 out: torch refuses an
-out_dtype other than the input's, whatever F.grouped_mm's docstring says) with offs = the cumulative group ends, one launch for every group; under an FP8 contract torch._scaled_grouped_mm
+out_dtype other than the input's, whatever F.grouped_mm's docstring says) with offs = the cumulative group ends,
+one launch for every group; under an FP8 contract torch._scaled_grouped_mm
 (e4m3 in, BF16 out, row-wise scales: a per-group tensor scale is expanded to its rows and columns outside
 timing, exactly). The masked layout is its 3-D form (offs None): every group's whole capacity is computed, the
 padding rows from A's NaN padding (executed FLOPs count it). Both return a new tensor: launch() drops the
@@ -89,7 +90,8 @@ class TorchGroupedMm(Implementation):
         if not _has("_grouped_mm"):
             return Skip("this torch has no torch._grouped_mm")
         if contract.a is not DType.BF16 or contract.b is not DType.BF16 or contract.c is not DType.BF16:
-            return Skip(f"torch._grouped_mm takes bf16 inputs and writes bf16 (its output dtype must match mat_a's), not "
+            return Skip(f"torch._grouped_mm takes bf16 inputs and writes bf16 (its output dtype must match "
+                        f"mat_a's), not "
                         f"{contract.a.value}/{contract.b.value} -> {contract.c.value}")
         return Ok()
 

@@ -56,7 +56,10 @@ def energy_rows(rows: pd.DataFrame) -> pd.DataFrame:
 def energy_flips(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per flipped pair: problem, contract, the faster row, the row that uses less energy, how much
     less time the faster takes and how much less energy the other uses (both in % of the larger figure)."""
-    ranked = energy_rows(rows)
+    return _flips(energy_rows(rows))
+
+
+def _flips(ranked: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (problem, contract), g in ranked.groupby(["problem", "contract"], sort=False, observed=True):
         recs = g.to_dict("records")
@@ -78,18 +81,21 @@ def energy_flips(rows: pd.DataFrame) -> pd.DataFrame:
 def flip_lines(rows: pd.DataFrame) -> list[str]:
     """The flips as plain lines, for the study tables; one line saying there are none otherwise."""
     ranked = energy_rows(rows)
+    return _lines(ranked, _flips(ranked))
+
+
+def _lines(ranked: pd.DataFrame, flips: pd.DataFrame) -> list[str]:
     if ranked.empty:
         return ["energy: no PASS row carries an energy figure (run with --energy or timing: {energy: true})"]
-    flips = energy_flips(rows)
     groups = ranked.groupby(["problem", "contract"], sort=False, observed=True).ngroups
     if flips.empty:
         return [f"energy: at {groups} problem/contract pair(s) the ranking by energy per GEMM is the ranking by "
                 "time wherever both differ beyond their CIs"]
     lines = [f"energy: the ranking by energy differs from the ranking by time at "
              f"{flips.groupby(['problem', 'contract']).ngroups} of {groups} problem/contract pair(s):"]
-    for f in flips.itertuples(index=False):
-        lines.append(f"    {f.problem} {f.contract}: {f.faster} is {f[4]:.1f}% faster, {f[3]} uses "
-                     f"{f[5]:.1f}% less energy per GEMM")
+    for f in flips.to_dict("records"):
+        lines.append(f"    {f['problem']} {f['contract']}: {f['faster']} is {f['time saved %']:.1f}% faster, "
+                     f"{f['less energy']} uses {f['energy saved %']:.1f}% less energy per GEMM")
     return lines
 
 
@@ -102,10 +108,11 @@ class EnergyRankingSection:
 
 def energy_ranking_section(summary: pd.DataFrame, heading: str = "##") -> EnergyRankingSection | None:
     """The report's section, or None when no row of the run carries an energy figure."""
-    if energy_rows(summary).empty:
+    ranked = energy_rows(summary)
+    if ranked.empty:
         return None
-    flips = energy_flips(summary)
-    head = flip_lines(summary)[0].removeprefix("energy: ")
+    flips = _flips(ranked)
+    head = _lines(ranked, flips)[0].removeprefix("energy: ")
     head = head[0].upper() + head[1:].rstrip(":") + "."
     shown = flips.assign(**{"time saved %": flips["time saved %"].map(lambda v: f"{v:.1f}"),
                             "energy saved %": flips["energy saved %"].map(lambda v: f"{v:.1f}")})

@@ -55,8 +55,8 @@ def main(folders: list[str]) -> None:
         base_tflops = float(base.tflops.iloc[0]) if len(base) and base.status.iloc[0] == "PASS" else float("nan")
         print(f"{problem} {contract}")
         for _, r in g.iterrows():
-            print(f"    {short(r.implementation):<64} {r.status:<5} {r.tflops:8.1f}  {100 * r.tflops / base_tflops:6.1f}%"
-                  + energy_text(r))
+            pct = 100 * r.tflops / base_tflops
+            print(f"    {short(r.implementation):<64} {r.status:<5} {r.tflops:8.1f}  {pct:6.1f}%" + energy_text(r))
     print("\nFP8 over BF16 (same run, same shape; TFLOP/s of the best PASS row of each kind)")
     for problem, g in ran[ran.status == "PASS"].groupby("problem", sort=False):
         bf16 = g[(g.contract == BF16) & (g.implementation == "library.cublas")].tflops

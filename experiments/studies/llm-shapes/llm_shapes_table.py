@@ -7,8 +7,8 @@ them (a run cut short leaves its last problem with a row or two, measured whole 
 Prints a Markdown table per problem (cuBLAS's time, tuned CUTLASS's % of it, the best hand-written row's %, which
 row, its HBM GB/s beside cuBLAS's at decode, and both again in run 2 with the move), then each goal of the issue
 with the rows that decide it. % of cuBLAS is the run's own (same run, same process, same contract). COMPILE_RUN, a
-run of experiments/studies/llm-shapes/llm_shapes_compile.yaml, adds torch.compile's % of that run's own cuBLAS row as a column.
-A run measured with energy (`run --energy`) adds each problem's millijoules per GEMM of cuBLAS, tuned CUTLASS and
+run of experiments/studies/llm-shapes/llm_shapes_compile.yaml, adds torch.compile's % of that run's own cuBLAS row as a
+column. A run measured with energy (`run --energy`) adds each problem's millijoules per GEMM of cuBLAS, tuned CUTLASS and
 the best hand-written row, and a closing line on where the ranking by energy differs from the ranking by time."""
 
 from __future__ import annotations
@@ -150,7 +150,8 @@ def main(run1: str, run2: str, compile_run: str | None = None) -> None:
     extra += " mJ/GEMM cuBLAS / CUTLASS / hand-written |" if energy else ""
     again_head = " run 2: CUTLASS / best hand-written | move (points) |" if rerun else ""
     print(f"| problem | cuBLAS us | CUTLASS tuned % | best hand-written % | which | its GB/s (cuBLAS) |{again_head}{extra}")
-    print("|---|---:|---:|---:|---|---:|" + ("---|---|" if rerun else "") + ("---:|" if compile_run else "") + ("---:|" if energy else ""))
+    print("|---|---:|---:|---:|---|---:|" + ("---|---|" if rerun else "") + ("---:|" if compile_run else "")
+          + ("---:|" if energy else ""))
     for key, row in s1.iterrows():
         m, n, k = key
         decode = m < PREFILL_M
