@@ -406,12 +406,15 @@ class _Fp8LoopPrepared(Prepared):
         for g, m in enumerate(problem.ms):
             if not m:
                 continue
+            # Each group's scales are fresh allocations: a view into the stacked scales starts 4 bytes x its
+            # offset in, and cuBLASLt refuses a scale pointer that is not 16-byte aligned (NOT_SUPPORTED).
+            fresh = lambda t: t.clone(memory_format=torch.contiguous_format)  # noqa: E731
             if self.scaling is Scaling.BLOCK:  # outer-dim-major copies, as library.cublaslt_fp8 makes them
                 scales = (rows(sa, g).t().contiguous().t(), sb[g].t().contiguous().t())
             elif self.scaling is Scaling.ROWCOL:
-                scales = (rows(sa, g).reshape(m, 1).contiguous(), sb[g].reshape(1, problem.n).contiguous())
+                scales = (fresh(rows(sa, g).reshape(m, 1)), fresh(sb[g].reshape(1, problem.n)))
             else:  # one scale per group and operand
-                scales = (sa[g].reshape(()).contiguous(), sb[g].reshape(()).contiguous())
+                scales = (fresh(sa[g].reshape(())), fresh(sb[g].reshape(())))
             self.calls.append((g, rows(a, g), b[g].t(), *scales, rows(self.out, g)))
         F = torch.nn.functional
         self.recipes = (F.ScalingType.BlockWise1x128, F.ScalingType.BlockWise128x128) \

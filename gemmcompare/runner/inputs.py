@@ -205,10 +205,18 @@ def same_bits(x, y) -> bool:
 
     if x.shape != y.shape:
         return False
-    xs, ys = in_storage_order(x), in_storage_order(y)
-    if xs.shape != ys.shape:  # one stored column-major, the other not
-        xs, ys = x.contiguous(), y.contiguous()
+    if x.is_contiguous() and y.is_contiguous():
+        xs, ys = x, y
+    elif transposed_contiguous(x) and transposed_contiguous(y):
+        xs, ys = x.transpose(-2, -1), y.transpose(-2, -1)
+    else:  # stored in different orders: compare element by element (a square B^T copy has B's shape and strides
+        xs, ys = x.contiguous(), y.contiguous()  # swapped, so comparing storage would compare B^T with B)
     return bool(torch.equal(as_bits(xs), as_bits(ys)))
+
+
+def transposed_contiguous(t) -> bool:
+    """Whether t's last two dimensions swapped are contiguous (a column-major matrix, or batch of them)."""
+    return t.dim() >= 2 and t.transpose(-2, -1).is_contiguous()
 
 
 def in_storage_order(t):
@@ -217,7 +225,7 @@ def in_storage_order(t):
     where possible."""
     if t.is_contiguous():
         return t
-    if t.dim() >= 2 and t.transpose(-2, -1).is_contiguous():
+    if transposed_contiguous(t):
         return t.transpose(-2, -1)
     return t.contiguous()
 
