@@ -427,6 +427,35 @@ def test_the_fp8_loop_passes_every_group_with_its_own_scales(p, contract):
     assert not _judge(prepared.output(), draw, p, contract).passed
 
 
+def test_the_block_scaled_fp8_loop_pads_each_group_to_a_multiple_of_four_rows():
+    """cuBLASLt's block-scaled FP8 GEMM refuses M not a multiple of 4 (measured: experiments/studies/fp8/
+    cublaslt_fp8_shape_probe.py): the loop pads such a group's A with zero rows (scales 1) outside timing and keeps
+    the first M rows of its C; the dense row SKIPs such an M. Prepared on the CPU (the call itself needs the GPU)."""
+    from gemmcompare.implementations.library_fp8 import BLOCK_M_MULTIPLE
+
+    p = GroupedProblem(256, 512, [8, 0, 5, 130, 1])
+    contract = BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"]
+    draw = make_draw("uniform", p, contract, 5, "cpu")
+    impl = FIXED["library.cublaslt_fp8_loop"]()
+    if not impl.admits(p, contract):
+        pytest.skip("this torch has no block-scaled scaled_mm")
+    prepared = impl.prepare(p, contract, draw.operands, None)
+    assert "3 groups' A padded with zero rows to a multiple of 4" in prepared.notes
+    a = draw.operands.a
+    for g, a_g, _, sa_g, _, c in prepared.calls:
+        m = p.ms[g]
+        assert a_g.shape[0] == -(-m // BLOCK_M_MULTIPLE) * BLOCK_M_MULTIPLE and sa_g.shape[0] == a_g.shape[0]
+        assert sa_g.stride(0) == 1  # outer-dim-major, as cuBLASLt reads block scales
+        assert torch.equal(a_g[:m].view(torch.uint8), a[p.offsets[g]: p.offsets[g + 1]].view(torch.uint8))
+        assert not a_g[m:].float().any() and bool((sa_g[m:] == 1).all())
+        prepared.outs[g] = torch.full((a_g.shape[0], p.n), float(g), dtype=torch.bfloat16)
+    out = prepared.output()
+    for g, m in enumerate(p.ms):  # each group's first m rows, nothing of its padding rows
+        assert bool((out[p.offsets[g]: p.offsets[g + 1]] == g).all())
+    dense = FIXED["library.cublaslt_fp8"]().supports(GemmProblem(5, 256, 512), contract)
+    assert "M a multiple of 4" in dense.reason
+
+
 @pytest.mark.parametrize("name, contract, words", [
     ("library.cublaslt_fp8_loop", "bf16_f32acc_tn", "FP8 contracts only"),
     ("library.torch_grouped_mm", "f16_f32acc_tn", "torch._grouped_mm takes bf16 inputs"),

@@ -24,6 +24,12 @@ from .base import Implementation, Ok, Prepared, Skip, policy_output
 from .registry import register_fixed
 
 
+# cuBLASLt's block-scaled FP8 GEMM (1x128 x 128x128) finds no algorithm for an M that is not a multiple of 4: M = 1, 5,
+# 130 refused, 4, 8, 16, 64, 256 taken, at N 256-1024 (torch 2.11, cuBLAS 13.0, an H100:
+# experiments/studies/fp8/cublaslt_fp8_shape_probe.py, receipt gpu-tests/h100/new-rows-bc6bc52).
+BLOCK_M_MULTIPLE = 4
+
+
 @functools.lru_cache(maxsize=None)
 def has_blockwise() -> bool:
     """Whether torch offers torch.nn.functional.scaled_mm with ScalingType.BlockWise1x128/128x128. Asked of
@@ -86,6 +92,9 @@ class CublasLtFp8(Implementation):
             if k_blocks % 4:  # torch 2.11 on the H200: "scale_b must have shape 36 x 5 ..., got [33, 5]" at K=4224
                 return Skip(f"cuBLASLt wants block scales padded to a multiple of 4 blocks of K; K={problem.k} has "
                             f"{k_blocks} (padding the scales is not built yet)")
+            if not problem.is_grouped and problem.m % BLOCK_M_MULTIPLE:  # the grouped loop pads its groups
+                return Skip(f"cuBLASLt's block-scaled FP8 GEMM takes M a multiple of {BLOCK_M_MULTIPLE} only (its "
+                            f"heuristic finds no algorithm otherwise); M={problem.m}")
         return Ok()
 
     def contracts_summary(self):

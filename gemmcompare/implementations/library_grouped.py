@@ -21,7 +21,10 @@ experts of equal M sharing a cuBLAS group, its operand pointers made on the devi
 `library.cublaslt_fp8_loop` is that naive loop under FP8 contracts: one cuBLASLt FP8 GEMM per non-empty group (as
 `library.cublaslt_fp8` calls it: torch._scaled_mm with the group's tensor or row/column scales into its rows of C,
 or torch.nn.functional.scaled_mm with its 1x128 / 128x128 block scales, which returns the group's C), the only
-library row for block-scaled grouped problems (torch's grouped GEMM takes no block scales).
+library row for block-scaled grouped problems (torch's grouped GEMM takes no block scales). cuBLASLt's block-scaled
+GEMM refuses an M that is not a multiple of 4, so such a group's A (and its scales) is padded with zero rows outside
+timing, as a user would pad it, and its C keeps the first M rows; each group's scales are fresh 16-byte-aligned copies
+(cuBLASLt refuses a scale pointer inside the stacked scales).
 
 `library.cublas_loop` is the naive baseline: one torch.mm (a cuBLAS GEMM) per non-empty group, in group order on
 the harness's one stream, each writing its group's rows of the harness's C. The group Ms are host integers (a
@@ -38,7 +41,7 @@ from ..paths import EXTENSIONS_DIR
 from .base import AbiKernel, Constraints, ContractSupport, Implementation, Ok, Prepared, Skip, policy_output, transposed
 from .library import has_out_dtype
 from .python_launch import WritesC
-from .library_fp8 import CublasLtFp8
+from .library_fp8 import BLOCK_M_MULTIPLE, CublasLtFp8
 from .python_library import has_module, tensor_core_support
 from .registry import register_fixed
 
@@ -402,20 +405,25 @@ class _Fp8LoopPrepared(Prepared):
         def rows(t, g):  # group g's rows of a stacked (or groups x capacity) tensor
             return t[g, : problem.ms[g]] if masked else t[problem.offsets[g]: problem.offsets[g + 1]]
 
-        self.calls = []
+        self.calls, self.padded = [], 0
         for g, m in enumerate(problem.ms):
             if not m:
                 continue
             # Each group's scales are fresh allocations: a view into the stacked scales starts 4 bytes x its
             # offset in, and cuBLASLt refuses a scale pointer that is not 16-byte aligned (NOT_SUPPORTED).
             fresh = lambda t: t.clone(memory_format=torch.contiguous_format)  # noqa: E731
+            a_g = rows(a, g)
             if self.scaling is Scaling.BLOCK:  # outer-dim-major copies, as library.cublaslt_fp8 makes them
-                scales = (rows(sa, g).t().contiguous().t(), sb[g].t().contiguous().t())
+                sa_g = rows(sa, g)
+                if m % BLOCK_M_MULTIPLE:  # zero rows (scale 1) up to the multiple; output() keeps the first m
+                    a_g, sa_g = _pad_rows(a_g, BLOCK_M_MULTIPLE, 0.0), _pad_rows(sa_g, BLOCK_M_MULTIPLE, 1.0)
+                    self.padded += 1
+                scales = (sa_g.t().contiguous().t(), sb[g].t().contiguous().t())
             elif self.scaling is Scaling.ROWCOL:
                 scales = (fresh(rows(sa, g).reshape(m, 1)), fresh(sb[g].reshape(1, problem.n)))
             else:  # one scale per group and operand
                 scales = (fresh(sa[g].reshape(())), fresh(sb[g].reshape(())))
-            self.calls.append((g, rows(a, g), b[g].t(), *scales, rows(self.out, g)))
+            self.calls.append((g, a_g, b[g].t(), *scales, rows(self.out, g)))
         F = torch.nn.functional
         self.recipes = (F.ScalingType.BlockWise1x128, F.ScalingType.BlockWise128x128) \
             if self.scaling is Scaling.BLOCK else None
@@ -426,6 +434,9 @@ class _Fp8LoopPrepared(Prepared):
                if self.recipes else f"torch._scaled_mm ({self.scaling.value} scales) into its rows of C")
         self.notes = (f"{len(self.calls)} cuBLASLt FP8 calls (one per non-empty group of {problem.groups}), one "
                       f"stream: {how}; use_fast_accum={self.fast_accum}")
+        if self.padded:
+            self.notes += (f"; {self.padded} groups' A padded with zero rows to a multiple of {BLOCK_M_MULTIPLE} "
+                           f"outside timing (cuBLASLt's block-scaled FP8 refuses other M)")
 
     def launch(self):
         torch, fast = self.torch, self.fast_accum
@@ -446,8 +457,18 @@ class _Fp8LoopPrepared(Prepared):
             self._out_full.fill_(float("nan"))
             for g, _, _, _, _, c in self.calls:
                 if g in self.outs:
-                    c.copy_(self.outs[g])
+                    c.copy_(self.outs[g][: c.shape[0]])  # a padded group's extra rows dropped
         return self.out
+
+
+def _pad_rows(t, multiple: int, fill: float):
+    """t with rows appended up to a multiple of `multiple`, holding `fill` (a new tensor; t's dtype, FP8 too)."""
+    import torch
+
+    rows = -(-t.shape[0] // multiple) * multiple
+    out = torch.full((rows, *t.shape[1:]), fill, dtype=torch.float32, device=t.device).to(t.dtype)
+    out[: t.shape[0]].copy_(t)
+    return out
 
 
 register_fixed("library.torch_grouped_mm", TorchGroupedMm)
