@@ -1,6 +1,7 @@
 """Which FP8 GEMM shapes the installed torch/cuBLASLt accepts, per scaling (tensor, row/column, 1x128 x 128x128
 blocks): the rule library.cublaslt_fp8_loop must meet for a grouped problem's small groups. Prints one line per
-(scaling, M, N, K): ok, or the error's first line. Run on the GPU: python3 experiments/studies/fp8/cublaslt_fp8_shape_probe.py
+(scaling, M, N, K): ok, or the error's first line; then whether a scale pointer 4, 8 or 16 bytes into its allocation
+is taken. On the GPU: python3 experiments/studies/fp8/cublaslt_fp8_shape_probe.py
 """
 
 import itertools
