@@ -6,7 +6,7 @@ a multiple of BN, Zipf-skewed routing, 128 experts, more tiles than SMs (the sta
 groups), K shorter than one k tile, every group empty, alpha and beta -- at the default tile and at 64-row tiles
 with one consumer. Runs on the device machine (marker `gpu`); prints each row's time and % of torch's.
 
-Written beside the kernel on a machine without a GPU: not run yet (extensions/hopper/README.md, step 9)."""
+PASSed on an H100 (receipt experiments/studies/gpu-tests/h100/new-rows-bc6bc52/)."""
 
 from __future__ import annotations
 
