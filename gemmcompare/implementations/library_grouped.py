@@ -405,13 +405,13 @@ class _Fp8LoopPrepared(Prepared):
         def rows(t, g):  # group g's rows of a stacked (or groups x capacity) tensor
             return t[g, : problem.ms[g]] if masked else t[problem.offsets[g]: problem.offsets[g + 1]]
 
+        # Each group's scales are fresh allocations: a view into the stacked scales starts 4 bytes x its offset
+        # in, and cuBLASLt refuses a scale pointer that is not 16-byte aligned (NOT_SUPPORTED).
+        fresh = lambda t: t.clone(memory_format=torch.contiguous_format)  # noqa: E731
         self.calls, self.padded = [], 0
         for g, m in enumerate(problem.ms):
             if not m:
                 continue
-            # Each group's scales are fresh allocations: a view into the stacked scales starts 4 bytes x its
-            # offset in, and cuBLASLt refuses a scale pointer that is not 16-byte aligned (NOT_SUPPORTED).
-            fresh = lambda t: t.clone(memory_format=torch.contiguous_format)  # noqa: E731
             a_g = rows(a, g)
             if self.scaling is Scaling.BLOCK:  # outer-dim-major copies, as library.cublaslt_fp8 makes them
                 sa_g = rows(sa, g)
