@@ -1,0 +1,70 @@
+"""CUTLASS's pointer-array grouped GEMM (kernel template sm90_grouped, cutlass_configs/sm90_grouped.yaml) on the GPU
+(an H100/H200: sm_90a), through the harness, beside torch's grouped GEMM: every group of every problem PASSes the
+per-group check (C poisoned with NaN first, each group judged against its own FP64 references). The problems are
+hopper.grouped's (tests/test_gpu_hopper_grouped.py): empty groups first, between and last, groups below one tile,
+Ms that are not multiples of the tile, N not a multiple of the tile, Zipf-skewed routing, 128 experts, more tiles
+than SMs, K shorter than one k tile, every group empty, a K tail; and a masked problem, which these
+configurations SKIP (contiguous layout only). One configuration of each kind: cooperative 128x128, cooperative
+128x256 on a 2x1 cluster, ping-pong 64x128; BF16 in and out, and FP16 in with an FP32 out.
+
+Before it, the MoE study's tuned CUTLASS rows had never run on a GPU (the blockwise FP8 configuration is
+tests/test_gpu_grouped_fp8.py's). Runs on the device machine (marker `gpu`); prints each row's time and % of
+torch's. Written on a machine without a GPU: not run yet."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmcompare.results import Status
+from gemmcompare.runner.parent import Runner, RunOptions
+from gemmcompare.spec import parse_spec
+from gpu_expectations import assert_complete
+
+pytestmark = pytest.mark.gpu
+
+SPEC = """\
+name: cutlass_grouped_gpu
+problems:
+  - grouped: {n: 256, k: 512, m: [64, 0, 5, 130, 12, 200, 1, 96]}     # an empty group, groups below one tile
+  - grouped: {n: 1000, k: 1032, m: [0, 300, 0, 1, 127, 128, 129, 0]}  # empty first/between/last; N % 128 != 0
+  - grouped: {n: 512, k: 1024, routing: {tokens: 256, top_k: 4, experts: 32, distribution: {zipf: 1.2}, seed: 2}}
+  - grouped: {n: 768, k: 2048, routing: {tokens: 512, top_k: 8, experts: 128, distribution: {zipf: 1.2}, seed: 0}}
+  - grouped: {n: 2048, k: 1024, routing: {tokens: 4096, top_k: 8, experts: 64, distribution: balanced}}  # > 132 tiles
+  - grouped: {n: 256, k: 8, m: [3, 0, 70]}                            # K shorter than one k tile
+  - grouped: {n: 256, k: 512, m: [0, 0, 0, 0]}                        # every group empty: nothing to write
+  - grouped: {n: 384, k: 4104, m: [1000]}                             # one group, a K tail
+  - grouped: {n: 256, k: 512, m: [64, 0, 5, 130], layout: masked}     # a SKIP: contiguous layout only
+contracts: [bf16_bf16out_f32acc_tn, f16_f32acc_tn]
+implementations:
+  - library.torch_grouped_mm
+  - cutlass: {config: sm90_grouped_coop_128x128x64_c1x1}
+  - cutlass: {config: sm90_grouped_coop_128x256x64_c2x1}
+  - cutlass: {config: sm90_grouped_pp_64x128x64_c1x1}
+baseline: library.torch_grouped_mm
+correctness: {fixtures: [uniform, exact_integers, adversarial]}
+timing: {l2: flush, samples: {min: 10, max: 30}, row_timeout_s: 60}
+"""
+CONTIGUOUS_PROBLEMS, CONTRACTS, CONFIGS = 8, 2, 3
+
+
+def test_cutlass_grouped_passes_every_group_beside_torch(tmp_path):
+    exp = parse_spec(SPEC, "cutlass_grouped_gpu.yaml")
+    out = Runner(exp, RunOptions(store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False,
+                                 cache_dir=tmp_path / "cache")).run()
+    assert_complete(out)
+    mine = [r for r in out.rows if r.implementation.startswith("cutlass.")]
+    ran = [r for r in mine if r.status is not Status.SKIP]
+    assert len(ran) == CONFIGS * CONTRACTS * CONTIGUOUS_PROBLEMS, len(ran)
+    bad = [f"{r.implementation} {r.problem} {r.contract}: {r.status.value} {r.reason}" for r in ran
+           if r.status is not Status.PASS]
+    assert not bad, "\n".join(bad)
+    skipped = [r for r in mine if r.status is Status.SKIP]
+    assert skipped and all("masked" in r.problem and "contiguous layout only" in r.reason for r in skipped), [
+        (r.implementation, r.problem, r.reason) for r in skipped]
+    torch_rows = [r for r in out.rows if r.implementation == "library.torch_grouped_mm"]
+    assert all(r.status in (Status.PASS, Status.SKIP) for r in torch_rows), [
+        (r.problem, r.contract, r.status.value, r.reason) for r in torch_rows if r.status is not Status.PASS]
+    for r in ran:
+        pct = f"{r.pct_of_baseline:6.1f}% of torch" if r.pct_of_baseline else ""
+        print(f"{r.implementation:<90} {r.problem:<44} {r.contract:<24} {(r.median_ms or 0) * 1e3:9.2f} us {pct}")
+
