@@ -12,6 +12,21 @@ from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import load_spec
 
 
+# Grouped problems at every edge a grouped kernel's walk over groups and tiles can get wrong (spec lines, for the
+# `problems:` of test_gpu_hopper_grouped.py and test_gpu_cutlass_grouped.py): empty groups first, between and last,
+# groups below one tile, Ms and N off the tile, Zipf-skewed routing, 128 experts, more tiles than SMs, K shorter
+# than one k tile, every group empty, a K tail.
+GROUPED_EDGE_PROBLEMS = """\
+  - grouped: {n: 256, k: 512, m: [64, 0, 5, 130, 12, 200, 1, 96]}     # an empty group, groups below one tile
+  - grouped: {n: 1000, k: 1032, m: [0, 300, 0, 1, 127, 128, 129, 0]}  # empty first/between/last; N off the tile
+  - grouped: {n: 512, k: 1024, routing: {tokens: 256, top_k: 4, experts: 32, distribution: {zipf: 1.2}, seed: 2}}
+  - grouped: {n: 768, k: 2048, routing: {tokens: 512, top_k: 8, experts: 128, distribution: {zipf: 1.2}, seed: 0}}
+  - grouped: {n: 2048, k: 1024, routing: {tokens: 4096, top_k: 8, experts: 64, distribution: balanced}}  # > 132 tiles
+  - grouped: {n: 256, k: 8, m: [3, 0, 70]}                            # K shorter than one k tile
+  - grouped: {n: 256, k: 512, m: [0, 0, 0, 0]}                        # every group empty: nothing to write
+  - grouped: {n: 384, k: 4104, m: [1000]}                             # one group, a K tail
+"""
+
 def assert_complete(out) -> None:
     """The run completed; else an assertion naming its status and each row that neither PASSed nor SKIPped."""
     if out.status == "complete":

@@ -18,21 +18,14 @@ import pytest
 from gemmcompare.results import Status
 from gemmcompare.runner.parent import Runner, RunOptions
 from gemmcompare.spec import parse_spec
-from gpu_expectations import assert_complete
+from gpu_expectations import GROUPED_EDGE_PROBLEMS, assert_complete
 
 pytestmark = pytest.mark.gpu
 
 SPEC = """\
 name: cutlass_grouped_gpu
 problems:
-  - grouped: {n: 256, k: 512, m: [64, 0, 5, 130, 12, 200, 1, 96]}     # an empty group, groups below one tile
-  - grouped: {n: 1000, k: 1032, m: [0, 300, 0, 1, 127, 128, 129, 0]}  # empty first/between/last; N % 128 != 0
-  - grouped: {n: 512, k: 1024, routing: {tokens: 256, top_k: 4, experts: 32, distribution: {zipf: 1.2}, seed: 2}}
-  - grouped: {n: 768, k: 2048, routing: {tokens: 512, top_k: 8, experts: 128, distribution: {zipf: 1.2}, seed: 0}}
-  - grouped: {n: 2048, k: 1024, routing: {tokens: 4096, top_k: 8, experts: 64, distribution: balanced}}  # > 132 tiles
-  - grouped: {n: 256, k: 8, m: [3, 0, 70]}                            # K shorter than one k tile
-  - grouped: {n: 256, k: 512, m: [0, 0, 0, 0]}                        # every group empty: nothing to write
-  - grouped: {n: 384, k: 4104, m: [1000]}                             # one group, a K tail
+""" + GROUPED_EDGE_PROBLEMS + """\
   - grouped: {n: 256, k: 512, m: [64, 0, 5, 130], layout: masked}     # a SKIP: contiguous layout only
 contracts: [bf16_bf16out_f32acc_tn, f16_f32acc_tn]
 implementations:
