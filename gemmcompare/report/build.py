@@ -22,7 +22,7 @@ from .predictions import predictions_section
 from ..files import write_csv
 from ..progress import SILENT, Progress
 from .energy_ranking import energy_ranking_section
-from .picks import picks_html, picks_section
+from .picks import picks_section
 from .summary import summary_html, summary_markdown
 from .tables import summary_table, tables_html, tables_markdown
 
@@ -176,7 +176,8 @@ def _saying_saved(progress: Progress):
 
 def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: str | None,
               progress: Progress) -> tuple:
-    """report.md; returns the sections the HTML shares with it (across contracts, predictions)."""
+    """report.md; returns the sections the HTML shares with it (across contracts, oracle picks, energy ranking,
+    predictions), each computed once for both pages (None where the run has none)."""
     out, title, summary, figures = report.out_dir, report.title, report.summary, report.plots
     md = [f"# {title}\n", _status_line(summary) + "\n", "## Summary\n", summary_markdown(summary), "## Plots\n"]
     for p in figures:
@@ -204,21 +205,16 @@ def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: s
         md.append(receipt_markdown(receipt))
     report.markdown = out / "report.md"
     report.markdown.write_text("\n".join(md) + "\n")
-    return side_by_side, predicted
+    return side_by_side, picks, ranking, predicted
 
 
-def _energy_ranking_html(summary) -> str:
-    section = energy_ranking_section(summary)
-    return section.html if section is not None else ""
-
-
-def _html_page(report: Report, runs: list[RunData], side_by_side, predicted) -> None:
+def _html_page(report: Report, runs: list[RunData], side_by_side, picks, ranking, predicted) -> None:
     summary, figures = report.summary, report.plots
     body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Summary</h2>", summary_html(summary),
             "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
-            tables_html(summary), side_by_side.html if side_by_side is not None else "", picks_html(summary),
-            _energy_ranking_html(summary), predicted.html]
+            tables_html(summary), *(s.html for s in (side_by_side, picks, ranking) if s is not None),
+            predicted.html]
     for receipt, _ in runs:
         body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "
                     f"({_html.escape(gpu_name(receipt) or 'unknown GPU')})</h2>")

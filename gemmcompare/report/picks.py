@@ -54,8 +54,3 @@ def picks_section(summary: pd.DataFrame, heading: str = "##") -> PicksSection | 
     page = (f"<h2>{html.escape(title)}</h2><p class='note'>{html.escape(NOTE)}</p><p>{html.escape(head)}</p>"
             + html_table(shown))
     return PicksSection(table, md, page)
-
-
-def picks_html(summary: pd.DataFrame) -> str:
-    section = picks_section(summary)
-    return section.html if section is not None else ""
