@@ -54,12 +54,13 @@ def test_untouched_inputs_read_intact_and_stable(shape, contract, batch):
     assert draw.fingerprint() == first
 
 
+@pytest.mark.parametrize("batch", [1, 3])
 @pytest.mark.parametrize("contract", ["f16_f32acc_tn", "f16_f32acc_nn_aligned"])
 @pytest.mark.parametrize("shape", ["cube", "square_b", "one_row", "wide"])
-def test_one_changed_element_of_any_handed_tensor_is_seen(shape, contract):
-    """Each laid-out copy and each logical operand, its last element changed: intact() says no and the
-    fingerprint moves; restore() brings back what the references were made from."""
-    draw = _draw(shape, contract, 1)
+def test_one_changed_element_of_any_handed_tensor_is_seen(shape, contract, batch):
+    """Each laid-out copy and each logical operand, its last element changed (the last matrix's, batched):
+    intact() says no and the fingerprint moves; restore() brings back what the references were made from."""
+    draw = _draw(shape, contract, batch)
     handed = lambda: {**{which: getattr(draw.operands, which) for which in ("a", "b")},  # noqa: E731
                       **{f"{w} {o.name}": view for (w, o), view in draw.operands.layouts().items()}}
     for label in handed():
