@@ -13,13 +13,16 @@
 #    shapes and on every fixture (warm builds from step 1).
 # 4. torch.compile of torch._scaled_mm at 4096^3 beside cuBLASLt, per-tensor strict and _fastacc, as time allows
 #    (compile_runs/ in the same .tgz).
+# ENERGY=1: step 2 measures each timed row's energy per GEMM too (`--energy`, 5-20 s a row: with ONLY=<regex>
+# narrowing the rows, e.g. ONLY='^library\.cublaslt_fp8$|^cutlass|^hopper\.fp8'); the table then adds mJ per GEMM
+# and where the ranking by energy differs from time's.
 # Prints last the study's table (experiments/studies/fp8/fp8_study_table.py).
 [ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 export GEMMCOMPARE_CACHE_DIR=/tmp/gc-fp8-study-cache
 step build 300 python3 -m gemmcompare build experiments/fp8.yaml --no-progress
 tail -n 1 "$OUT/build.log"
-step study 330 python3 -m gemmcompare run experiments/fp8.yaml --only '^(?!library\.torch_compile_fp8$)' \
-  --store "$W/g.db" --runs-dir "$W/runs" --no-progress
+step study 330 python3 -m gemmcompare run experiments/fp8.yaml --only "${ONLY:-^(?!library\.torch_compile_fp8$)}" \
+  --store "$W/g.db" --runs-dir "$W/runs" --no-progress ${ENERGY:+--energy}
 step blockwise_tests 150 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_fp8_cutlass.py -k blockwise
 step compile_fp8 200 python3 -m gemmcompare run experiments/fp8.yaml --only '^library\.(cublaslt_fp8|torch_compile_fp8)$' \
   --shapes 4096x4096x4096 --store "$W/c.db" --runs-dir "$W/compile_runs" --no-progress

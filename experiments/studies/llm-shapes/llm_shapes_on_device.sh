@@ -32,6 +32,8 @@
 # problems evicted, the goal's rows only:
 #   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> L2=evict RUNS=1 ONLY='cublas|cutlass|decode|gemv|split_k' \
 #     SHAPES=1x4096x4096,... bash experiments/studies/llm-shapes/llm_shapes_on_device.sh
+# ENERGY=1 adds each timed row's energy per GEMM (`gemmcompare run --energy`: 5-20 s a row on the H200, so
+# narrow it with ONLY/SHAPES or SHARD; issue 42's energy columns).
 [ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 [ -n "${TOTAL_S:-}" ] && END=$(( $(date +%s) + TOTAL_S ))  # TOTAL_S: this script's old name for BUDGET_S
 SPEC=experiments/llm_shapes.yaml
@@ -41,7 +43,7 @@ select_args=(${ONLY:+--only "$ONLY"} ${SHAPES:+--shapes "$SHAPES"} ${L2:+--l2 "$
 # beside it starts empty in every call (run 1 races afresh) unless PICKS_FROM seeds it.
 export GEMMCOMPARE_CACHE_DIR=${LLM_CACHE_DIR:-/tmp/llm-shapes-cache}
 mkdir -p "$GEMMCOMPARE_CACHE_DIR"; rm -f "$GEMMCOMPARE_CACHE_DIR/picks.sqlite"
-run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress ${SHARD:+--shard "$SHARD"})
+run_args=(--store "$W/g.db" --runs-dir "$W/runs" --no-progress ${SHARD:+--shard "$SHARD"} ${ENERGY:+--energy})
 save_picks() {  # the pick cache into W (packed) and OUT
   cp "$GEMMCOMPARE_CACHE_DIR/picks.sqlite" "$W/" 2>/dev/null
   cp "$W/picks.sqlite" "$OUT/" 2>/dev/null
