@@ -83,7 +83,8 @@ def test_stage_messages_cover_warm_up_and_timing():
 def test_a_launcher_that_waits_for_the_gpu_is_given_up_quickly_and_holds_nobody_up(monkeypatch):
     """A callable with a synchronize inside enqueues for as long as the sleep gate runs: every batch is
     starved, however long the gate (it doubled every batch: 2^40 ms by the starvation rule's 40th). It is
-    given up after STARVED_SIZED_STOP batches starved behind gates sized from the batch before; a launcher
+    given up after STARVED_SIZED_STOP batches starved behind gates sized from the batch before, at every batch
+    size down to one launch; a launcher
     whose host time is merely long (150 ms a batch) gets a gate that covers it and is timed; a fast one
     timed beside them keeps short gates."""
     from gemmcompare.contracts import timing
@@ -121,9 +122,53 @@ def test_a_launcher_that_waits_for_the_gpu_is_given_up_quickly_and_holds_nobody_
     res = t.measure([Launcher("syncs", syncs), Launcher("slow_host", slow_host), Launcher("fine", fine)])
     bad, slow, good = res["syncs"], res["slow_host"], res["fine"]
     assert not bad.samples_ms and "the launch waits for the GPU" in bad.stop_reason
-    assert bad.starved_sized >= STARVED_SIZED_STOP and bad.batches <= STARVED_SIZED_STOP + 2
+    # given up at one launch a batch: halved 10 -> 5 -> 2 -> 1 (the launch queue could have been the cause), each
+    # size given up after STARVED_SIZED_STOP batches starved behind sized gates
+    assert bad.starved_sized >= STARVED_SIZED_STOP and bad.batch_size == 1 and "also one launch" in bad.stop_reason
+    assert bad.batches <= 4 * (STARVED_SIZED_STOP + 1)
     assert slow.samples_ms and slow.starved_batches == 1 and 300 <= slow.sleep_ms < 400
     assert good.samples_ms and good.sleep_ms <= 1.0  # its gates never grew with the others'
+
+
+def test_a_launch_of_hundreds_of_kernels_gets_batches_that_fit_the_launch_queue(monkeypatch):
+    """A loop of one GEMM per expert enqueues hundreds of kernels a launch. Ten such launches overfill CUDA's
+    launch queue (about a thousand entries): the host's launch call then blocks until the sleep gate at the
+    queue's head ends, and the batch starves however long its gate, as if the launch synchronized. Its batch is
+    halved until it fits (300 kernels a launch: 2 launches), and it is timed; the row's timing says so."""
+    from gemmcompare.contracts import timing
+
+    queue_depth, kernels, per_kernel_s = 1024, 300, 5e-6
+    clock = {"s": 0.0, "gate_ms": 0.0, "gate_passed": True, "gate_from": 0.0, "queued": 0}
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: clock["s"])
+
+    class Gate(_Event):
+        def query(self):
+            return clock["gate_passed"]
+
+    t = _timer(l2="warm", min_samples=10, max_samples=40, target_noise=0.0)
+    t.torch.cuda.Event = Gate
+
+    def sleep(cycles):
+        clock.update(gate_ms=cycles / t.cycles_per_ms, gate_passed=False, gate_from=clock["s"], queued=0)
+
+    t.torch.cuda._sleep = sleep
+
+    def spend(seconds):
+        clock["s"] += seconds
+        if (clock["s"] - clock["gate_from"]) * 1e3 >= clock["gate_ms"]:
+            clock["gate_passed"] = True
+
+    def loop_of_gemms():
+        for _ in range(kernels):
+            if clock["queued"] >= queue_depth and not clock["gate_passed"]:
+                spend(clock["gate_ms"] / 1e3)  # blocked on a full queue until the gate ends
+            clock["queued"] += 1
+            spend(per_kernel_s)
+
+    m = t.measure([Launcher("loop", loop_of_gemms)])["loop"]
+    assert m.samples_ms and m.done
+    assert m.batch_size == 2 and 2 * kernels <= queue_depth < 5 * kernels
+    assert "starved" not in m.stop_reason
 
 
 def _scripted(t: Timer, samples: dict) -> Timer:

@@ -39,6 +39,12 @@ MAX_SLEEP_MS = 5000.0
 # enqueue grew with the gate: the launcher waits for the GPU itself (a synchronize inside), and no gate
 # can get ahead of it. After this many such batches in a row it is given up.
 STARVED_SIZED_STOP = 3
+# ...unless its batches could not fit CUDA's launch queue. The queue holds about a thousand launches; once it is
+# full the host's next launch call blocks until the GPU frees a slot, which with a sleep gate at the head of the
+# queue means until the gate ends. A launch that enqueues hundreds of kernels (a loop of one GEMM per MoE expert:
+# 256 experts at 10 launches a batch is 2,560 kernels) then looks exactly like one that synchronizes. So a
+# launcher starving behind sized gates has its batch halved, down to one launch, before it is given up: a batch
+# that fits the queue is timed as every other; one launch that is still starved really waits for the GPU.
 
 EXCLUDED = ("allocation, host-device transfers, dtype conversion, laying the inputs out in the storage policy's "
             "buffers (the same for every row), reference computation; an implementation's own copies and padding "
@@ -170,6 +176,7 @@ class Measurement:
     next_sleep_ms: float = 1.0  # the gate in front of its next batch (each launcher its own)
     last_enqueue_ms: float | None = None  # its last batch's enqueue time (the next gate is sized from it)
     starved_sized: int = 0  # consecutive batches starved behind a gate sized from the batch before
+    batch_size: int = 0  # launches per batch when halved to fit the launch queue (0: the settings' batch)
     done: bool = False
     met: bool = False  # its noise target is met as of its last batch (lockstep: it waits for the others)
     stop_reason: str = ""
@@ -397,19 +404,25 @@ class Timer:
                     continue
                 if stage:
                     stage(ln.name, "timing")
+                size = m.batch_size or self.s.batch
                 try:
                     before = len(m.samples_ms)
-                    self.run_batch(ln, m, self.s.batch, graphs.get(ln.name), index[ln.name])
+                    self.run_batch(ln, m, size, graphs.get(ln.name), index[ln.name])
                     spent[ln.name] += sum(m.samples_ms[before:])
                 except Exception as exc:  # noqa: BLE001
                     if fail(ln, exc):
                         return
                     continue
-                if not m.samples_ms and (m.batches > 4 * max(1, -(-self.s.max_samples // self.s.batch))
+                if not m.samples_ms and m.starved_sized >= STARVED_SIZED_STOP and size > 1:
+                    # perhaps the launch queue, not a sync: smaller batches, their gates sized afresh
+                    m.batch_size, m.starved_sized, m.last_enqueue_ms, m.next_sleep_ms = size // 2, 0, None, 1.0
+                    continue
+                if not m.samples_ms and (m.batches > 4 * max(1, -(-self.s.max_samples // size))
                                          or m.starved_sized >= STARVED_SIZED_STOP):
                     m.done, m.stop_reason = True, ("every batch starved: the host cannot keep the queue full "
                                                    "(its enqueue time grows with the sleep in front of it: the "
-                                                   "launch waits for the GPU)")
+                                                   "launch waits for the GPU"
+                                                   + (", also one launch a batch)" if size == 1 else ")"))
                     continue
                 n = len(m.samples_ms)
                 if n >= self.s.min_samples:

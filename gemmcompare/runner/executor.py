@@ -312,6 +312,8 @@ class ProblemExecutor:
             m = measurements[t.impl.name]
             t.row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
                             "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
+                            # its batches halved to fit CUDA's launch queue (contracts/timing.py)
+                            **({"batch": m.batch_size, "batch_halved_from": timer.s.batch} if m.batch_size else {}),
                             "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed,
                             "storage": t.prepared.storage_info, **_method_fields(m, window),
                             **(t.prepared.timing_fields or {}),
