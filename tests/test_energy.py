@@ -219,6 +219,31 @@ def test_untimed_rows_get_no_energy_batch():
     assert runs[0] == "none" and runs[1]["k"].note == "not timed" and not runs[1]["k"].batches
 
 
+def test_energy_batches_run_under_a_short_gil_switch_interval_and_restore_it(monkeypatch):
+    """The poll thread must get the GIL back often while the enqueue loop launches; the process's setting comes
+    back afterwards, also when a batch raises, and a setting already shorter is kept."""
+    from gemmcompare.contracts.timing import Measurement
+
+    seen = []
+    monkeypatch.setattr(energy_meter, "_batch", lambda *a, **k: seen.append(sys.getswitchinterval()))
+    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
+    settings = TimingSettings(energy_batches=6)
+    before = sys.getswitchinterval()
+    energy_meter.measure_energy([_launcher()], {"k": Measurement(samples_ms=[0.5])}, settings, tel)
+    assert seen == [pytest.approx(energy_meter.POLL_SWITCH_INTERVAL_S)] * 6
+    assert sys.getswitchinterval() == before
+
+    def boom(*a, **k):
+        raise TimeoutError("hang")
+    monkeypatch.setattr(energy_meter, "_batch", boom)
+    with pytest.raises(energy_meter.EnergyFailure):
+        energy_meter.measure_energy([_launcher()], {"k": Measurement(samples_ms=[0.5])}, settings, tel)
+    assert sys.getswitchinterval() == before
+    with energy_meter.short_switch_interval(1e-5 / 2):
+        with energy_meter.short_switch_interval(energy_meter.POLL_SWITCH_INTERVAL_S):
+            assert sys.getswitchinterval() == pytest.approx(1e-5 / 2)
+
+
 def test_the_energy_setting_of_a_spec(tmp_path):
     from gemmcompare.errors import GemmCompareError
     from gemmcompare.spec import load_spec
@@ -247,7 +272,7 @@ def test_the_energy_spec_runs_each_family_under_its_own_contract():
     from gemmcompare.spec import load_spec
 
     exp = load_spec(Path(__file__).resolve().parents[1] / "experiments" / "energy.yaml")
-    assert exp.timing.energy_batches == 7 and "energy_vs_speed" in exp.report.plots
+    assert exp.timing.energy_batches == 9 and "energy_vs_speed" in exp.report.plots
     assert [p.problem.m for p in exp.problems] == [4096, 8192]
     runs = {(c.name, i.family if i.family != "library" else i.name)
             for c in exp.contracts for p in exp.problems for i in exp.implementations if i.supports(p.problem, c)}
