@@ -2,7 +2,8 @@
 (`library.cublaslt_fp8_loop`) PASSes every group under per-tensor, row/column and 1x128/128x128 block scales;
 torch's scaled grouped GEMM PASSes the per-tensor and row/column ones (block scales are its SKIP); CUTLASS's
 blockwise grouped configuration PASSes the block-scaled ones. Empty groups, groups below one tile and a masked
-problem among them. Runs on the device machine (marker `gpu`); on an H100 the tensor and row/column rows PASS (receipt experiments/studies/gpu-tests/h100/new-rows-bc6bc52/)."""
+problem among them. Runs on the device machine (marker `gpu`); passed on an H100 at f060c2b, the block rows' padding included
+(experiments/studies/gpu-tests/h100/grouped-f060c2b/)."""
 
 from __future__ import annotations
 
