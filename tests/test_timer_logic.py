@@ -80,38 +80,48 @@ def test_stage_messages_cover_warm_up_and_timing():
     assert ("A", "warm-up") in seen and ("A", "timing") in seen
 
 
+class _GatedClock:
+    """A host clock and a sleep gate for the timer, simulated: the gate in front of a batch passes once the host
+    has spent longer than it enqueuing; `queued` counts the kernels enqueued behind the current gate."""
+
+    def __init__(self, monkeypatch, t: Timer):
+        from gemmcompare.contracts import timing
+
+        self.s, self.gate_ms, self.gate_passed, self.gate_from, self.queued = 0.0, 0.0, True, 0.0, 0
+        monkeypatch.setattr(timing.time, "perf_counter", lambda: self.s)
+        clock = self
+
+        class Gate(_Event):
+            def query(self):
+                return clock.gate_passed
+
+        t.torch.cuda.Event = Gate
+        t.torch.cuda._sleep = self._sleep
+        self.cycles_per_ms = t.cycles_per_ms
+
+    def _sleep(self, cycles):  # a new batch's gate
+        self.gate_ms, self.gate_passed, self.gate_from, self.queued = cycles / self.cycles_per_ms, False, self.s, 0
+
+    def spend(self, seconds):
+        self.s += seconds
+        if (self.s - self.gate_from) * 1e3 >= self.gate_ms:
+            self.gate_passed = True
+
+
 def test_a_launcher_that_waits_for_the_gpu_is_given_up_quickly_and_holds_nobody_up(monkeypatch):
     """A callable with a synchronize inside enqueues for as long as the sleep gate runs: every batch is
     starved, however long the gate (it doubled every batch: 2^40 ms by the starvation rule's 40th). It is
     given up after STARVED_SIZED_STOP batches starved behind gates sized from the batch before, at every batch
-    size down to one launch; a launcher
-    whose host time is merely long (150 ms a batch) gets a gate that covers it and is timed; a fast one
-    timed beside them keeps short gates."""
-    from gemmcompare.contracts import timing
+    size down to one launch; a launcher whose host time is merely long (150 ms a batch) gets a gate that covers
+    it and is timed; a fast one timed beside them keeps short gates."""
     from gemmcompare.contracts.timing import STARVED_SIZED_STOP
 
-    clock = {"s": 0.0, "gate_ms": 0.0, "gate_passed": True, "gate_from": 0.0}
-    monkeypatch.setattr(timing.time, "perf_counter", lambda: clock["s"])
-
-    class Gate(_Event):
-        def query(self):
-            return clock["gate_passed"]
-
     t = _timer(l2="warm", min_samples=10, max_samples=100, target_noise=0.0)
-    t.torch.cuda.Event = Gate
-
-    def sleep(cycles):  # a new batch's gate; it passes once the host has spent longer than it enqueuing
-        clock["gate_ms"], clock["gate_passed"], clock["gate_from"] = cycles / t.cycles_per_ms, False, clock["s"]
-
-    t.torch.cuda._sleep = sleep
-
-    def spend(seconds):
-        clock["s"] += seconds
-        if (clock["s"] - clock["gate_from"]) * 1e3 >= clock["gate_ms"]:
-            clock["gate_passed"] = True
+    clock = _GatedClock(monkeypatch, t)
+    spend = clock.spend
 
     def syncs():  # waits for everything queued: the gate first
-        spend(clock["gate_ms"] / 1e3 + 1e-6)
+        spend(clock.gate_ms / 1e3 + 1e-6)
 
     def slow_host():  # 15 ms of Python per call
         spend(15e-3)
@@ -135,35 +145,16 @@ def test_a_launch_of_hundreds_of_kernels_gets_batches_that_fit_the_launch_queue(
     launch queue (about a thousand entries): the host's launch call then blocks until the sleep gate at the
     queue's head ends, and the batch starves however long its gate, as if the launch synchronized. Its batch is
     halved until it fits (300 kernels a launch: 2 launches), and it is timed; the row's timing says so."""
-    from gemmcompare.contracts import timing
-
     queue_depth, kernels, per_kernel_s = 1024, 300, 5e-6
-    clock = {"s": 0.0, "gate_ms": 0.0, "gate_passed": True, "gate_from": 0.0, "queued": 0}
-    monkeypatch.setattr(timing.time, "perf_counter", lambda: clock["s"])
-
-    class Gate(_Event):
-        def query(self):
-            return clock["gate_passed"]
-
     t = _timer(l2="warm", min_samples=10, max_samples=40, target_noise=0.0)
-    t.torch.cuda.Event = Gate
-
-    def sleep(cycles):
-        clock.update(gate_ms=cycles / t.cycles_per_ms, gate_passed=False, gate_from=clock["s"], queued=0)
-
-    t.torch.cuda._sleep = sleep
-
-    def spend(seconds):
-        clock["s"] += seconds
-        if (clock["s"] - clock["gate_from"]) * 1e3 >= clock["gate_ms"]:
-            clock["gate_passed"] = True
+    clock = _GatedClock(monkeypatch, t)
 
     def loop_of_gemms():
         for _ in range(kernels):
-            if clock["queued"] >= queue_depth and not clock["gate_passed"]:
-                spend(clock["gate_ms"] / 1e3)  # blocked on a full queue until the gate ends
-            clock["queued"] += 1
-            spend(per_kernel_s)
+            if clock.queued >= queue_depth and not clock.gate_passed:
+                clock.spend(clock.gate_ms / 1e3)  # blocked on a full queue until the gate ends
+            clock.queued += 1
+            clock.spend(per_kernel_s)
 
     m = t.measure([Launcher("loop", loop_of_gemms)])["loop"]
     assert m.samples_ms and m.done
