@@ -244,6 +244,19 @@ def test_energy_batches_run_under_a_short_gil_switch_interval_and_restore_it(mon
             assert sys.getswitchinterval() == pytest.approx(1e-5 / 2)
 
 
+def test_the_energy_gate_is_sized_per_launch_of_the_timed_batch_even_when_the_timer_halved_it(monkeypatch):
+    """A launcher whose timed batches were halved to fit the launch queue (2 launches of 10 ms of enqueue each)
+    gets an energy gate sized from 10 ms a launch, not from the spec's 10-launch batch (2 ms a launch)."""
+    from gemmcompare.contracts.timing import Measurement
+
+    monkeypatch.setattr(energy_meter, "_batch", lambda *a, **k: None)
+    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
+    m = Measurement(samples_ms=[5.0], last_enqueue_ms=20.0, batch_size=2)
+    _, runs = energy_meter.measure_energy([_launcher()], {"k": m}, TimingSettings(energy_batches=6), tel)
+    run = runs["k"]
+    assert run.gate_ms == pytest.approx(2.0 * 10.0 * min(run.count, energy_meter.QUEUE_DEPTH))
+
+
 def test_the_energy_setting_of_a_spec(tmp_path):
     from gemmcompare.errors import GemmCompareError
     from gemmcompare.spec import load_spec

@@ -86,7 +86,8 @@ def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measur
             continue
         run.launch_ms = sorted(m.samples_ms)[len(m.samples_ms) // 2]
         run.count = launches_for(run.launch_ms, settings.energy_min_batch_ms, MAX_LAUNCHES)
-        per_launch = (m.last_enqueue_ms / settings.batch) if m.last_enqueue_ms else GUESS_ENQUEUE_MS
+        # its last timed batch's launches (fewer than settings.batch where the timer halved them for the queue)
+        per_launch = (m.last_enqueue_ms / (m.batch_size or settings.batch)) if m.last_enqueue_ms else GUESS_ENQUEUE_MS
         run.gate_ms = min(MAX_SLEEP_MS, max(1.0, 2.0 * per_launch * min(run.count, QUEUE_DEPTH)))
         active.append(ln)
     with short_switch_interval(POLL_SWITCH_INTERVAL_S):
