@@ -27,6 +27,7 @@ GROUPED_EDGE_PROBLEMS = """\
   - grouped: {n: 384, k: 4104, m: [1000]}                             # one group, a K tail
 """
 
+
 def assert_complete(out) -> None:
     """The run completed; else an assertion naming its status and each row that neither PASSed nor SKIPped."""
     if out.status == "complete":

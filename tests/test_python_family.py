@@ -420,7 +420,6 @@ def test_draw_intact_sees_writes_into_logical_operands_and_laid_out_copies():
     assert not draw.intact()
 
 
-
 # -- Triton's interpreter (CPU): the library kernel and the worked example -----------------------------
 
 
