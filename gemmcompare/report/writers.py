@@ -42,8 +42,9 @@ def cells_table(headers: list[str], rows: list[list[str]], *, numeric: list[bool
     """A sortable HTML table (click a header; the page's inline script sorts) of cells that are already HTML.
     Numeric columns are right-aligned; columns named in WRAP_COLUMNS wrap."""
     numeric = numeric or [False] * len(headers)
-    head = "".join(f"<th class='{'num' if num else 'text'}{' wrap' if h in WRAP_COLUMNS else ''}'>{html.escape(h)}</th>"
-                   for h, num in zip(headers, numeric))
+    # a header may break after an underscore (pct_of_<wbr>baseline), so that headers do not set the table's width
+    head = "".join(f"<th class='{'num' if num else 'text'}{' wrap' if h in WRAP_COLUMNS else ''}'>"
+                   f"{html.escape(h).replace('_', '_<wbr>')}</th>" for h, num in zip(headers, numeric))
     body = []
     for i, row in enumerate(rows):
         tds = []
