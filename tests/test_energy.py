@@ -140,13 +140,14 @@ def test_a_row_without_a_measured_batch_says_why():
 class _Sim:
     """energy_meter's one attempt, simulated: a batch of run.count launches of launch_ms on a FakeBoard."""
 
-    def __init__(self, launch_ms=0.2, update_s=0.05, counter=True):
+    def __init__(self, launch_ms=0.2, update_s=0.05, counter=True, watts=lambda attempt: 700.0):
         self.launch_ms, self.update_s, self.counter, self.counts = launch_ms, update_s, counter, []
+        self.watts = watts  # the board's power at each attempt (0, 1, ...)
 
     def __call__(self, ln, run, source, telemetry, cycles_per_ms, timeout_s):
         self.counts.append(run.count)
         span_ms = run.count * self.launch_ms
-        board = FakeBoard(update_s=self.update_s, batch_s=span_ms / 1e3)
+        board = FakeBoard(watts=self.watts(len(self.counts) - 1), update_s=self.update_s, batch_s=span_ms / 1e3)
         polled = board.poll(counter=source == "counter")
         by_samples = samples_window(polled.power)
         window = counter_window(polled.counter) if source == "counter" else by_samples
@@ -193,6 +194,28 @@ def _fake_nvml(monkeypatch, energy_supported: bool):
     return Telemetry()
 
 
+def test_a_warm_up_round_settles_power_and_batch_size_and_is_not_counted(monkeypatch):
+    """The first round runs while the GPU settles (here 800 W, as the H200's first batches read 1-4% more
+    energy per GEMM than its later ones) and sizes each row's batch with a margin: 40 ms holds one 50 ms update,
+    80 ms clears the limit (0.6% < 1%) but not the margin (0.5%), 160 ms does (0.2%). The counted batches all
+    run at that size and at the settled 700 W; the warm-up batch is in the record, apart."""
+    from gemmcompare.contracts.timing import Measurement
+
+    assert energy_meter.WARMUP_ROUNDS == 1
+    sim = _Sim(launch_ms=0.2, update_s=0.05, watts=lambda attempt: 800.0 if attempt < 3 else 700.0)
+    monkeypatch.setattr(energy_meter, "_run_once", sim)
+    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
+    settings = TimingSettings(energy_batches=6, energy_min_batch_ms=40.0)
+    _, runs = energy_meter.measure_energy([_launcher()], {"k": Measurement(samples_ms=[0.2])}, settings, tel)
+    run = runs["k"]
+    assert sim.counts == [200, 400, 800] + [800] * 6
+    assert [b.launches for b in run.batches] == [800] * 6 and [b.launches for b in run.warmup] == [800]
+    out = summarize_energy(run.batches, flops=1, source="counter", warmup=run.warmup)
+    assert out["energy_j_per_gemm"] == pytest.approx(700.0 * 0.2e-3, rel=0.01)
+    assert out["energy"]["batches"] == 6 and out["energy"]["warmup"]["launches_per_batch"] == [800]
+    assert out["energy"]["warmup"]["j_per_gemm"][0] == pytest.approx(800.0 * 0.2e-3, rel=0.01)
+
+
 def test_a_missing_counter_falls_back_to_power_samples_and_says_so(monkeypatch):
     tel = _fake_nvml(monkeypatch, energy_supported=False)
     assert tel.energy_counter_mj() is None and tel.power_now_w() == pytest.approx(612.0)
@@ -230,7 +253,7 @@ def test_energy_batches_run_under_a_short_gil_switch_interval_and_restore_it(mon
     settings = TimingSettings(energy_batches=6)
     before = sys.getswitchinterval()
     energy_meter.measure_energy([_launcher()], {"k": Measurement(samples_ms=[0.5])}, settings, tel)
-    assert seen == [pytest.approx(energy_meter.POLL_SWITCH_INTERVAL_S)] * 6
+    assert seen == [pytest.approx(energy_meter.POLL_SWITCH_INTERVAL_S)] * (energy_meter.WARMUP_ROUNDS + 6)
     assert sys.getswitchinterval() == before
 
     def boom(*a, **k):

@@ -119,10 +119,11 @@ def launches_for(launch_ms: float, min_batch_ms: float, max_launches: int) -> in
 
 
 def summarize_energy(batches: Sequence[EnergyBatch], flops: int, source: str,
-                     telemetry: dict[str, Any] | None = None, note: str = "") -> dict[str, Any]:
+                     telemetry: dict[str, Any] | None = None, note: str = "",
+                     warmup: Sequence[EnergyBatch] = ()) -> dict[str, Any]:
     """The row's energy fields (Result.energy_*), from its batches. The median over batches with its CI are
     computed as the time's are (timing.summarize); a row none of whose batches gave a figure has none, with
-    the reason."""
+    the reason. The warm-up batches (energy_meter.WARMUP_ROUNDS) are recorded beside them, not counted."""
     if source not in SOURCES:
         raise ValueError(f"energy source must be one of {SOURCES}, got {source!r}")
     good = [b for b in batches if b.ok]
@@ -133,6 +134,11 @@ def summarize_energy(batches: Sequence[EnergyBatch], flops: int, source: str,
         "window_error": [b.window.error for b in batches],
         "sample_power_w": [b.sample_power_w for b in batches],
         **({"telemetry": telemetry} if telemetry else {}), **({"note": note} if note else {})}
+    if warmup:
+        detail["warmup"] = {"launches_per_batch": [b.launches for b in warmup],
+                            "batch_ms": [b.span_ms for b in warmup],
+                            "sample_power_w": [b.sample_power_w for b in warmup],
+                            "j_per_gemm": [b.j_per_gemm for b in warmup]}
     reasons = sorted({b.window.reason for b in batches if not b.ok and b.window.reason})
     if reasons:
         detail["not_measured"] = reasons

@@ -71,8 +71,8 @@ class TimingSettings:
     # cuBLAS after 61).
     lockstep: bool = False
     # energy per GEMM (energy_meter.py): batches per row after its time is sampled (0: none, the default: on
-    # the H200 a row's batches take ~6 s, its counter updating every 100 ms), and the first size of a batch in
-    # ms of launches (doubled while too short for the counter's updates)
+    # the H200, its counter updating every 100 ms, 9 batches of a large GEMM took ~15 s a row at f0b7480), and
+    # the first size of a batch in ms of launches (doubled while too short for the counter's updates)
     energy_batches: int = 0
     energy_min_batch_ms: float = 500.0
     # tuned rows: every candidate that passes its check is measured with this protocol too, after the pick is

@@ -497,7 +497,8 @@ def _attach_energy(row: Result, energy) -> None:
     run = runs.get(row.implementation)
     if run is None:
         return
-    fields = summarize_energy(run.batches, row.flops, source, summarize_samples(run.telemetry), note=run.note)
+    fields = summarize_energy(run.batches, row.flops, source, summarize_samples(run.telemetry), note=run.note,
+                              warmup=run.warmup)
     fields["energy"]["l2"] = L2_NOTE
     for key, value in fields.items():
         setattr(row, key, value)
