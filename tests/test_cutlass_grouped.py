@@ -58,12 +58,17 @@ def test_catalog_has_cooperative_and_pingpong_tiles_with_both_clusters():
     shapes = {(e.config.schedule, e.config.tile, e.config.cluster) for e in entries.values()}
     assert {("cooperative", (128, 128, 64), (1, 1)), ("cooperative", (128, 256, 64), (1, 1)),
             ("pingpong", (64, 128, 64), (1, 1)), ("cooperative", (128, 128, 64), (2, 1)),
-            ("pingpong", (64, 128, 64), (2, 1))} <= shapes
+            ("pingpong", (64, 128, 64), (2, 1)), ("cooperative", (256, 128, 64), (1, 1)),
+            ("pingpong", (64, 256, 64), (1, 1))} <= shapes
+    swizzles = {}
     for e in entries.values():
         c = e.config
         assert (c.dtype, c.out, c.acc, c.layout) == ("bf16", "bf16", "f32", "tn")
         assert c.GROUPED and c.procedural_name.startswith("cutlass3x_sm90_grouped_bf16_bf16_f32_")
-        assert c.raster == "along_m" and c.procedural_name.endswith("_rasterM_swz1")  # CUTLASS's grouped default
+        assert c.raster == "along_m" and c.procedural_name.endswith(f"_rasterM_swz{c.swizzle}")  # CUTLASS's default
+        swizzles.setdefault(c.kernel_name, set()).add(c.swizzle)
+    # a swizzle is a run-time argument: its entry shares the build of the entry without it
+    assert swizzles["cutlass3x_sm90_grouped_bf16_bf16_f32_128x256x64_1x1x1_coop_stauto_tn_align8"] == {1, 8}
 
 
 @pytest.mark.parametrize("name", sorted(grouped_entries()))
