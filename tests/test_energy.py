@@ -216,6 +216,34 @@ def test_a_warm_up_round_settles_power_and_batch_size_and_is_not_counted(monkeyp
     assert out["energy"]["warmup"]["j_per_gemm"][0] == pytest.approx(800.0 * 0.2e-3, rel=0.01)
 
 
+def test_a_row_whose_batches_all_starve_stops_after_one_batch_and_says_why(monkeypatch):
+    """A launch the host enqueues slower than the GPU runs it starves every attempt, the gate doubling each
+    time; its later batches would too (ATTEMPTS each, on every round), so the row stops after its first batch
+    with the reason, and the row beside it still gets all of its batches."""
+    from gemmcompare.contracts.timing import Measurement
+
+    calls = []
+
+    def run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s):
+        calls.append(ln.name)
+        batch = EnergyBatch(run.count, 600.0, source, Window(700.0, 500.0, 6, 0.002))
+        return batch, ln.name == "slow", 1.0, {}
+
+    monkeypatch.setattr(energy_meter, "_run_once", run_once)
+    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
+    settings = TimingSettings(energy_batches=6)
+    launchers = [Launcher("slow", lambda: None), Launcher("fine", lambda: None)]
+    ms = {"slow": Measurement(samples_ms=[0.01]), "fine": Measurement(samples_ms=[0.5])}
+    _, runs = energy_meter.measure_energy(launchers, ms, settings, tel)
+    assert calls.count("slow") == energy_meter.ATTEMPTS and calls.count("fine") == 1 + 6
+    slow = runs["slow"]
+    assert not slow.batches and len(slow.warmup) == 1 and "GPU idled between launches" in slow.note
+    assert f"grown to {slow.gate_ms:.0f} ms" in slow.note and slow.gate_ms > runs["fine"].gate_ms
+    out = summarize_energy(slow.batches, flops=1, source="counter", note=slow.note, warmup=slow.warmup)
+    assert out["energy_source"] == "none" and "GPU idled between launches" in out["energy"]["reason"]
+    assert len(runs["fine"].batches) == 6
+
+
 def test_a_missing_counter_falls_back_to_power_samples_and_says_so(monkeypatch):
     tel = _fake_nvml(monkeypatch, energy_supported=False)
     assert tel.energy_counter_mj() is None and tel.power_now_w() == pytest.approx(612.0)

@@ -37,6 +37,7 @@ ATTEMPTS = 6  # runs of one batch (starved, or too short and doubled) before it 
 QUEUE_DEPTH = 1024  # launches CUDA queues before the host's launch call blocks: the gate need cover no more
 GUESS_ENQUEUE_MS = 0.05  # per launch, when the timer recorded no enqueue time to size the gate from
 L2_NOTE = "launches back to back, no L2 action between them (warm-L2 steady state)"
+STARVED_REASON = "the host enqueues the launch slower than the GPU runs it, so the GPU idled between launches"
 # The poll thread and the enqueue loop share the GIL. A launch call that waits for a queue slot holds it, and at
 # Python's default 5 ms switch interval the poll thread got in only every ~10 ms (H100, 2026-12-06: window errors
 # of 0.4-0.6% over 2.2 s windows), so a batch had to run ~2 s to keep the window error under 1%. Asking for the
@@ -109,12 +110,19 @@ def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measur
                 if stage:
                     stage(ln.name, "energy warm-up" if warmup else "energy")
                 try:
-                    _batch(ln, runs[ln.name], source, telemetry, cycles_per_ms, settings.row_timeout_s,
-                           warmup=warmup)
+                    starved_out = _batch(ln, runs[ln.name], source, telemetry, cycles_per_ms,
+                                         settings.row_timeout_s, warmup=warmup)
                 except Exception as exc:  # noqa: BLE001 - a hang or CUDA error ends every row's energy
                     if isinstance(exc, TimeoutError) or "CUDA error" in str(exc):
                         raise EnergyFailure(ln.name, exc) from exc
                     runs[ln.name].note = f"energy batch failed: {exc}"
+                    active = [a for a in active if a is not ln]
+                    continue
+                if starved_out:
+                    # the gate grew at every attempt and the GPU still outran the host: its later batches would
+                    # starve as well (ATTEMPTS each: minutes over a problem of such rows), so the row stops here
+                    runs[ln.name].note = (f"no energy figure: {STARVED_REASON} (every attempt of a batch, behind a "
+                                          f"sleep gate grown to {runs[ln.name].gate_ms:.0f} ms)")
                     active = [a for a in active if a is not ln]
     return source, runs
 
@@ -139,11 +147,11 @@ def _too_short(window: Window, source: str, margin: float = 1.0) -> bool:
 
 
 def _batch(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float,
-           run_once: Callable | None = None, warmup: bool = False) -> None:
+           run_once: Callable | None = None, warmup: bool = False) -> bool:
     """One batch, run again (gate doubled when starved, launches doubled when too short) until it gives a
     figure or ATTEMPTS are spent; the last attempt's batch is kept either way (in run.warmup for a warm-up
     batch, whose size must also clear the window-error limit by WARMUP_MARGIN). `run_once` runs one attempt
-    (default: on the GPU; a test passes a fake)."""
+    (default: on the GPU; a test passes a fake). True when every attempt starved."""
     run_once = run_once or _run_once
     margin = WARMUP_MARGIN if warmup else 1.0
     for _ in range(ATTEMPTS):
@@ -158,14 +166,14 @@ def _batch(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: 
         break
     if starved:
         batch = EnergyBatch(batch.launches, batch.span_ms, source,
-                            Window(None, reason="every attempt starved: the host enqueues the launch slower than the "
-                                                "GPU runs it, so the GPU idled between launches"))
+                            Window(None, reason=f"every attempt starved: {STARVED_REASON}"))
     if warmup:
         run.warmup.append(batch)
-        return
-    run.batches.append(batch)
-    if sample:
-        run.telemetry.append(sample)
+    else:
+        run.batches.append(batch)
+        if sample:
+            run.telemetry.append(sample)
+    return starved
 
 
 def _run_once(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float):
