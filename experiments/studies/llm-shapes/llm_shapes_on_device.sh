@@ -35,7 +35,7 @@
 # ENERGY=1 adds each timed row's energy per GEMM (`gemmcompare run --energy`: 5-20 s a row on the H200, so
 # narrow it with ONLY/SHAPES; issue 42's energy columns). A SHARD alone is not narrow enough: SHARD=0/3 with
 # ENERGY=1 finished no problem of its 16 in 274 s at f0b7480 (its first is the decode problem 1x6144x4096).
-# Prefill problems and a few rows, e.g. SHAPES=4096x4096x4096,... ONLY='cublas|cutlass|hopper\.best'.
+# Prefill problems and a few rows, e.g. SHAPES=2048x4096x4096,8192x4096x4096 ONLY='cublas|cutlass|hopper\.best'.
 [ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 [ -n "${TOTAL_S:-}" ] && END=$(( $(date +%s) + TOTAL_S ))  # TOTAL_S: this script's old name for BUDGET_S
 SPEC=experiments/llm_shapes.yaml
