@@ -29,7 +29,8 @@ from test_report import BASELINE, MMA, make_rows, receipt_for
 STUDIES = Path(__file__).resolve().parents[1] / "experiments" / "studies"
 # committed receipts these tests draw from
 RECEIPTS = {"library-vs-handwritten": "library-vs-handwritten/h200", "cutlass-sm90-sweep": "cutlass-sm90/h200/sweep",
-            "quickstart": "quickstart/h200", "mma-sync-sweep": "mma-sync/h200/sweep"}
+            "quickstart": "quickstart/h200", "mma-sync-sweep": "mma-sync/h200/sweep",
+            "moe-shapes": "moe-shapes/h200/part-f0b7480/merged"}
 PLOT_MODULES = ("throughput", "baseline", "roofline", "bandwidth", "errors", "heatmap", "distribution",
                 "architectures")
 
@@ -73,6 +74,24 @@ def rendered(fig):
     return canvas.get_renderer()
 
 
+def turned_labels_too_close(fig, ax) -> list[str]:
+    """The x tick labels turned by an angle whose neighbours' lines would overprint: labels turned by a sit
+    (spacing of their anchors) * sin(a) apart across their lines, which must hold the label's height unturned
+    (a turned label's box is axis-aligned, so box overlap says nothing about the text)."""
+    renderer = rendered(fig)
+    labels = [t for t in ax.get_xticklabels() if t.get_text() and t.get_visible()]
+    xs = [ax.transData.transform((t.get_position()[0], 0))[0] for t in labels]
+    close = []
+    for label, x0, x1 in zip(labels[1:], xs, xs[1:]):
+        angle = label.get_rotation()
+        label.set_rotation(0)
+        height = label.get_window_extent(renderer).height
+        label.set_rotation(angle)
+        if (x1 - x0) * math.sin(math.radians(angle)) < height:
+            close.append(label.get_text())
+    return close
+
+
 def overlapping_tick_labels(fig, ax, axis="x") -> list[tuple[str, str]]:
     """Pairs of visible tick labels of `axis` whose boxes overlap once drawn."""
     renderer = rendered(fig)
@@ -111,6 +130,28 @@ def test_throughput_puts_unrelated_shapes_on_a_category_axis_with_error_bars(tmp
         assert c.lines[0].get_linestyle() in ("None", "none", "")
     assert "95% CI" in plot.caption and "no lines join" in plot.caption
     assert ax.get_ylim()[0] == 0 and ax.get_yscale() == "linear"
+
+
+def test_grouped_problems_are_named_on_two_lines_that_do_not_overprint(tmp_path, figures):
+    """The MoE study's 22 grouped problems: each label on two lines (the shape, then its routing), an axis name
+    that says what a grouped label holds, and no two tick labels overlapping, on the throughput plot (one axes,
+    labels turned upright when 30 degrees would not part them) and on the % of baseline bars (rows)."""
+    rows = committed("moe-shapes")
+    draw("throughput_vs_size", rows, tmp_path)
+    draw("percent_of_baseline", rows, tmp_path)
+    throughput = figures["throughput_bf16_bf16out_f32acc_tn"]
+    percent = figures["pct_of_baseline_bf16_bf16out_f32acc_tn"]
+    for fig in (throughput, percent):
+        named = [a for a in fig.axes if a.get_xticklabels()]
+        for ax in named:
+            texts = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+            assert texts and all(t.count("\n") == 1 and t.startswith("g") for t in texts), texts
+            assert ax.get_xticklabels()[0].get_rotation() in (30, 90)
+            assert not turned_labels_too_close(fig, ax)
+        # the axis name, once under the bottom row
+        assert "grouped problem: g groups, n N, k K; t tokens" in named[-1].get_xlabel()
+    (ax,) = [a for a in throughput.axes if a.get_xticklabels()]
+    assert ax.get_xticklabels()[0].get_rotation() == 90  # 22 problems of two lines: 30 degrees would overprint
 
 
 def test_throughput_of_one_family_of_shapes_keeps_a_size_axis_and_goes_log_for_small_problems(tmp_path, figures):

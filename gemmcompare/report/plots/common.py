@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from matplotlib.ticker import Formatter, NullFormatter
 from ..data import kind_of, sorted_problems  # noqa: F401  (kind_of: for the plot modules)
 from ..labels import legend_labels, wrap
 from ... import files
+from ...grouped import label_volume
 from .. import rendering
 
 # the baseline is drawn black, dashed, with square markers *under* the others, so a kernel that matches it
@@ -204,19 +206,33 @@ def legend(fig: Figure, ax, handles: list, labels: list[str], title: str = "impl
     return "below"
 
 
+_GROUPED_SPLIT = re.compile(r"^(g\d+ n\d+ k\d+) ")  # a grouped label's shape, then its rows
+LABEL_LINE_IN = 0.14  # a line of 8-point tick label, in inches
+GROUPED_AXIS_LABEL = ("grouped problem: g groups, n N, k K; t tokens, top-k, routing, seed "
+                      "(by size; a category each)")
+
+
 def problem_axis(ax, problems: list[str], axis: str = "x", slots: int | None = None) -> None:
     """A categorical axis of problems (no lines join them: they are different shapes), tick labels turned
     when they would touch. slots: the places on the axis, when more than the problems (a short last row of
     wrapped rows keeps the others' scale)."""
     positions = np.arange(len(problems))
+    grouped = bool(problems) and all(label_volume(p) is not None for p in problems)
     if axis == "x":
         slots = max(1, slots or len(problems))
         ax.set_xticks(positions)
+        # a grouped label (`g256 n7168 k2048 t512 top8 zipf1.2 s0`) goes on two lines: the shape, then the routing
+        shown = [_GROUPED_SPLIT.sub(r"\1\n", p, count=1) for p in problems] if grouped else problems
         width_in = ax.figure.get_figwidth() * 0.75 / slots
-        crowded = max((len(p) for p in problems), default=0) * 0.075 > width_in
-        ax.set_xticklabels(problems, rotation=30 if crowded else 0, ha="right" if crowded else "center", fontsize=8)
+        longest = max((len(line) for p in shown for line in p.split("\n")), default=0)
+        crowded = longest * 0.075 > width_in
+        # turned labels sit width_in * sin(angle) apart across their lines: 30 degrees while their lines fit there
+        lines = max((p.count("\n") + 1 for p in shown), default=1)
+        angle = 0 if not crowded else 30 if width_in * 0.5 >= lines * LABEL_LINE_IN else 90
+        ax.set_xticklabels(shown, rotation=angle, ha="right" if angle == 30 else "center", fontsize=8,
+                           rotation_mode="anchor" if angle == 30 else "default")
         ax.set_xlim(-0.6, slots - 0.4)
-        ax.set_xlabel("problem M×N×K (by size; a category each, not a size axis)")
+        ax.set_xlabel(GROUPED_AXIS_LABEL if grouped else "problem M×N×K (by size; a category each, not a size axis)")
     else:
         ax.set_yticks(positions)
         ax.set_yticklabels(problems, fontsize=8)
