@@ -104,7 +104,8 @@ def test_report_page_in_headless_chromium(tmp_path):
 
 
 @needs_browser
-@pytest.mark.parametrize("run", ["cutlass-sm90/h200/sweep", "byo-kernel/h200"])  # the longest names; failures
+@pytest.mark.parametrize("run", ["cutlass-sm90/h200/sweep", "byo-kernel/h200",  # the longest names; failures;
+                                 "energy/h200/twice-f0b7480/run1"])  # the energy ranking's table of CUTLASS names
 def test_committed_run_reports_fit_1400_pixels(tmp_path, run):
     build_report(load_result_file(STUDIES / run), tmp_path / run, plots=["percent_of_baseline"])
     assert_readable(check_page(tmp_path / run / "report.html", width=1400), 1400)

@@ -34,7 +34,7 @@ def markdown_table(display: pd.DataFrame) -> str:
 
 _NUMBER = re.compile(r"^[-+±]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?\s*%?$", re.I)  # right-aligned, sorted as numbers
 WRAP_COLUMNS = ("implementation", "remark", "detail", "reason", "source", "best", "library", "CUTLASS", "hand-written",
-                "custom")  # long text: these cells wrap so that a table fits the page
+                "custom", "faster", "less energy")  # long text: these cells wrap so that a table fits the page
 
 
 def cells_table(headers: list[str], rows: list[list[str]], *, numeric: list[bool] | None = None,
