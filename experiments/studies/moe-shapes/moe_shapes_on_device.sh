@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Issue 41's MoE study on an H200, a part per device call:
+# Issue 41's MoE study on an H200, one or more parts per device call:
 #   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> SHARD=0/4 bash experiments/studies/moe-shapes/moe_shapes_on_device.sh
+#   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> SHARD="0/8 5/8 6/8 7/8" bash .../moe_shapes_on_device.sh
+# (on the H200 at f0b7480 a BF16 part of 8 took 42 s to build cold, then 59-160 s to run)
 # SPEC: experiments/moe_shapes.yaml (BF16, the default) or experiments/studies/moe-shapes/moe_shapes_fp8.yaml (FP8
 # blockwise). SHARD=i/N runs part i of N of the plan (whole problems: `gemmcompare run --shard`); `gemmcompare merge`
 # joins the parts' run folders. Made back to back, a call finds the builds of the one before in MOE_CACHE_DIR (the
@@ -14,7 +16,13 @@ select_args=(${ONLY:+--only "$ONLY"} ${SHAPES:+--shapes "$SHAPES"})
 export GEMMCOMPARE_CACHE_DIR=${MOE_CACHE_DIR:-/tmp/moe-shapes-cache}
 mkdir -p "$GEMMCOMPARE_CACHE_DIR"
 step build "${BUILD_LIMIT_S:-240}" python3 -m gemmcompare build "$SPEC" "${select_args[@]}" --no-progress
-step run "$(left)" python3 -m gemmcompare run "$SPEC" --store "$W/g.db" --runs-dir "$W/runs" --no-progress \
-  --no-report ${SHARD:+--shard "$SHARD"} "${select_args[@]}"
+# SHARD may name several parts, run one after another in this call ("0/8 5/8 6/8"), each a run folder of its own
+# (run.log for one part; run_0of8.log, ... for several), so that a warm machine's call is not spent on one part
+parts=(${SHARD:-})
+for part in "${parts[@]:-}"; do
+  name=run; [ ${#parts[@]} -gt 1 ] && name="run_${part/\//of}"
+  step "$name" "$(left)" python3 -m gemmcompare run "$SPEC" --store "$W/g.db" --runs-dir "$W/runs" --no-progress \
+    --no-report ${part:+--shard "$part"} "${select_args[@]}"
+done
 cp "$GEMMCOMPARE_CACHE_DIR/picks.sqlite" "$W/" 2>/dev/null
 python3 experiments/studies/moe-shapes/moe_shapes_table.py "$W"/runs/* | tee "$OUT/table.md"
