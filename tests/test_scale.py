@@ -2,6 +2,7 @@
 groups, crashed and hung workers, a GPU that cannot start, shards joined by merge, old stores, and the
 Dask engine on a local CPU cluster (tests/fake_device.py stands in for the GPUs)."""
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -261,6 +262,8 @@ def test_merge_refuses_a_missing_shard_a_repeated_row_and_another_spec(tmp_path,
     assert cli.main(["merge", str(tmp_path / "out"), str(tmp_path / "a.db"), str(tmp_path / "b.db"),
                      "--allow-partial", "--store", str(tmp_path / "m.db")]) == 0
     assert Store(tmp_path / "m.db").runs()["status"].tolist() == ["partial"]
+    receipt = json.loads((tmp_path / "out" / "receipt.json").read_text())
+    assert receipt["partial"] == ["shard 2/3 is missing"]
 
 
 # -- stores written before the GPU columns --------------------------------------------------------------

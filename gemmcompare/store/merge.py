@@ -172,6 +172,8 @@ def merge(out_dir: Path, sources: list[str], store_path: Path, allow_partial: bo
     runs.sort(key=lambda r: ((r.shard or {}).get("index", 0), r.started_at or ""))
     run_id = new_run_id()
     receipt = _receipt(runs, run_id)
+    if partial:  # said in the folder's receipt too: a run folder copied out of the store keeps no run status
+        receipt["partial"] = partial
     commits = sorted({str(r.receipt.get("git_commit")) for r in runs})
     if len(commits) > 1:
         print(f"note: the runs were made at different commits ({', '.join(commits)}); each is in merged_from",
