@@ -196,13 +196,13 @@ def _fake_nvml(monkeypatch, energy_supported: bool):
 
 def test_a_warm_up_round_settles_power_and_batch_size_and_is_not_counted(monkeypatch):
     """The first round runs while the GPU settles (here 800 W, as the H200's first batches read 1-4% more
-    energy per GEMM than its later ones) and sizes each row's batch with a margin: 40 ms holds one 50 ms update,
-    80 ms clears the limit (0.6% < 1%) but not the margin (0.5%), 160 ms does (0.2%). The counted batches all
+    energy per GEMM than its later ones) and sizes each row's batch with a margin: 40 ms holds one 38 ms update,
+    80 ms clears the limit (0.79% < 1%) but not the margin (0.75%), 160 ms does (0.2%). The counted batches all
     run at that size and at the settled 700 W; the warm-up batch is in the record, apart."""
     from gemmcompare.contracts.timing import Measurement
 
-    assert energy_meter.WARMUP_ROUNDS == 1
-    sim = _Sim(launch_ms=0.2, update_s=0.05, watts=lambda attempt: 800.0 if attempt < 3 else 700.0)
+    assert energy_meter.WARMUP_ROUNDS == 1 and energy_meter.WARMUP_MARGIN == 0.75
+    sim = _Sim(launch_ms=0.2, update_s=0.038, watts=lambda attempt: 800.0 if attempt < 3 else 700.0)
     monkeypatch.setattr(energy_meter, "_run_once", sim)
     tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
     settings = TimingSettings(energy_batches=6, energy_min_batch_ms=40.0)
