@@ -41,3 +41,24 @@ def test_each_side_is_read_against_the_fastest_library_row():
     assert "- hopper.grouped >= 85% of the best library row at every problem: NOT met (min 71.4%;" in text
     assert "- a project kernel >= 10% faster than the best library row: 1 problem: skewed (2/4 experts busy, 52.0 " \
            "tokens each, skew 3.8;" in text and "tuned CUTLASS grouped 125.0%" in text
+
+
+def test_a_miss_that_rounds_to_the_floor_keeps_two_decimals():
+    """84.98% is below the hand-written step's 85% floor: the goal line must not print it as 85.0."""
+    df = pd.DataFrame(_rows("close", [8, 8], {"library.torch_grouped_mm": 0.8498, TUNED: 0.5, HAND: 1.0}))
+    text = table.render(table.summarize(df))
+    assert "- hopper.grouped >= 85% of the best library row at every problem: NOT met (min 84.98%; 1 of 1 below: " \
+           "close 84.98)" in text
+    assert "min 170.0%" in text  # a figure far from its floor keeps one decimal
+
+
+def test_the_parts_a_merged_run_lacks_are_said_first(monkeypatch, capsys):
+    import gemmcompare
+
+    rows = pd.DataFrame(_rows("p", [8, 8], {"library.torch_grouped_mm": 1.0, TUNED: 0.9, HAND: 1.0}))
+    receipts = {"merged": {"partial": ["shard 0/8 is missing", "shard 5/8 is missing"]}, "whole": {}}
+    monkeypatch.setattr(gemmcompare, "load", lambda folder: (rows, receipts[folder]))
+    df, partial = table.load(["merged", "whole"])
+    assert len(df) == 3 and partial == ["merged: shard 0/8 is missing; shard 5/8 is missing"]
+    table.main(["merged"])
+    assert capsys.readouterr().out.startswith("partial run: merged: shard 0/8 is missing; shard 5/8 is missing\n")
