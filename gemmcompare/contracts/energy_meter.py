@@ -102,7 +102,7 @@ def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measur
         run.launch_ms = sorted(m.samples_ms)[len(m.samples_ms) // 2]
         run.count = launches_for(run.launch_ms, settings.energy_min_batch_ms, MAX_LAUNCHES)
         # its last timed batch's launches (fewer than settings.batch where the timer halved them for the queue)
-        per_launch = (m.last_enqueue_ms / (m.batch_size or settings.batch)) if m.last_enqueue_ms else GUESS_ENQUEUE_MS
+        per_launch = (m.last_enqueue_ms / m.launches_per_batch(settings.batch)) if m.last_enqueue_ms else GUESS_ENQUEUE_MS
         run.gate_ms = min(MAX_SLEEP_MS, max(1.0, 2.0 * per_launch * min(run.count, QUEUE_DEPTH)))
         active.append(ln)
     with short_switch_interval(POLL_SWITCH_INTERVAL_S):
@@ -117,14 +117,14 @@ def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measur
                 except Exception as exc:  # noqa: BLE001 - a hang or CUDA error ends every row's energy
                     if isinstance(exc, TimeoutError) or "CUDA error" in str(exc):
                         raise EnergyFailure(ln.name, exc) from exc
-                    runs[ln.name].note = f"energy batch failed: {exc}"
-                    active = [a for a in active if a is not ln]
-                    continue
-                if starved_out:
-                    # the gate grew at every attempt and the GPU still outran the host: its later batches would
-                    # starve as well (ATTEMPTS each: minutes over a problem of such rows), so the row stops here
-                    runs[ln.name].note = (f"no energy figure: {STARVED_REASON} (every attempt of a batch, behind a "
-                                          f"sleep gate grown to {runs[ln.name].gate_ms:.0f} ms)")
+                    stop = f"energy batch failed: {exc}"
+                else:
+                    # starved at every attempt, the gate grown each time: its later batches would starve as well
+                    # (ATTEMPTS each: minutes over a problem of such rows), so the row stops here
+                    stop = (f"no energy figure: {STARVED_REASON} (every attempt of a batch, behind a sleep gate "
+                            f"grown to {runs[ln.name].gate_ms:.0f} ms)") if starved_out else ""
+                if stop:
+                    runs[ln.name].note = stop
                     active = [a for a in active if a is not ln]
     return source, runs
 

@@ -192,6 +192,10 @@ class Measurement:
     def summary(self) -> Summary:
         return summarize(self.samples_ms)
 
+    def launches_per_batch(self, settings_batch: int) -> int:
+        """Its batch: the settings' unless the timer halved it to fit the launch queue (batch_size)."""
+        return self.batch_size or settings_batch
+
 
 # -- the L2 policy's sizes (the timer, the executor and the profiler driver all use these) ----------------
 
@@ -404,7 +408,7 @@ class Timer:
                     continue
                 if stage:
                     stage(ln.name, "timing")
-                size = m.batch_size or self.s.batch
+                size = m.launches_per_batch(self.s.batch)
                 try:
                     before = len(m.samples_ms)
                     self.run_batch(ln, m, size, graphs.get(ln.name), index[ln.name])

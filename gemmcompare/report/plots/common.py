@@ -217,8 +217,8 @@ def problem_axis(ax, problems: list[str], axis: str = "x", slots: int | None = N
     when they would touch. slots: the places on the axis, when more than the problems (a short last row of
     wrapped rows keeps the others' scale)."""
     positions = np.arange(len(problems))
-    grouped = bool(problems) and all(label_volume(p) is not None for p in problems)
     if axis == "x":
+        grouped = bool(problems) and all(label_volume(p) is not None for p in problems)
         slots = max(1, slots or len(problems))
         ax.set_xticks(positions)
         # a grouped label (`g256 n7168 k2048 t512 top8 zipf1.2 s0`) goes on two lines: the shape, then the routing
