@@ -158,23 +158,64 @@ def _launcher():
     return Launcher("k", lambda: None)
 
 
-def test_a_too_short_batch_is_doubled_until_the_counter_can_read_it():
+def test_a_too_short_warm_up_batch_is_doubled_until_the_counter_can_read_it():
     sim = _Sim(launch_ms=0.2, update_s=0.05)
     run = energy_meter.EnergyRun(count=launches_for(0.2, 40.0, 10**6))  # 40 ms: under two 50 ms updates
-    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=sim)
+    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=sim, warmup=True)
     # 40 ms holds one update (at 7 ms); 80 ms two, 50 ms apart, each known to within half a 0.3 ms poll gap
     assert sim.counts == [200, 400]
-    assert len(run.batches) == 1 and run.batches[-1].ok and run.count == 400
-    assert run.batches[-1].j_per_gemm == pytest.approx(700.0 * 0.2e-3, rel=0.01)
+    assert len(run.warmup) == 1 and run.warmup[-1].ok and run.count == 400 and not run.batches
+    assert run.warmup[-1].j_per_gemm == pytest.approx(700.0 * 0.2e-3, rel=0.01)
 
 
-def test_a_batch_that_cannot_grow_enough_is_marked_not_measured():
+def test_a_warm_up_batch_that_cannot_grow_enough_is_marked_not_measured():
     sim = _Sim(launch_ms=1000.0, update_s=5.0)  # 1 s launches, a counter updating every 5 s
     run = energy_meter.EnergyRun(count=1)
-    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=sim)
+    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=sim, warmup=True)
     assert sim.counts == [1, 2, 4]  # 1, 2, then 4 s (MAX_BATCH_MS): no more doubling
-    out = summarize_energy(run.batches, flops=1, source="counter")
+    out = summarize_energy(run.warmup, flops=1, source="counter")
     assert out["energy_source"] == "none" and "2 are needed" in out["energy"]["reason"]
+
+
+def test_a_counted_batch_that_misses_the_limit_runs_again_at_its_size_never_longer():
+    """At the power cap a batch's energy per GEMM depends on its length (H100, fe28d79: CUTLASS 4096^3 BF16 read
+    153-155 mJ in 0.57 s batches and 145-150 in 1.19 s ones), so a counted batch whose poll gaps were too wide
+    for the 1% rule is run again at the size the warm-up settled, not doubled as a warm-up batch is."""
+    windows = iter([Window(None, 480.0, 5, 0.012, reason="too close for the poll gaps"),
+                    Window(None, 480.0, 5, 0.011, reason="too close for the poll gaps"),
+                    Window(700.0, 500.0, 6, 0.004)])
+    counts = []
+
+    def run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s):
+        counts.append(run.count)
+        return EnergyBatch(run.count, 560.0, source, next(windows)), False, 1.0, {}
+
+    run = energy_meter.EnergyRun(count=2800)
+    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=run_once)
+    assert counts == [2800] * 3 and run.count == 2800
+    assert len(run.batches) == 1 and run.batches[0].ok and run.batches[0].window.power_w == 700.0
+    # a batch that misses at every attempt is kept without a figure, still at its size
+    run = energy_meter.EnergyRun(count=2800)
+    energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=lambda *a: (
+        EnergyBatch(2800, 560.0, "counter", Window(None, 480.0, 5, 0.02, reason="too close")), False, 1.0, {}))
+    assert run.count == 2800 and len(run.batches) == 1 and not run.batches[0].ok
+
+
+def test_a_row_whose_warm_up_finds_no_size_gets_no_counted_batches(monkeypatch):
+    """A warm-up batch without a figure at MAX_BATCH_MS: the counted batches, at that size, would have none either
+    (ATTEMPTS each), so the row stops with the warm-up's reason; the row beside it is measured."""
+    from gemmcompare.contracts.timing import Measurement
+
+    sims = {"slow": _Sim(launch_ms=1000.0, update_s=5.0), "fine": _Sim(launch_ms=0.2, update_s=0.05)}
+    monkeypatch.setattr(energy_meter, "_run_once", lambda ln, *a: sims[ln.name](ln, *a))
+    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
+    settings = TimingSettings(energy_batches=6, energy_min_batch_ms=100.0)
+    launchers = [Launcher("slow", lambda: None), Launcher("fine", lambda: None)]
+    ms = {"slow": Measurement(samples_ms=[1000.0]), "fine": Measurement(samples_ms=[0.2])}
+    _, runs = energy_meter.measure_energy(launchers, ms, settings, tel)
+    assert sims["slow"].counts == [1, 2, 4] and not runs["slow"].batches
+    assert runs["slow"].note.startswith("no energy figure: the warm-up's batch had none (")
+    assert len(runs["fine"].batches) == 6 and all(b.ok for b in runs["fine"].batches)
 
 
 def _fake_nvml(monkeypatch, energy_supported: bool):
@@ -196,24 +237,62 @@ def _fake_nvml(monkeypatch, energy_supported: bool):
 
 def test_a_warm_up_round_settles_power_and_batch_size_and_is_not_counted(monkeypatch):
     """The first round runs while the GPU settles (here 800 W, as the H200's first batches read 1-4% more
-    energy per GEMM than its later ones) and sizes each row's batch with a margin: 40 ms holds one 38 ms update,
-    80 ms clears the limit (0.79% < 1%) but not the margin (0.75%), 160 ms does (0.2%). The counted batches all
-    run at that size and at the settled 700 W; the warm-up batch is in the record, apart."""
+    energy per GEMM than its later ones) and sizes each row's batch: 40 ms holds one 38 ms update, so it doubles
+    at once; 80 ms clears the limit (0.79% < 1%). The counted batches all run at that size and at the settled
+    700 W; the warm-up batch is in the record, apart."""
     from gemmcompare.contracts.timing import Measurement
 
-    assert energy_meter.WARMUP_ROUNDS == 1 and energy_meter.WARMUP_MARGIN == 0.75
-    sim = _Sim(launch_ms=0.2, update_s=0.038, watts=lambda attempt: 800.0 if attempt < 3 else 700.0)
+    assert energy_meter.WARMUP_ROUNDS == 1
+    sim = _Sim(launch_ms=0.2, update_s=0.038, watts=lambda attempt: 800.0 if attempt < 2 else 700.0)
     monkeypatch.setattr(energy_meter, "_run_once", sim)
     tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
     settings = TimingSettings(energy_batches=6, energy_min_batch_ms=40.0)
     _, runs = energy_meter.measure_energy([_launcher()], {"k": Measurement(samples_ms=[0.2])}, settings, tel)
     run = runs["k"]
-    assert sim.counts == [200, 400, 800] + [800] * 6
-    assert [b.launches for b in run.batches] == [800] * 6 and [b.launches for b in run.warmup] == [800]
+    assert sim.counts == [200, 400] + [400] * 6
+    assert [b.launches for b in run.batches] == [400] * 6 and [b.launches for b in run.warmup] == [400]
     out = summarize_energy(run.batches, flops=1, source="counter", warmup=run.warmup)
     assert out["energy_j_per_gemm"] == pytest.approx(700.0 * 0.2e-3, rel=0.01)
-    assert out["energy"]["batches"] == 6 and out["energy"]["warmup"]["launches_per_batch"] == [800]
+    assert out["energy"]["batches"] == 6 and out["energy"]["warmup"]["launches_per_batch"] == [400]
     assert out["energy"]["warmup"]["j_per_gemm"][0] == pytest.approx(800.0 * 0.2e-3, rel=0.01)
+
+
+def test_a_warm_up_miss_on_the_poll_gaps_alone_is_tried_again_before_it_doubles():
+    """Two counter updates, but the poll gaps too wide: the gaps vary from batch to batch, so the warm-up tries
+    the size once more (it passes here) rather than doubling the problem's batch length at once; a second miss
+    at one size doubles it."""
+    gappy = Window(None, 480.0, 5, 0.012, reason="too close for the poll gaps")
+    good = Window(700.0, 500.0, 6, 0.004)
+    for windows, counts in (([gappy, good], [2800, 2800]), ([gappy, gappy, good], [2800, 2800, 5600])):
+        seen, it = [], iter(windows)
+
+        def run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s):
+            seen.append(run.count)
+            return EnergyBatch(run.count, 0.2 * run.count, source, next(it)), False, 1.0, {}
+
+        run = energy_meter.EnergyRun(count=2800)
+        energy_meter._batch(_launcher(), run, "counter", None, 2e6, 10.0, run_once=run_once, warmup=True)
+        assert seen == counts and run.warmup[-1].ok
+
+
+def test_every_row_of_a_problem_counts_batches_of_one_length(monkeypatch):
+    """SAME_LENGTH: after the warm-up, each row's launches are set so that its batches last as long as the
+    longest warm-up batch of the problem (here the row whose counter needed 160 ms), at the launch time its own
+    warm-up measured, so no row's figure comes from shorter, costlier batches than its neighbour's."""
+    from gemmcompare.contracts.timing import Measurement
+
+    sims = {"a": _Sim(launch_ms=0.2, update_s=0.038), "b": _Sim(launch_ms=0.05, update_s=0.075)}
+    monkeypatch.setattr(energy_meter, "_run_once", lambda ln, *a: sims[ln.name](ln, *a))
+    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
+    settings = TimingSettings(energy_batches=6, energy_min_batch_ms=40.0)
+    launchers = [Launcher("a", lambda: None), Launcher("b", lambda: None)]
+    ms = {"a": Measurement(samples_ms=[0.2]), "b": Measurement(samples_ms=[0.05])}
+    _, runs = energy_meter.measure_energy(launchers, ms, settings, tel)
+    assert [b.span_ms for b in runs["a"].warmup] == [pytest.approx(80.0)]
+    assert [b.span_ms for b in runs["b"].warmup] == [pytest.approx(160.0)]
+    for name in "ab":
+        assert [b.span_ms for b in runs[name].batches] == [pytest.approx(160.0)] * 6
+    assert sims["a"].counts[-1] == 800 and sims["b"].counts[-1] == 3200
 
 
 def test_a_row_whose_batches_all_starve_stops_after_one_batch_and_says_why(monkeypatch):

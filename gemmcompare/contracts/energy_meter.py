@@ -3,15 +3,15 @@ repeated back to back, interleaved round-robin as the time's batches are, each r
 arithmetic, docs/timing.md the rule).
 
 The energy batching rule. A batch must span at least two updates of the energy counter, with the host's poll gaps
-at most 1% of the time between them. Its first size is `energy_min_batch_ms` at the row's measured median launch
-time; a batch in which the counter did not update twice (or the updates fell too close for the poll gaps) is run
-again twice as long, up to MAX_BATCH_MS, and the size that worked is kept for the row's later batches. The time
-samples' protocol is untouched: these launches run after sampling, outside CUPTI, and make no time sample.
-
-A warm-up round comes first and is not counted (WARMUP_ROUNDS): in it the GPU's power and clocks settle from the
-timing phase's short bursts into the steady state (at the power cap, for large GEMMs), and each row's batch size
-settles with a margin (a window error of at most WARMUP_MARGIN of the limit), so that the counted batches run
-in one state and, mostly, at one size.
+at most 1% of the time between them. A warm-up round comes first and is not counted (WARMUP_ROUNDS): in it the
+GPU's power and clocks settle from the timing phase's short bursts into the steady state (at the power cap, for
+large GEMMs), and each row's batch length settles. Its first size is `energy_min_batch_ms` at the row's measured
+median launch time; a warm-up batch in which the counter did not update twice is run again twice as long (up to
+MAX_BATCH_MS), and one whose updates fell too close for the poll gaps is run again at its size, twice as long
+only after a second miss (the gaps vary from batch to batch). Then every row of the problem runs its counted
+batches at one length, the longest any of its rows settled at (SAME_LENGTH), and a counted batch that misses
+the limit is run again at that length, never longer. The time samples' protocol is untouched: these launches run
+after sampling, outside CUPTI, and make no time sample.
 
 No L2 action runs between the launches of an energy batch: a flush's energy would be the flush's, not the
 kernel's. An energy figure is therefore the warm-L2 steady state whatever the time's L2 policy (rotate's input
@@ -21,6 +21,7 @@ copies are cycled, which costs nothing). Under beta != 0 each launch's output re
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 import threading
 import time
@@ -48,10 +49,17 @@ POLL_SWITCH_INTERVAL_S = 0.0002
 # 340-625 W while the later ones ran at 630-675 W, and read 1-4% more energy per GEMM (cuBLAS 8192^3 BF16:
 # 1189 mJ against a median of 1164). Batches doubled in rounds 2-6 at window errors of 0.8-1.0%, so one row's
 # batches mixed 0.5, 1.2 and 2.3 s. Two of the twelve rows read UNKNOWN between two runs of one commit.
-# The margin: at ~1.2 s the H200's batches read window errors of 0.2-0.9% (f0b7480; at ~0.56 s, 0.7-1.0%),
-# so 0.75 of the limit keeps most rows at ~1.2 s, not 2.4, and their counted batches under the limit.
+# A warm-up miss on the poll gaps alone is tried again at its size before it doubles: at ~1.2 s the H200's
+# batches read window errors of 0.2-0.9% (f0b7480; at ~0.56 s, 0.7-1.0%), so a second try mostly passes and a
+# problem's length (its longest row's) stays near 1.2 s, not 2.4.
 WARMUP_ROUNDS = 1
-WARMUP_MARGIN = 0.75
+# Why one batch length for all of a problem's counted batches. At the power cap a batch's energy per GEMM
+# depends on its length: H100, fe28d79 (experiments/studies/energy/h100/twice-fe28d79), 7 of the 8 rows (two
+# runs) whose batches doubled mid-row read more per GEMM in their shorter batches (CUTLASS 4096^3 BF16:
+# 152.8-155.4 mJ at 0.57 s, 145.1-149.5 at 1.19 s, in both runs; cuBLAS 8192^3 BF16: 1168 mJ at 1 s, 1131-1156
+# at 2 s). That widened intervals past compare's 3% rule between two runs of one commit, and would bias rows
+# measured at different lengths.
+SAME_LENGTH = "a problem's counted batches all run at one length, the longest its rows' warm-up settled at"
 
 
 class EnergyFailure(Exception):
@@ -121,12 +129,30 @@ def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measur
                 else:
                     # starved at every attempt, the gate grown each time: its later batches would starve as well
                     # (ATTEMPTS each: minutes over a problem of such rows), so the row stops here
+                    run = runs[ln.name]
                     stop = (f"no energy figure: {STARVED_REASON} (every attempt of a batch, behind a sleep gate "
-                            f"grown to {runs[ln.name].gate_ms:.0f} ms)") if starved_out else ""
+                            f"grown to {run.gate_ms:.0f} ms)") if starved_out else ""
+                    if warmup and not stop and run.warmup and not run.warmup[-1].ok:
+                        # no size up to MAX_BATCH_MS gave a figure: the counted batches, at that size, would not
+                        stop = f"no energy figure: the warm-up's batch had none ({run.warmup[-1].window.reason})"
                 if stop:
                     runs[ln.name].note = stop
                     active = [a for a in active if a is not ln]
+            if warmup and round_ == WARMUP_ROUNDS - 1:
+                _same_length(runs[ln.name] for ln in active)
     return source, runs
+
+
+def _same_length(runs) -> None:
+    """SAME_LENGTH: each run's launches per batch set so that its batch lasts as long as the longest warm-up
+    batch among them (at the launch time that batch measured)."""
+    runs = [r for r in runs if r.warmup and r.warmup[-1].ok]
+    if not runs:
+        return
+    target_ms = max(r.warmup[-1].span_ms for r in runs)
+    for r in runs:
+        per_launch_ms = r.warmup[-1].span_ms / r.warmup[-1].launches
+        r.count = min(MAX_LAUNCHES, max(r.count, math.ceil(target_ms / per_launch_ms)))
 
 
 @contextlib.contextmanager
@@ -140,31 +166,36 @@ def short_switch_interval(seconds: float):
         sys.setswitchinterval(before)
 
 
-def _too_short(window: Window, source: str, margin: float = 1.0) -> bool:
-    """The batch gave no figure because it was too short, or (margin < 1) its window error is above `margin`
-    of the limit."""
+def _too_short(window: Window, source: str) -> bool:
+    """The batch gave no figure because it was too short for the counter's updates or the poll gaps."""
     if source == "counter":
-        return window.updates < 2 or (window.error or 0.0) > margin * MAX_WINDOW_ERROR
+        return window.updates < 2 or (window.error or 0.0) > MAX_WINDOW_ERROR
     return window.power_w is None and "sample" in window.reason
 
 
 def _batch(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_ms: float, timeout_s: float,
            run_once: Callable | None = None, warmup: bool = False) -> bool:
-    """One batch, run again (gate doubled when starved, launches doubled when too short) until it gives a
-    figure or ATTEMPTS are spent; the last attempt's batch is kept either way (in run.warmup for a warm-up
-    batch, whose size must also clear the window-error limit by WARMUP_MARGIN). `run_once` runs one attempt
-    (default: on the GPU; a test passes a fake). True when every attempt starved."""
+    """One batch, run again until it gives a figure or ATTEMPTS are spent: behind a doubled gate when starved;
+    when too short, twice as long in the warm-up (at once if the counter did not update twice, after a second
+    miss if the poll gaps were too wide) and at the same size after it (SAME_LENGTH). The last attempt's batch is
+    kept either way (in run.warmup for a warm-up batch). `run_once` runs one attempt (default: on the GPU; a
+    test passes a fake). True when every attempt starved."""
     run_once = run_once or _run_once
-    margin = WARMUP_MARGIN if warmup else 1.0
+    misses = 0  # attempts at this size whose counter updates fell too close for the poll gaps
     for _ in range(ATTEMPTS):
         batch, starved, enqueue_ms, sample = run_once(ln, run, source, telemetry, cycles_per_ms, timeout_s)
         if starved:  # the GPU idled between launches: idle power inside the window
             run.gate_ms = min(MAX_SLEEP_MS, 2.0 * run.gate_ms)
             continue
-        if ((not batch.ok or warmup) and _too_short(batch.window, source, margin)
-                and batch.span_ms * 2 <= MAX_BATCH_MS):
-            run.count = min(MAX_LAUNCHES, run.count * 2)
-            continue
+        if not batch.ok and _too_short(batch.window, source):
+            misses += 1
+            unreadable = source != "counter" or batch.window.updates < 2
+            if warmup and (unreadable or misses >= 2):
+                if batch.span_ms * 2 <= MAX_BATCH_MS:
+                    run.count, misses = min(MAX_LAUNCHES, run.count * 2), 0
+                elif unreadable:  # at MAX_BATCH_MS the counter still cannot read it: no row figure
+                    break
+            continue  # after the warm-up, at the same size (SAME_LENGTH)
         break
     if starved:
         batch = EnergyBatch(batch.launches, batch.span_ms, source,

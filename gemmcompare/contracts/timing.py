@@ -74,7 +74,9 @@ class TimingSettings:
     # the H200, its counter updating every 100 ms, 9 batches of a large GEMM took ~15 s a row at f0b7480), and
     # the first size of a batch in ms of launches (doubled while too short for the counter's updates)
     energy_batches: int = 0
-    energy_min_batch_ms: float = 500.0
+    # (1 s: on the H100 at fe28d79 the warm-up doubled a 0.5 s start at 9 and 10 of the 12 rows of two runs of
+    # experiments/energy.yaml, an attempt lost per row; at ~1.2 s the H200's windows read errors of 0.2-0.9%)
+    energy_min_batch_ms: float = 1000.0
     # tuned rows: every candidate that passes its check is measured with this protocol too, after the pick is
     # made (tuning/select.py, "oracle"), so that a study can show how far each pick is from the true best
     oracle: bool = False
