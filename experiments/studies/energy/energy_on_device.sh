@@ -5,6 +5,7 @@
 # 2. The spec run twice (BF16 and FP8 at 4096^3 and 8192^3: cuBLAS / cuBLASLt, CUTLASS, hopper.best / hopper.fp8,
 #    each row's joules per GEMM with its CI, power, GFLOP/J and clocks), each in its own run folder.
 # 3. `gemmcompare compare` of the two: the energy verdict beside the time verdict (SAME expected for one commit).
+#    SHAPES=4096x4096x4096 runs one size only (`gemmcompare run --shapes`), where a device call cannot hold both.
 # 4. (ENERGY_TEST=1) tests/test_gpu_energy.py: the known-energy check (counter against integrated power samples
 #    within 5%) and a real row's energy.
 # Comes back: OUT/energy_on_device.tgz (both run folders with receipts and the store, the comparison), the logs, and
@@ -15,8 +16,10 @@ SPEC=experiments/energy.yaml
 step build "${BUILD_LIMIT_S:-240}" python3 -m gemmcompare build "$SPEC" --no-progress
 test_s=0; [ -n "${ENERGY_TEST:-}" ] && test_s=70
 half=$(( ($(left) - test_s - 40) / 2 ))  # 30 s kept for compare (fe28d79: 17 s were left, too few)
+shapes=(); [ -n "${SHAPES:-}" ] && shapes=(--shapes "$SHAPES")
 for i in 1 2; do
-  step "run$i" "$half" python3 -m gemmcompare run "$SPEC" --store "$W/g.db" --runs-dir "$W/runs$i" --no-progress
+  step "run$i" "$half" python3 -m gemmcompare run "$SPEC" --store "$W/g.db" --runs-dir "$W/runs$i" --no-progress \
+    "${shapes[@]}"
 done
 step compare 60 python3 -m gemmcompare compare "$W/runs1" "$W/runs2" --store "$W/g.db" --out "$W/compare" --no-progress
 [ -n "${ENERGY_TEST:-}" ] && step pytest_energy "$test_s" python3 -m pytest -m gpu -q -s -p no:cacheprovider \
