@@ -158,6 +158,19 @@ def _launcher():
     return Launcher("k", lambda: None)
 
 
+def _measure_simulated(monkeypatch, sims: dict, min_batch_ms: float, batches: int = 6) -> dict:
+    """measure_energy over one launcher per simulated board (named by `sims`' keys, each timed at its board's
+    launch time): launcher name -> EnergyRun."""
+    from gemmcompare.contracts.timing import Measurement
+
+    monkeypatch.setattr(energy_meter, "_run_once", lambda ln, *a: sims[ln.name](ln, *a))
+    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
+    settings = TimingSettings(energy_batches=batches, energy_min_batch_ms=min_batch_ms)
+    launchers = [Launcher(name, lambda: None) for name in sims]
+    ms = {name: Measurement(samples_ms=[sim.launch_ms]) for name, sim in sims.items()}
+    return energy_meter.measure_energy(launchers, ms, settings, tel)[1]
+
+
 def test_a_too_short_warm_up_batch_is_doubled_until_the_counter_can_read_it():
     sim = _Sim(launch_ms=0.2, update_s=0.05)
     run = energy_meter.EnergyRun(count=launches_for(0.2, 40.0, 10**6))  # 40 ms: under two 50 ms updates
@@ -204,15 +217,8 @@ def test_a_counted_batch_that_misses_the_limit_runs_again_at_its_size_never_long
 def test_a_row_whose_warm_up_finds_no_size_gets_no_counted_batches(monkeypatch):
     """A warm-up batch without a figure at MAX_BATCH_MS: the counted batches, at that size, would have none either
     (ATTEMPTS each), so the row stops with the warm-up's reason; the row beside it is measured."""
-    from gemmcompare.contracts.timing import Measurement
-
     sims = {"slow": _Sim(launch_ms=1000.0, update_s=5.0), "fine": _Sim(launch_ms=0.2, update_s=0.05)}
-    monkeypatch.setattr(energy_meter, "_run_once", lambda ln, *a: sims[ln.name](ln, *a))
-    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
-    settings = TimingSettings(energy_batches=6, energy_min_batch_ms=100.0)
-    launchers = [Launcher("slow", lambda: None), Launcher("fine", lambda: None)]
-    ms = {"slow": Measurement(samples_ms=[1000.0]), "fine": Measurement(samples_ms=[0.2])}
-    _, runs = energy_meter.measure_energy(launchers, ms, settings, tel)
+    runs = _measure_simulated(monkeypatch, sims, min_batch_ms=100.0)
     assert sims["slow"].counts == [1, 2, 4] and not runs["slow"].batches
     assert runs["slow"].note.startswith("no energy figure: the warm-up's batch had none (")
     assert len(runs["fine"].batches) == 6 and all(b.ok for b in runs["fine"].batches)
@@ -279,15 +285,8 @@ def test_every_row_of_a_problem_counts_batches_of_one_length(monkeypatch):
     """SAME_LENGTH: after the warm-up, each row's launches are set so that its batches last as long as the
     longest warm-up batch of the problem (here the row whose counter needed 160 ms), at the launch time its own
     warm-up measured, so no row's figure comes from shorter, costlier batches than its neighbour's."""
-    from gemmcompare.contracts.timing import Measurement
-
     sims = {"a": _Sim(launch_ms=0.2, update_s=0.038), "b": _Sim(launch_ms=0.05, update_s=0.075)}
-    monkeypatch.setattr(energy_meter, "_run_once", lambda ln, *a: sims[ln.name](ln, *a))
-    tel = types.SimpleNamespace(energy_counter_mj=lambda: 1, power_now_w=lambda: 1.0)
-    settings = TimingSettings(energy_batches=6, energy_min_batch_ms=40.0)
-    launchers = [Launcher("a", lambda: None), Launcher("b", lambda: None)]
-    ms = {"a": Measurement(samples_ms=[0.2]), "b": Measurement(samples_ms=[0.05])}
-    _, runs = energy_meter.measure_energy(launchers, ms, settings, tel)
+    runs = _measure_simulated(monkeypatch, sims, min_batch_ms=40.0)
     assert [b.span_ms for b in runs["a"].warmup] == [pytest.approx(80.0)]
     assert [b.span_ms for b in runs["b"].warmup] == [pytest.approx(160.0)]
     for name in "ab":
