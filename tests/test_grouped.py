@@ -270,6 +270,40 @@ def test_an_honest_grouped_output_passes_and_lists_the_empty_group(p, fixture):
     assert check.passed and check.message.startswith("all 6 groups (1 empty)"), check.message
 
 
+@pytest.mark.parametrize("p", [STACKED, MASKED, GroupedProblem(24, 32, (0, 0, 0))],
+                         ids=["contiguous", "masked", "all-empty"])
+@pytest.mark.parametrize("fixture", ["uniform", "exact_integers"])
+def test_all_groups_judged_at_once_read_as_group_by_group(p, fixture):
+    """A passing output is judged in one pass over all groups' rows (a 256-expert layer group by group took
+    seconds of host round trips per row): its result is field for field the group-by-group one."""
+    draw = make_draw(fixture, p, F32OUT, 7, "cpu")
+    out = _honest(draw, p)
+    if fixture == "uniform" and any(p.ms):
+        out[p.offsets[-1] - 1 if p.layout == "contiguous" else (5, p.ms[5] - 1)] *= 1 + 1e-6  # a worst ratio > 0
+    at_once = _judge(out, draw, p, fixture=fixture)
+    one_by_one = corr._check_group_by_group(out, draw.refs, F32OUT, SETTINGS, p.k, fixture, draw.seed, 2048)
+    assert at_once.as_dict() == one_by_one.as_dict()
+    assert (corr._check_grouped_at_once(out, draw.refs, F32OUT, SETTINGS, p.k, fixture, draw.seed, 2048)
+            is None) == (not any(p.ms))
+
+
+def test_a_failing_output_is_named_group_by_group(monkeypatch):
+    """Any failure (a wrong element, a number in the padding) leaves the one-pass judge for the group-by-group
+    one, which names the failing groups in order."""
+    calls = []
+    real = corr._check_group_by_group
+    monkeypatch.setattr(corr, "_check_group_by_group", lambda *a: calls.append(1) or real(*a))
+    draw = make_draw("uniform", STACKED, F32OUT, 7, "cpu")
+    out = _honest(draw, STACKED)
+    assert _judge(out, draw, STACKED).passed and not calls
+    out[30, 3] += 1.0
+    assert not _judge(out, draw, STACKED).passed and calls == [1]
+    masked = make_draw("uniform", MASKED, F32OUT, 7, "cpu")
+    out = _honest(masked, MASKED)
+    out[1, 0] = 0.0
+    assert "group 1 (M=0): 24 padding elements written" in _judge(out, masked, MASKED).message and calls == [1, 1]
+
+
 WRONG = import_module(str(BYO / "wrong_groups.py"))
 
 
