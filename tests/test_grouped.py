@@ -274,8 +274,8 @@ def test_an_honest_grouped_output_passes_and_lists_the_empty_group(p, fixture):
                          ids=["contiguous", "masked", "all-empty"])
 @pytest.mark.parametrize("fixture", ["uniform", "exact_integers"])
 def test_all_groups_judged_at_once_read_as_group_by_group(p, fixture):
-    """A passing output is judged in one pass over all groups' rows (a 256-expert layer group by group took
-    seconds of host round trips per row): its result is field for field the group-by-group one."""
+    """A passing output is judged in one pass over all groups' rows (group by group, each of up to 256 groups
+    costs its own host round trips): its result is field for field the group-by-group one."""
     draw = make_draw(fixture, p, F32OUT, 7, "cpu")
     out = _honest(draw, p)
     if fixture == "uniform" and any(p.ms):

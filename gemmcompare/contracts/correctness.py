@@ -464,8 +464,9 @@ def _check_grouped_at_once(c: torch.Tensor, refs: References, contract: Precisio
     """check_grouped's result when every group passes, from one pass over all groups' rows; None otherwise.
     The rule is element-wise and the same for every group (one K), so all groups pass exactly when their rows,
     judged as one matrix, do; the worst errors over the groups are that matrix's, and the counts its sums. Group by
-    group, a 256-expert layer took seconds of host round trips per row and fixture (H200, MoE study at f0b7480:
-    checks 29 s of a 145 s part). A failure is named group by group (_check_group_by_group)."""
+    group, every group costs its own dozen host round trips (one per reduction read back), up to 256 a layer: the
+    MoE study's checks took 29 s of a 145 s part on the H200 (f0b7480), its timing 13 s. A failure is named
+    group by group (_check_group_by_group)."""
     p = refs.grouped
     if not any(p.ms):
         return None  # no rows: the group-by-group wording ("no rows to write")
