@@ -406,6 +406,9 @@ def test_the_energy_setting_of_a_spec(tmp_path):
         spec(", energy: {batches: 3}")
     with pytest.raises(GemmCompareError, match="min_batch_msx|unknown"):
         spec(", energy: {min_batch_msx: 3}")
+    with pytest.raises(GemmCompareError, match=r"min_batch_ms must be at most 4000 \(the longest energy batch\), got 60000"):
+        spec(", energy: {min_batch_ms: 60000}")
+    assert spec(", energy: {min_batch_ms: 4000}").timing.energy_min_batch_ms == 4000.0
 
 
 def test_the_energy_spec_runs_each_family_under_its_own_contract():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..contracts.correctness import FIXTURES, CorrectnessSettings
+from ..contracts.energy_meter import MAX_BATCH_MS
 from ..contracts.precision import PrecisionContract
 from ..contracts.timing import L2_POLICIES, TimingSettings
 from ..contracts.timing_methods import METHODS as TIMING_METHODS
@@ -113,7 +114,12 @@ def _energy(ck, raw, path, d: TimingSettings) -> tuple[int, float]:
     if 0 < batches < 6:  # the median's CI (timing.median_ci_rel) needs six
         ck.error(path + ("batches",), f"energy.batches must be 0 (off) or at least 6 for a confidence interval, "
                                       f"got {batches}")
-    return batches, float(_number(ck, raw, "min_batch_ms", path, d.energy_min_batch_ms, minimum=1))
+    min_ms = float(_number(ck, raw, "min_batch_ms", path, d.energy_min_batch_ms, minimum=1))
+    if min_ms > MAX_BATCH_MS:  # a batch is never made longer than this, so a longer first size is a mistake
+        ck.error(path + ("min_batch_ms",), f"energy.min_batch_ms must be at most {MAX_BATCH_MS:g} (the longest "
+                                           f"energy batch), got {min_ms:g}")
+        min_ms = d.energy_min_batch_ms
+    return batches, min_ms
 
 
 def _report(ck, raw, contracts: list[PrecisionContract]) -> ReportSettings:
