@@ -18,7 +18,9 @@ a grouped GEMM must move is the figure a bandwidth bound is made of (docs/groupe
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -62,13 +64,10 @@ class GroupedProblem:
         """The total rows of A and C: sum of the group Ms (the problem's FLOPs are 2*m*n*k)."""
         return sum(self.ms)
 
-    @property
+    @functools.cached_property  # read per group in loops over up to 256 groups: once, not groups^2 additions
     def offsets(self) -> tuple[int, ...]:
         """Cumulative Ms, groups + 1 of them: group g's rows are offsets[g] .. offsets[g+1] (contiguous)."""
-        out = [0]
-        for m in self.ms:
-            out.append(out[-1] + m)
-        return tuple(out)
+        return (0, *itertools.accumulate(self.ms))
 
     @property
     def rows(self) -> int:
