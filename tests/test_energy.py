@@ -460,3 +460,18 @@ def test_run_energy_measures_energy_as_if_the_spec_said_so_and_the_hash_says_it(
     assert narrow(own, energy=True).spec_hash == own.spec_hash
     assert build_parser().parse_args(["run", "x.yaml", "--energy"]).energy
     assert build_parser().parse_args(["build", "x.yaml", "--energy"]).energy
+
+
+def test_a_rows_energy_record_says_its_batches_rules(monkeypatch):
+    """The row's `energy` record carries the two rules that make its figure comparable with its neighbours':
+    no L2 action inside a batch, and one batch length for the problem; and its counted batches at that length."""
+    from gemmcompare.results import Result, Status
+    from gemmcompare.runner.executor import _attach_energy
+
+    sims = {"library.cublas": _Sim(launch_ms=0.2, update_s=0.038), "b": _Sim(launch_ms=0.05, update_s=0.075)}
+    runs = _measure_simulated(monkeypatch, sims, min_batch_ms=40.0)
+    row = Result("r", "8x8x8", 8, 8, 8, 1, "c", "library.cublas", "library", {}, Status.PASS, median_ms=0.2,
+                 tflops=1.0, flops=1024)
+    _attach_energy(row, ("counter", runs))
+    assert row.energy["l2"] == energy_meter.L2_NOTE and row.energy["batch_length"] == energy_meter.SAME_LENGTH
+    assert row.energy["batch_ms"] == [pytest.approx(160.0)] * 6 and row.energy_source == "counter"

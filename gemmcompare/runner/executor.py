@@ -488,7 +488,7 @@ def _method_fields(m, window) -> dict[str, Any]:
 def _attach_energy(row: Result, energy) -> None:
     """The row's energy fields from its energy batches (contracts/energy.py), with the clocks they ran under."""
     from ..contracts.energy import summarize_energy
-    from ..contracts.energy_meter import L2_NOTE
+    from ..contracts.energy_meter import L2_NOTE, SAME_LENGTH
     from ..telemetry import summarize_samples
 
     if energy is None:
@@ -500,6 +500,7 @@ def _attach_energy(row: Result, energy) -> None:
     fields = summarize_energy(run.batches, row.flops, source, summarize_samples(run.telemetry), note=run.note,
                               warmup=run.warmup)
     fields["energy"]["l2"] = L2_NOTE
+    fields["energy"]["batch_length"] = SAME_LENGTH  # the rule: a row's figure is comparable with its neighbours'
     for key, value in fields.items():
         setattr(row, key, value)
 
