@@ -171,8 +171,10 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
         kept = tuple(i for i in exp.implementations if rx.search(i.name))
         if not kept:
             raise InputError(f"--only {only!r} matches none of {[i.name for i in exp.implementations]}")
+        names = {i.name for i in kept}
         exp = dataclasses.replace(exp, implementations=kept,
-                                  baseline=exp.baseline if exp.baseline in {i.name for i in kept} else None)
+                                  baseline=exp.baseline if exp.baseline in names else None,
+                                  baselines=tuple((c, n) for c, n in exp.baselines if n in names))
     rows = exp.row_count
     if rows > MAX_ROWS:
         raise InputError("--shapes: " + exceeded(f"{rows:,} rows", MAX_ROWS, "MAX_ROWS"))

@@ -367,6 +367,25 @@ def test_the_watched_rows_always_hold_the_baseline(tmp_path):
     assert not re.search(watch.regex, "library.cublas_lt")
 
 
+def test_a_spec_with_a_baseline_per_contract_watches_every_one(tmp_path):
+    """Each contract's baseline is measured at every step beside the watched kernel, so that each contract's
+    rows are judged against their own same-run baseline; none of them counts as the watched kernel."""
+    from gemmcompare.bisect.measure import check_watch
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: t\nproblems: [{m: 64, n: 64, k: 64}]\n"
+                    "contracts: [bf16_bf16out_f32acc_tn, e4m3_bf16out_f32acc_tn_tensor]\n"
+                    "implementations: [library.cublas, library.cublaslt_fp8, library.torch_matmul]\n"
+                    "baseline: {bf16_bf16out_f32acc_tn: library.cublas, e4m3_bf16out_f32acc_tn_tensor: "
+                    "library.cublaslt_fp8}\n")
+    watch = check_watch(spec, Watch(only="torch"))
+    assert watch.baselines == ("library.cublas", "library.cublaslt_fp8")
+    assert watch.implementations == ("library.cublas", "library.cublaslt_fp8", "library.torch_matmul")
+    assert not any("names no baseline" in n for n in watch.notes)
+    with pytest.raises(InputError, match="matches only the baseline library.cublas, library.cublaslt_fp8"):
+        check_watch(spec, Watch(only="cublas"))
+
+
 def test_cli_bad_input_exits_2(demo, tmp_path, capsys):
     from gemmcompare.cli import main
 

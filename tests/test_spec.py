@@ -85,6 +85,50 @@ def test_baseline_must_be_listed():
     assert any("baseline" in m for m in msgs)
 
 
+TWO_CONTRACTS = """\
+name: t
+problems: [{m: 64, n: 64, k: 64}]
+contracts: [bf16_bf16out_f32acc_tn, e4m3_bf16out_f32acc_tn_tensor]
+implementations: [library.cublas, library.cublaslt_fp8, library.torch_matmul]
+"""
+
+
+def test_each_contract_may_name_its_own_baseline():
+    """BF16 and FP8 in one spec have no library row that runs under both: each contract names its own, its rows
+    carry it (is_baseline, so % of baseline and the plots' marked baseline), and --only keeps what it keeps."""
+    from gemmcompare.plan import narrow
+    from gemmcompare.runner.rows import base_row
+
+    exp = parse_spec(TWO_CONTRACTS + "baseline: {bf16_bf16out_f32acc_tn: library.cublas,\n"
+                                     "           e4m3_bf16out_f32acc_tn_tensor: library.cublaslt_fp8}\n")
+    bf16, fp8 = exp.contracts
+    assert exp.baseline is None and exp.baseline_names == ("library.cublas", "library.cublaslt_fp8")
+    assert (exp.baseline_for(bf16.name), exp.baseline_for(fp8.name)) == ("library.cublas", "library.cublaslt_fp8")
+    row = lambda contract, impl: base_row("r", exp, exp.problems[0], contract, impl, "library", {})  # noqa: E731
+    assert row(bf16, "library.cublas").is_baseline and not row(fp8, "library.cublas").is_baseline
+    assert row(fp8, "library.cublaslt_fp8").is_baseline and not row(bf16, "library.cublaslt_fp8").is_baseline
+    narrowed = narrow(exp, None, False, "cublas$|torch")
+    assert narrowed.baselines == (("bf16_bf16out_f32acc_tn", "library.cublas"),)
+    assert narrowed.baseline_for(fp8.name) is None
+    one = parse_spec(TWO_CONTRACTS + "baseline: library.cublas\n")
+    assert one.baseline_for(fp8.name) == "library.cublas" and one.baseline_names == ("library.cublas",)
+
+
+@pytest.mark.parametrize("baseline, words", [
+    ("{f16_f32acc_tn: library.cublas}", "spec.yaml:5: baseline.f16_f32acc_tn: baseline for 'f16_f32acc_tn': not one "
+                                        "of this spec's contracts"),
+    ("{bf16_bf16out_f32acc_tn: library.cublass}", "baseline 'library.cublass' is not one of this spec's "
+                                                  "implementations"),
+    ("{bf16_bf16out_f32acc_tn: [library.cublas]}", "baseline must be an implementation name, got a list"),
+    ("{}", "baseline is an empty mapping"),
+    ("[library.cublas]", "baseline must be an implementation name or a mapping {contract: implementation}, got a "
+                         "list"),
+])
+def test_a_baseline_mapping_with_a_mistake_names_it(baseline, words):
+    msgs = issues(TWO_CONTRACTS + f"baseline: {baseline}\n")
+    assert any(words in m for m in msgs), msgs
+
+
 def test_yaml_syntax_error_has_line():
     msgs = issues("name: t\nproblems: [\n")
     assert msgs and msgs[0].startswith("spec.yaml:")

@@ -37,13 +37,15 @@ class Watch:
     baseline: str | None = None
     implementations: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    baselines: tuple[str, ...] = ()  # every contract's baseline (the one `baseline`, or one per contract)
 
     @property
     def regex(self) -> str | None:
-        """--only for every step's run: the user's expression, or the baseline by its exact name."""
+        """--only for every step's run: the user's expression, or a baseline by its exact name."""
         if self.only is None:
             return None
-        return f"(?:{self.only})|^{re.escape(self.baseline)}$" if self.baseline else self.only
+        names = self.baselines or ((self.baseline,) if self.baseline else ())
+        return "|".join([f"(?:{self.only})", *(f"^{re.escape(n)}$" for n in names)]) if names else self.only
 
 
 @dataclass
@@ -74,11 +76,11 @@ def check_watch(spec: Path, watch: Watch) -> Watch:
     from ..spec import load_spec
 
     exp = load_spec(spec)
-    baseline = exp.baseline
-    watch = Watch(watch.only, watch.shapes, baseline, (), list(watch.notes))
+    baseline = exp.baseline or ", ".join(exp.baseline_names) or None  # one name, or each contract's
+    watch = Watch(watch.only, watch.shapes, baseline, (), list(watch.notes), exp.baseline_names)
     narrow(exp, watch.shapes, False, watch.only)  # --only matching nothing is named as `run` names it
     names = [i.name for i in narrow(exp, watch.shapes, False, watch.regex).implementations]
-    judged = [n for n in names if n != baseline]
+    judged = [n for n in names if n not in exp.baseline_names]
     if not judged:
         raise InputError(f"--only {watch.only!r} matches only the baseline {baseline} of {spec.name}: name the "
                          f"kernel to watch (the spec has {[i.name for i in exp.implementations]})")

@@ -454,7 +454,8 @@ class ProblemExecutor:
 
     def _derive(self, rows: dict[str, Result], contract: PrecisionContract, peak: float | None) -> None:
         """% of the same-run baseline (same problem, same contract) and % of the device's peak."""
-        base = rows.get(self.exp.baseline) if self.exp.baseline else None
+        name = self.exp.baseline_for(contract.name)
+        base = rows.get(name) if name else None
         for row in rows.values():
             if base is not None and base.status is Status.PASS and row.median_ms:
                 row.baseline = base.implementation

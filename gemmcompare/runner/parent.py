@@ -216,7 +216,7 @@ class Runner:
             "compare_threshold": exp.report.threshold,
             "report_across": exp.report.across,
             "report_plots": list(exp.report.plots),  # `gemmcompare report` draws these later too
-            "baseline": exp.baseline,
+            "baseline": dict(exp.baselines) if exp.baselines else exp.baseline,  # per contract, or one
             "isolation": "one worker process per GPU, replaced after a crash or timeout; each group (problem x "
                          "contract) measured on one GPU with its baseline" if self.opts.isolate else "in-process",
             "placement": self.pool.describe() if self.pool else {"kind": "in-process"},

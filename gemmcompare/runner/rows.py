@@ -40,7 +40,7 @@ def base_row(run_id: str, exp: Experiment, entry: ProblemEntry, contract: Precis
     return Result(
         run_id=run_id, problem=p.label, m=p.m, n=p.n, k=p.k, batch=p.batch, contract=contract.name,
         implementation=impl_name, family=family, params=dict(params), status=Status.SKIP,
-        is_baseline=impl_name == exp.baseline, flops=p.flops, started_at=now(),
+        is_baseline=impl_name == exp.baseline_for(contract.name), flops=p.flops, started_at=now(),
         unique_bytes=p.unique_bytes(DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.b].itemsize,
                                     DTYPE_INFO[contract.c].itemsize),
         tolerance=corr.describe_tolerance(exp.correctness, contract, p.k),

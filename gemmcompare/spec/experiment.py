@@ -40,13 +40,26 @@ class Experiment:
     problems: tuple[ProblemEntry, ...]
     contracts: tuple[PrecisionContract, ...]
     implementations: tuple[Implementation, ...]
-    baseline: str | None
+    baseline: str | None  # the one baseline of every contract (`baseline: NAME`)
     correctness: CorrectnessSettings
     timing: TimingSettings
     report: ReportSettings = field(default_factory=ReportSettings)
     # what plan.narrow applied (('shapes', '8192x8192x8192'), ('only', 'hopper'), ...): the receipt says it, so
     # that a narrowed run is never read as a run of the whole spec
     narrowed: tuple[tuple[str, str], ...] = ()
+    # (contract, implementation) pairs: each contract's own baseline (`baseline: {CONTRACT: NAME}`); when given,
+    # `baseline` is None and a contract not listed has none
+    baselines: tuple[tuple[str, str], ...] = ()
+
+    def baseline_for(self, contract: str) -> str | None:
+        """The implementation whose row is `contract`'s same-run baseline (its % of baseline is 100)."""
+        return dict(self.baselines).get(contract) if self.baselines else self.baseline
+
+    @property
+    def baseline_names(self) -> tuple[str, ...]:
+        """Every implementation that is some contract's baseline, in the spec's order."""
+        return tuple(dict.fromkeys(n for _, n in self.baselines)) if self.baselines else \
+            ((self.baseline,) if self.baseline else ())
 
     def implementations_under(self, contract: PrecisionContract) -> tuple[Implementation, ...]:
         """The implementations planned under `contract` (all but those derived from other contracts)."""

@@ -87,14 +87,7 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
     timing = _timing(ck, data.get("timing"))
     report = _report(ck, data.get("report"), contracts)
 
-    baseline = data.get("baseline")
-    if baseline is not None:
-        names = [impl.name for impl in implementations]
-        if not isinstance(baseline, str):
-            ck.error(("baseline",), f"baseline must be an implementation name, got {_kind(baseline)}")
-        elif baseline not in names:
-            ck.error(("baseline",), f"baseline {baseline!r} is not one of this spec's implementations {names}",
-                     nearest(baseline, names))
+    baseline, baselines = _baseline(ck, data.get("baseline"), contracts, implementations)
 
     for entry_index, entry in enumerate(problems):
         if entry.fixtures:
@@ -119,7 +112,44 @@ def parse_spec(text: str, file: str = "<spec>", base_dir: Path | None = None) ->
         contracts=tuple(contracts),
         implementations=tuple(implementations),
         baseline=baseline,
+        baselines=baselines,
         correctness=correctness,
         timing=timing,
         report=report,
     )
+
+
+def _baseline(ck, raw, contracts, implementations) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """(baseline, baselines): `baseline: NAME` (one for every contract), or a mapping `{CONTRACT: NAME, ...}`
+    (each contract its own: a spec with BF16 and FP8 contracts has no one library row that runs under both).
+    A contract the mapping leaves out has none."""
+    if raw is None:
+        return None, ()
+    names = [impl.name for impl in implementations]
+
+    def known(name, path) -> bool:
+        if not isinstance(name, str):
+            ck.error(path, f"baseline must be an implementation name, got {_kind(name)}")
+            return False
+        if name not in names:
+            ck.error(path, f"baseline {name!r} is not one of this spec's implementations {names}", nearest(name, names))
+            return False
+        return True
+
+    if not isinstance(raw, (str, dict)):
+        ck.error(("baseline",), f"baseline must be an implementation name or a mapping {{contract: implementation}}, "
+                                f"got {_kind(raw)}")
+        return None, ()
+    if isinstance(raw, str):
+        return (raw if known(raw, ("baseline",)) else None), ()
+    spec_contracts = [c.name for c in contracts]
+    out = []
+    for contract, name in raw.items():
+        if contract not in spec_contracts:
+            ck.error(("baseline", contract), f"baseline for {contract!r}: not one of this spec's contracts "
+                                             f"{spec_contracts}", nearest(str(contract), spec_contracts))
+        elif known(name, ("baseline", contract)):
+            out.append((contract, name))
+    if not raw:
+        ck.error(("baseline",), "baseline is an empty mapping: name one implementation, or one per contract")
+    return None, tuple(out)
