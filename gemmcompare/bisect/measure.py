@@ -40,11 +40,16 @@ class Watch:
     baselines: tuple[str, ...] = ()  # every contract's baseline (the one `baseline`, or one per contract)
 
     @property
+    def baseline_names(self) -> tuple[str, ...]:
+        """The baselines' implementation names: `baselines`, else the one `baseline` of a Watch made without them."""
+        return self.baselines or ((self.baseline,) if self.baseline else ())
+
+    @property
     def regex(self) -> str | None:
         """--only for every step's run: the user's expression, or a baseline by its exact name."""
         if self.only is None:
             return None
-        names = self.baselines or ((self.baseline,) if self.baseline else ())
+        names = self.baseline_names
         return "|".join([f"(?:{self.only})", *(f"^{re.escape(n)}$" for n in names)]) if names else self.only
 
 

@@ -28,7 +28,7 @@ def _subject(text: str, width: int = 48) -> str:
 
 def header(result: BisectResult) -> str:
     w = result.watch
-    rows = ", ".join(f"{n} (baseline)" if n in (w.baselines or (w.baseline,)) else n for n in w.implementations)
+    rows = ", ".join(f"{n} (baseline)" if n in w.baseline_names else n for n in w.implementations)
     lines = [f"bisect {result.spec} in {result.repo}: good {result.good.short}, bad {result.bad.short}, "
              f"{len(result.candidates)} commit{'s' if len(result.candidates) != 1 else ''} after the good one",
              f"watching: {rows}" + (f" on {w.shapes}" if w.shapes else "")]
