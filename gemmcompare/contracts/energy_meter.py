@@ -138,7 +138,7 @@ def measure_energy(launchers: Sequence[Launcher], measurements: dict[str, Measur
                 if stop:
                     runs[ln.name].note = stop
                     active = [a for a in active if a is not ln]
-            if warmup and round_ == WARMUP_ROUNDS - 1:
+            if round_ == WARMUP_ROUNDS - 1:  # the warm-up is over: every row at the problem's length
                 _same_length(runs[ln.name] for ln in active)
     return source, runs
 
