@@ -54,7 +54,7 @@ POLL_SWITCH_INTERVAL_S = 0.0002
 # problem's length (its longest row's) stays near 1.2 s, not 2.4.
 WARMUP_ROUNDS = 1
 # Why one batch length for all of a problem's counted batches. At the power cap a batch's energy per GEMM
-# depends on its length: H100, fe28d79 (experiments/studies/energy/h100/twice-fe28d79), 7 of the 8 rows (two
+# depends on its length: H100, fe28d79 (energy receipt h100/twice-fe28d79, in git history), 7 of the 8 rows (two
 # runs) whose batches doubled mid-row read more per GEMM in their shorter batches (CUTLASS 4096^3 BF16:
 # 152.8-155.4 mJ at 0.57 s, 145.1-149.5 at 1.19 s, in both runs; cuBLAS 8192^3 BF16: 1168 mJ at 1 s, 1131-1156
 # at 2 s). That widened intervals past compare's 3% rule between two runs of one commit, and would bias rows

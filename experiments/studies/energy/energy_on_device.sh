@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 42's energy receipt on an H200, in one device call (about 8 minutes with a cold build):
+# Issue 42's energy receipt, in one device call on an H200 (about 8 minutes with a cold build; on an H100 a run
+# takes 205-230 s, so use two calls there, SHAPES=4096x4096x4096 then SHAPES=8192x8192x8192):
 #   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> bash experiments/studies/energy/energy_on_device.sh
 # 1. `gemmcompare build experiments/energy.yaml` (the CUTLASS rows and the Hopper kernels, BUILD_LIMIT_S, 240 s).
 # 2. The spec run twice (BF16 and FP8 at 4096^3 and 8192^3: cuBLAS / cuBLASLt, CUTLASS, hopper.best / hopper.fp8,
