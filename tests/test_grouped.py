@@ -120,6 +120,36 @@ def test_the_memory_estimate_counts_stored_rows_and_every_weight():
     assert estimate_bytes(GroupedProblem(64, 64, (10,) + (0,) * 99), F32OUT, 2) > estimate_bytes(small, F32OUT, 2)
 
 
+def _held_bytes(draw, n_impls, c_itemsize):
+    """What a grouped draw holds on its device (operands, pristine copies, references) and n_impls outputs."""
+    tensors = [t for t in draw.operands.tensors() if t is not None] + list(draw.pristine.values())
+    tensors += [draw.refs.rounded, draw.refs.original, draw.refs.magnitude]
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors}
+    return sum(storages.values()) + n_impls * draw.refs.rounded.numel() * c_itemsize
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "masked"])
+def test_the_memory_estimate_covers_what_a_grouped_draw_holds_plus_one_laid_out_copy(layout):
+    ms = (40, 0, 7, 130)
+    p = GroupedProblem(96, 160, ms, layout, default_capacity(ms))
+    draw = make_draw("uniform", p, BF16OUT, 3, "cpu")
+    held = _held_bytes(draw, 4, 2)
+    laid_out = draw.operands.b.numel() * 2  # a row that asks for B row-major gets its own copy
+    checker_chunks = 8 * 4 * 2048 * p.n  # the check's FP64 row chunks (2048 rows), beside what the draw holds
+    assert held + laid_out <= estimate_bytes(p, BF16OUT, 4) - checker_chunks <= 3 * (held + laid_out)
+
+
+def test_the_deepseek_v3_up_gate_layer_fits_an_80_gb_card():
+    """256 experts of 4096 x 7168 BF16 weights (15 GB): drawn group by group, no FP32 copy of every expert's
+    weights is held, so the problem is not refused on an H100 (78.4 GiB free; a row is refused above 90%)."""
+    free = 78.4 * 2**30
+    for tokens in (512, 4096, 16384):
+        ms = (tokens * 8 // 256,) * 256  # top 8, balanced
+        need = estimate_bytes(GroupedProblem(4096, 7168, ms), BF16OUT, 6)
+        assert need < 0.9 * free, (tokens, need / 2**30)
+    assert estimate_bytes(GroupedProblem(4096, 7168, (16,) * 256), BF16OUT, 6) > 3 * 2 * 256 * 4096 * 7168
+
+
 # -- the spec ----------------------------------------------------------------------------------------------
 
 SPEC = """\

@@ -42,13 +42,27 @@ OTHER_STREAM_GUARD_MS = 5.0
 def estimate_bytes(p: GemmProblem, contract: PrecisionContract, n_impls: int) -> int:
     """Device memory one (problem, contract) needs: FP32 originals, rounded inputs and their layouts, two
     FP64 references and the magnitude term, an output per implementation, the checker's row chunks; a
-    batched problem holds every matrix of each at once (the checker's chunks are one matrix's), a grouped one
-    its stored rows and every group's weights."""
-    mk, kn, mn = p.m * p.k * p.batch, p.k * p.n * p.batch, p.m * p.n * p.batch
-    if p.is_grouped:  # stored rows (masked: capacity per group) and every group's weights
-        mk, kn, mn = p.rows * p.k, p.groups * p.n * p.k, p.rows * p.n
+    batched problem holds every matrix of each at once (the checker's chunks are one matrix's). A grouped one
+    is drawn group by group (runner/inputs.py): its stacked operands are the contract's dtypes alone, and only the
+    largest group's draw (its FP32 originals and FP64 operands) lives beside them."""
     ia, ic = DTYPE_INFO[contract.a].itemsize, DTYPE_INFO[contract.c].itemsize
-    return 4 * (mk + kn) + ia * (mk + kn) * 3 + 8 * 3 * mn + n_impls * mn * ic + 8 * 4 * 2048 * p.n
+    chunks = 8 * 4 * 2048 * p.n
+    if p.is_grouped:
+        return _grouped_bytes(p, ia, ic, n_impls) + chunks
+    mk, kn, mn = p.m * p.k * p.batch, p.k * p.n * p.batch, p.m * p.n * p.batch
+    return 4 * (mk + kn) + ia * (mk + kn) * 3 + 8 * 3 * mn + n_impls * mn * ic + chunks
+
+
+def _grouped_bytes(p, ia: int, ic: int, n_impls: int) -> int:
+    """A grouped problem's share of estimate_bytes. Without FP32 originals of every group's weights (a 256-expert
+    layer's are 30 GB, where its BF16 weights are 15) the DeepSeek-V3 up/gate layer fits an 80 GB card: the estimate
+    of 4 + 3 x 2 bytes a weight refused it at 512 tokens and more on the H100 (71-97 GiB; 92f7279)."""
+    mk, kn, mn = p.rows * p.k, p.groups * p.n * p.k, p.rows * p.n
+    stacked = ia * (mk + kn) * 3  # handed out, pristine, one laid-out copy
+    biggest = max(max(p.ms), 1)
+    one_draw = (4 + ia + 2 * 8) * (biggest * p.k + p.k * p.n) + 8 * 3 * biggest * p.n  # FP32, rounded, FP64 x2; refs
+    masked_rows = 8 * 3 * mn if p.layout == "masked" else 0  # the check's valid-row copies of the references
+    return stacked + one_draw + 8 * 3 * mn + masked_rows + n_impls * mn * ic
 
 
 def peak_tflops(device: DeviceInfo, contract: PrecisionContract) -> float | None:
