@@ -30,6 +30,18 @@
 // * K == 0: C = beta * C on rows 0 .. m-1, which are exactly the groups' rows (empty groups own none); m == 0
 //   (every group empty): nothing.
 //
+// * The epilogue of a tile wholly inside its group goes through shared memory and TMA stores (hopper.best's
+//   TmaStoreEpilogue): the consumers write a slab into a swizzled buffer and go back to the next tile's wgmmas while
+//   the store drains, instead of 2 * BN / 8 scattered global stores per thread and m64 block with the tensor cores
+//   idle. A TMA box writes all its 64 rows below the map's M (the whole stack's), so a tile that reaches past its
+//   group's end row would write the next group's rows: those tiles (a group's last, when M_g is not a multiple of
+//   BM) keep the direct epilogue and its clip at m_end. Where it matters: at 16,384 tokens with K = 768-2,048 (Qwen3,
+//   DeepSeek-V3 down) a tile's main loop is 12-32 k steps and the direct epilogue was a fifth of it; hopper.grouped
+//   read 74-87% of the best library row there while CUTLASS's TMA-store epilogue read 102-110% (H100, 92f7279,
+//   experiments/studies/moe-shapes/h100/bf16-92f7279). C not 16-byte aligned, or ldc * sizeof(C) not a multiple of
+//   16: the same kernel with the direct epilogue everywhere (TMA_STORE = false), as in hopper.best.
+// * No zeroing of the accumulators per tile: a tile's first k step issues its wgmmas with scale-d = false.
+//
 // The stage ring and its phases run on across tiles and across groups, as in the persistent step.
 #pragma once
 
@@ -40,18 +52,19 @@ namespace gc {
 namespace hopper {
 namespace grouped {
 
-template <class Cfg>
+template <class Cfg, class TOut>
 struct Traits {
   static_assert(Cfg::STAGES >= 2, "grouped needs at least two stages");
   static_assert(Cfg::CLUSTER_M == 1, "grouped does not use clusters (a cluster's CTAs would need tiles of one group)");
-  using S = Smem<Cfg>;
+  using Epi = TmaStoreEpilogue<TOut, Cfg::BN>;
+  using S = Smem<Cfg, Cfg::CONSUMERS * Epi::BYTES_PER_WG>;
   static constexpr int THREADS = 128 * (1 + Cfg::CONSUMERS);
   static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 };
 
-template <class Cfg, class TIn, class TOut, class Tag>
-__global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
-  using T = Traits<Cfg>;
+template <class Cfg, class TIn, class TOut, bool TMA_STORE, class Tag>
+__global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __grid_constant__ Params p) {
+  using T = Traits<Cfg, TOut>;
   using S = typename T::S;
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t base = align1024(smem_u32(smem));
@@ -60,6 +73,7 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
   if (threadIdx.x == 0) {
     prefetch_tmap(&p.tma_a);
     prefetch_tmap(&p.tma_b);
+    if constexpr (TMA_STORE) prefetch_tmap(&p.tma_c);
     for (int s = 0; s < Cfg::STAGES; ++s) {
       mbar_init(S::full(base, s), 1);
       mbar_init(S::empty(base, s), 4 * Cfg::CONSUMERS);
@@ -97,8 +111,16 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
     const int c = wg - 1;
     const int wt = threadIdx.x % 128, warp = wt / 32, lane = wt % 32;
     const uint32_t a_rows = c * Cfg::WM * S::LINE;
+    const uint32_t epi_bufs = base + S::EPI + c * T::Epi::BYTES_PER_WG;  // this warpgroup's two buffers
+    uint32_t slab_ctr = 0;
 
+    // Defined once so the first wgmma's (ignored) accumulator inputs are not uninitialised values; every tile then
+    // starts with scale-d = false instead of a zeroing pass.
     float acc[Cfg::MI][Cfg::BN / 2];
+#pragma unroll
+    for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+      for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
     PipeState<Cfg::STAGES> rd;
     TileWalk<Cfg::BM, Cfg::GROUP> walk(p.group_offsets, p.groups, p.tiles_n, p.m);
     GroupTile tile;
@@ -106,16 +128,12 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
       const int m0 = tile.row0 + tile.tm * Cfg::BM, n0 = tile.tn * Cfg::BN;
       const int m_end = tile.row0 + tile.rows;  // the group's end: no row at or past it is stored
 
-#pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
-#pragma unroll
-        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
-
       uint32_t prev_stage = 0;
       for (int kt = 0; kt < p.k_tiles; ++kt) {
         mbar_wait(S::full(base, rd.stage), rd.phase);
         wgmma_fence();
-        mma_stage<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(acc, S::a(base, rd.stage) + a_rows, S::b(base, rd.stage), 1u);
+        mma_stage<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(acc, S::a(base, rd.stage) + a_rows, S::b(base, rd.stage),
+                                                      kt > 0 ? 1u : 0u);
         wgmma_commit();
         wgmma_wait<1>();
         fence_regs(acc);
@@ -127,12 +145,25 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
       fence_regs(acc);
       if (lane == 0) mbar_arrive(S::empty(base, prev_stage));  // the next tile's loads may use it
 
-      // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
-      const bool fast = p.c_vec2 && !p.read_c && m0 + Cfg::BM <= m_end && n0 + Cfg::BN <= p.n;
+      // Whole: every row of the tile is its group's (the same for all threads: the choice is the tile's).
+      const bool whole = m0 + Cfg::BM <= m_end;
+      if (TMA_STORE && whole) {
 #pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
-        store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
-                                          n0 + 2 * (lane % 4), fast, m_end);
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+          T::Epi::store_block(acc[mi], p, &p.tma_c, epi_bufs, slab_ctr, m0 + c * Cfg::WM + mi * 64, n0, wt,
+                              1u + static_cast<uint32_t>(c));
+      } else {
+        // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
+        const bool fast = p.c_vec2 && !p.read_c && whole && n0 + Cfg::BN <= p.n;
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+          store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
+                                            n0 + 2 * (lane % 4), fast, m_end);
+      }
+    }
+    // The last TMA stores must have finished with their buffers before the CTA's shared memory goes away.
+    if constexpr (TMA_STORE) {
+      if (wt == 0) bulk_wait<0>();
     }
   }
 }
@@ -222,12 +253,13 @@ struct Step {
   // The occupancy of the launch run() makes (gemm_abi.h NAME_occupancy): nothing is launched.
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
-    return query_occupancy(kernel<Cfg, TIn, TOut, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err, err_len);
+    return query_occupancy(kernel<Cfg, TIn, TOut, true, Tag>, Traits<Cfg, TOut>::THREADS, Traits<Cfg, TOut>::S::DYNAMIC,
+                           out, err, err_len);
   }
 
   template <class TIn, class TOut>
   static int run(const gc_gemm_args* args, char* err, size_t err_len) {
-    using T = Traits<Cfg>;
+    using T = Traits<Cfg, TOut>;
     using S = typename T::S;
     if (int rc = check_groups<Cfg>(args, name, err, err_len)) return rc;
     Params p;
@@ -244,9 +276,17 @@ struct Step {
     const int64_t tiles = args->group_m_host ? total_tiles<Cfg::BM>(args->group_m_host, args->groups, p.tiles_n)
                                              : tiles_bound<Cfg::BM>(args->m, args->groups, p.tiles_n);
     if (tiles == 0) return 0;
+    // TMA stores of whole tiles when C's address and row stride allow it (the whole stack {N, m}, boxes of 128 bytes
+    // of columns by 64 rows); the direct epilogue everywhere otherwise.
+    const bool tma_store = reinterpret_cast<uintptr_t>(args->c) % 16 == 0 && (args->ldc * sizeof(TOut)) % 16 == 0;
+    if (tma_store) {
+      if (int rc = make_tma_2d(&p.tma_c, TypeInfo<TOut>::tma, args->c, args->n, args->m, args->ldc * sizeof(TOut),
+                               T::Epi::SLAB_COLS, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C", err, err_len))
+        return rc;
+    }
     const int sms = device_sm_count();
     const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
-    auto k = kernel<Cfg, TIn, TOut, Tag>;
+    auto k = tma_store ? kernel<Cfg, TIn, TOut, true, Tag> : kernel<Cfg, TIn, TOut, false, Tag>;
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
     return gc_check_launch(err, err_len, name);

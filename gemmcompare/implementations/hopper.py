@@ -106,8 +106,11 @@ STEPS: dict[str, StepRules] = {
                      ((128, 128, 128), 6, 2, 1, 8), fp8=True),
     # The persistent step's default: MoE prefill groups are hundreds to thousands of rows. (Decode groups of a few
     # rows waste most of a 128-row tile; tune: auto races 64-row tiles too.)
-    "grouped": StepRules("grouped problems: one persistent launch over every group's tiles", (2, 8), (1, 2), (1,),
-                         ((128, 256, 64), 4, 2, 1, 8), grouped=True),
+    # Whole tiles store through shared memory and TMA, as best's do (its epilogue buffers); a group's last tile, when
+    # it reaches past the group's rows, stores directly.
+    "grouped": StepRules("grouped problems: one persistent launch over every group's tiles, TMA-store epilogue",
+                         (2, 8), (1, 2), (1,), ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192,
+                         grouped=True),
     # best's default tile without the cluster (a CTA's k range is its own): the TMA-store epilogue's buffers too
     "stream_k": StepRules("data-parallel + stream-K schedule for part-empty last waves", (2, 8), (1, 2), (1,),
                           ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192, stream_k=True),
