@@ -41,6 +41,25 @@ else
   export PYTHONPATH=$PWD
 fi
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
+# PICKS: picks.sqlite files of earlier calls (carried in the git-ignored .picks/, space-separated) merged into this
+# call's pick cache, so that a tuned row whose key matches (GPU model, driver, problem, contract, L2 policy and every
+# candidate's build: tuning/cache.py) reuses its pick instead of racing again, and says so in its note (`cached`).
+# A changed kernel has another build hash, so its rows race again. Study scripts copy the cache back into W.
+if [ -n "${PICKS:-}" ]; then
+  mkdir -p "$GEMMCOMPARE_CACHE_DIR"
+  python3 - "$GEMMCOMPARE_CACHE_DIR/picks.sqlite" $PICKS <<'PY' || echo "PICKS: not merged (see above)" >&2
+import sqlite3, sys
+from gemmcompare.tuning.cache import SCHEMA
+db = sqlite3.connect(sys.argv[1])
+db.execute(SCHEMA)
+for i, path in enumerate(sys.argv[2:]):
+    db.execute(f"ATTACH DATABASE ? AS seed{i}", (path,))
+    n = db.execute(f"INSERT OR IGNORE INTO picks SELECT * FROM seed{i}.picks").rowcount
+    db.commit()
+    print(f"PICKS: {n} picks merged from {path}")
+db.close()
+PY
+fi
 # the bytecode a pip install would write (the device sets PYTHONDONTWRITEBYTECODE): start-up times stay honest
 python3 -m compileall -q gemmcompare >/dev/null 2>&1
 

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Issue 41's MoE study on an H200, one or more parts per device call:
+# Issue 41's MoE study on an H100 or H200, one or more parts per device call:
 #   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> SHARD=0/4 bash experiments/studies/moe-shapes/moe_shapes_on_device.sh
 #   OUT=/path GEMMCOMPARE_GIT_COMMIT=<commit> SHARD="0/8 5/8 6/8 7/8" bash .../moe_shapes_on_device.sh
-# (on the H200 at f0b7480 a BF16 part of 8 took 42 s to build cold, then 59-160 s to run)
+# (on the H200 at f0b7480 a BF16 part of 8 took 42 s to build cold, then 59-160 s to run; on the H100 at 92f7279
+# 79 s cold, then 50-143 s a part, all 8 in about 760 s, of which the races took 310 s)
+# PICKS=.picks/<file>.sqlite (carry [".whl", ".picks"]) seeds the pick cache with an earlier call's picks
+# (run_on_device.sh): an unchanged candidate set on the same GPU model and driver reuses its pick, a changed kernel
+# races again. The call's cache comes back as picks.sqlite in the tgz.
 # SPEC: experiments/moe_shapes.yaml (BF16, the default) or experiments/studies/moe-shapes/moe_shapes_fp8.yaml (FP8
 # blockwise). SHARD=i/N runs part i of N of the plan (whole problems: `gemmcompare run --shard`); `gemmcompare merge`
 # joins the parts' run folders. Made back to back, a call finds the builds of the one before in MOE_CACHE_DIR (the
