@@ -167,6 +167,27 @@ def test_the_pick_cache_keeps_a_pick_and_says_it_was_reused(tmp_path):
     assert PickCache(tmp_path).get("k") is None  # unreadable: tune again, never fail the row
 
 
+def test_an_earlier_calls_picks_merge_into_the_cache_without_replacing_its_own(tmp_path):
+    """PICKS= on the device (experiments/studies/run_on_device.sh's seed_picks): an earlier call's picks.sqlite
+    seeds this call's cache; a key both hold keeps this cache's pick; a file that is not a cache is an error."""
+    earlier, here = PickCache(tmp_path / "earlier"), PickCache(tmp_path / "here")
+    fast = Pick("cutlass.b", {"cutlass.a": 0.02, "cutlass.b": 0.015}, {"cutlass.a": 5, "cutlass.b": 5}, seconds=3.2)
+    slow = Pick("cutlass.a", {"cutlass.a": 0.02, "cutlass.b": 0.025}, {"cutlass.a": 5, "cutlass.b": 5}, seconds=3.0)
+    for key in ("k1", "k2"):
+        earlier.put(key, fast, gpu="H100", driver="580", problem=key, contract="c", tuned="t")
+    here.put("k2", slow, gpu="H100", driver="580", problem="k2", contract="c", tuned="t")
+    assert here.merge(earlier.path) == 1
+    assert here.get("k1").winner == "cutlass.b" and here.get("k1").cached
+    assert here.get("k2").winner == "cutlass.a"  # its own pick stays
+    assert here.merge(earlier.path) == 0  # nothing new the second time
+    with pytest.raises(OSError, match="no such pick cache"):
+        here.merge(tmp_path / "missing.sqlite")
+    (tmp_path / "junk.sqlite").write_bytes(b"not a database" * 100)
+    with pytest.raises(OSError, match="not a pick cache"):
+        here.merge(tmp_path / "junk.sqlite")
+    assert here.get("k1").winner == "cutlass.b"  # a failed merge leaves the cache as it was
+
+
 class FakePrepared(Prepared):
     """A prepared candidate on the CPU: each launch takes the next global launch number; its output is NaN
     for a wrong kernel (the check fails it)."""

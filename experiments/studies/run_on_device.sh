@@ -41,29 +41,23 @@ else
   export PYTHONPATH=$PWD
 fi
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMCOMPARE_CACHE_DIR:-/tmp/gemmcompare-cache}
-# PICKS: picks.sqlite files of earlier calls (carried in the git-ignored .picks/, space-separated) merged into this
-# call's pick cache, so that a tuned row whose key matches (GPU model, driver, problem, contract, L2 policy and every
-# candidate's build: tuning/cache.py) reuses its pick instead of racing again, and says so in its note (`cached`).
-# A changed kernel has another build hash, so its rows race again. Study scripts copy the cache back into W.
-if [ -n "${PICKS:-}" ]; then
-  mkdir -p "$GEMMCOMPARE_CACHE_DIR"
-  python3 - "$GEMMCOMPARE_CACHE_DIR/picks.sqlite" $PICKS <<'PY' || echo "PICKS: not merged (see above)" >&2
-import sqlite3, sys
-from gemmcompare.tuning.cache import SCHEMA
-db = sqlite3.connect(sys.argv[1])
-db.execute(SCHEMA)
-for i, path in enumerate(sys.argv[2:]):
-    db.execute(f"ATTACH DATABASE ? AS seed{i}", (path,))
-    n = db.execute(f"INSERT OR IGNORE INTO picks SELECT * FROM seed{i}.picks").rowcount
-    db.commit()
-    print(f"PICKS: {n} picks merged from {path}")
-db.close()
-PY
-fi
 # the bytecode a pip install would write (the device sets PYTHONDONTWRITEBYTECODE): start-up times stay honest
 python3 -m compileall -q gemmcompare >/dev/null 2>&1
 
 gc() { python3 -m gemmcompare "$@"; }
+# PICKS: picks.sqlite files of earlier calls (carried in the git-ignored .picks/, space-separated), merged into this
+# call's pick cache ($GEMMCOMPARE_CACHE_DIR: a study script that picks its own cache calls seed_picks after), so that
+# a tuned row whose key matches (GPU model, driver, problem, contract, L2 policy and every candidate's build:
+# tuning/cache.py) reuses its pick instead of racing again, and says so (`cached`). A changed kernel has another
+# build hash: its rows race again.
+seed_picks() {
+  local f
+  for f in ${PICKS:-}; do
+    python3 -c 'import sys; from gemmcompare.tuning.cache import PickCache
+print(f"PICKS: {PickCache(sys.argv[1]).merge(sys.argv[2])} picks merged from {sys.argv[2]}")' \
+      "$GEMMCOMPARE_CACHE_DIR" "$f" 2>&1 | tail -n 1 | tee -a "$OUT/steps.txt"
+  done
+}
 left() { echo $(( END - $(date +%s) )); }
 note() { echo "$*" | tee -a "$OUT/steps.txt"; }
 step() {
@@ -91,6 +85,7 @@ trap 'pack; exit 143' TERM INT
 
 case $1 in
   *.yaml)
+    seed_picks
     for spec in "$@"; do
       name=$(basename "$spec" .yaml)
       # shellcheck disable=SC2086  # GC_ARGS is a list of options

@@ -62,6 +62,27 @@ class PickCache:
         except (TypeError, ValueError):
             return None
 
+    def merge(self, other: Path) -> int:
+        """Add the picks of another cache file (an earlier device call's picks.sqlite) that this one lacks; a key
+        both hold keeps this cache's pick. Returns how many were added. A file that is not a pick cache is an error
+        naming it (OSError), not a silent empty merge."""
+        other = Path(other)
+        if not other.is_file():
+            raise OSError(f"{other}: no such pick cache file")
+        db = self._connect()
+        try:
+            db.execute("ATTACH DATABASE ? AS other", (str(other),))
+            try:
+                added = db.execute("INSERT OR IGNORE INTO picks SELECT * FROM other.picks").rowcount
+                db.commit()
+            finally:
+                db.execute("DETACH DATABASE other")
+        except sqlite3.Error as e:
+            raise OSError(f"{other}: not a pick cache ({e})") from None
+        finally:
+            db.close()
+        return added
+
     def put(self, key: str, pick: Pick, *, gpu: str, driver: str | None, problem: str, contract: str,
             tuned: str) -> None:
         try:
