@@ -360,6 +360,12 @@ def test_every_family_a_row_can_have_is_one_of_the_reports_kinds():
     assert {"hopper", "lab", "mma_sync", "library", "cutlass", "python", "custom"} <= families
     for family in families:
         assert kind_of(family) in KINDS, family
+    # a tuned row's family is the tuned entry's whole name (hopper.best.tuned: 'hopper.best'), once drawn grey
+    # and shown as a kind of its own in the summary
+    for name in all_names():
+        if not name.startswith("cute"):
+            assert kind_of(name) in KINDS, name
+    assert kind_of("hopper.grouped") == kind_of("hopper.best") == "hand-written"
 
 
 def test_report_draws_the_plots_the_runs_spec_names(tmp_path):

@@ -41,8 +41,10 @@ _KIND_OF_FAMILY = {"library": "library", "cutlass": "CUTLASS", "lab": "hand-writ
 
 def kind_of(family: str) -> str:
     """'library', 'CUTLASS', 'hand-written' or 'custom' for the families gemmcompare has; another family
-    (one added later) is its own kind."""
-    return _KIND_OF_FAMILY.get(family, family or "other")
+    (one added later) is its own kind. A tuned row's family is the tuned entry's name ('hopper.best',
+    'hopper.grouped', 'mma_sync'): a dotted one is read by its first part."""
+    family = family or ""
+    return _KIND_OF_FAMILY.get(family) or _KIND_OF_FAMILY.get(family.split(".")[0], family or "other")
 
 
 THROTTLED_MOSTLY = 0.5  # a row whose samples were mostly taken while throttled is marked in reports
