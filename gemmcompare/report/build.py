@@ -22,6 +22,7 @@ from .predictions import predictions_section
 from ..files import write_csv
 from ..progress import SILENT, Progress
 from .energy_ranking import energy_ranking_section
+from .grouped_lead import grouped_section
 from .picks import picks_section
 from .summary import summary_html, summary_markdown
 from .tables import summary_table, tables_html, tables_markdown
@@ -177,7 +178,7 @@ def _saying_saved(progress: Progress):
 def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: str | None,
               progress: Progress) -> tuple:
     """report.md; returns the sections the HTML shares with it (across contracts, oracle picks, energy ranking,
-    predictions), each computed once for both pages (None where the run has none)."""
+    grouped problems, predictions), each computed once for both pages (None where the run has none)."""
     out, title, summary, figures = report.out_dir, report.title, report.summary, report.plots
     md = [f"# {title}\n", _status_line(summary) + "\n", "## Summary\n", summary_markdown(summary), "## Plots\n"]
     for p in figures:
@@ -198,6 +199,9 @@ def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: s
     ranking = energy_ranking_section(summary)  # rows with energy: where the faster row uses more energy
     if ranking is not None:
         md.append(ranking.markdown)
+    grouped = grouped_section(rows)  # grouped problems (their `grouped` records): each kind against the best library row
+    if grouped is not None:
+        md.append(grouped.markdown)
     predicted = predictions_section(rows, out, progress=progress)  # the model's time beside the measured one
     md.append(predicted.markdown)
     for receipt, _ in runs:
@@ -205,15 +209,15 @@ def _markdown(report: Report, runs: list[RunData], rows: pd.DataFrame, across: s
         md.append(receipt_markdown(receipt))
     report.markdown = out / "report.md"
     report.markdown.write_text("\n".join(md) + "\n")
-    return side_by_side, picks, ranking, predicted
+    return side_by_side, picks, ranking, grouped, predicted
 
 
-def _html_page(report: Report, runs: list[RunData], side_by_side, picks, ranking, predicted) -> None:
+def _html_page(report: Report, runs: list[RunData], side_by_side, picks, ranking, grouped, predicted) -> None:
     summary, figures = report.summary, report.plots
     body = [f"<p>{_html.escape(_status_line(summary))}</p>", "<h2>Summary</h2>", summary_html(summary),
             "<h2>Plots</h2>", figures_html(figures),
             "<h2>Results</h2>", f"<p>{_html.escape(RESULTS_NOTE)}</p>",
-            tables_html(summary), *(s.html for s in (side_by_side, picks, ranking) if s is not None),
+            tables_html(summary), *(s.html for s in (side_by_side, picks, ranking, grouped) if s is not None),
             predicted.html]
     for receipt, _ in runs:
         body.append(f"<h2>Receipt: {_html.escape(run_label(receipt))} "

@@ -14,7 +14,8 @@ from ..files import write_csv
 from .html import embed_png, page
 
 TEXT_COLUMNS = ("GPU", "implementation", "status", "remark", "spills st/ld", "contract", "problem", "reason", "baseline",
-                "library", "CUTLASS", "hand-written", "custom")  # left-aligned in Markdown
+                "library", "CUTLASS", "hand-written", "custom", "kind", "row", "best library",
+                "reasons")  # left-aligned in Markdown
 
 
 def markdown_table(display: pd.DataFrame) -> str:
@@ -34,7 +35,7 @@ def markdown_table(display: pd.DataFrame) -> str:
 
 _NUMBER = re.compile(r"^[-+±]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?\s*%?$", re.I)  # right-aligned, sorted as numbers
 WRAP_COLUMNS = ("implementation", "remark", "detail", "reason", "source", "best", "library", "CUTLASS", "hand-written",
-                "custom", "faster", "less energy")  # long text: these cells wrap so that a table fits the page
+                "custom", "faster", "less energy", "row", "reasons")  # long text: cells wrap to fit the page
 
 
 def cells_table(headers: list[str], rows: list[list[str]], *, numeric: list[bool] | None = None,

@@ -20,6 +20,10 @@ import sys
 
 import pandas as pd
 
+# experts, busy, per_busy (tokens per busy expert) and skew (the busiest expert's tokens over the mean): the same
+# figures the report's grouped section shows
+from gemmcompare.report.grouped_lead import grouped_shape as problem_shape
+
 LIBRARY = ("library.torch_grouped_mm", "library.cublas_grouped", "library.cublas_loop", "library.cublaslt_fp8_loop")
 LOOPS = ("library.cublas_loop", "library.cublaslt_fp8_loop")
 PROJECT = {"cutlass": "tuned CUTLASS grouped", "hopper": "hopper.grouped", "triton": "Triton's grouped GEMM"}
@@ -37,18 +41,6 @@ def side(implementation: str) -> str:
     if implementation == "library.triton_grouped":
         return "triton"
     return ""
-
-
-def problem_shape(grouped) -> dict:
-    """Experts with tokens, tokens per busy expert, and skew (the busiest expert's tokens over the mean) of a
-    row's `grouped` record (a dict, or its JSON text in results.csv)."""
-    if isinstance(grouped, str):
-        grouped = json.loads(grouped)
-    ms = list((grouped or {}).get("ms") or [])
-    busy = [m for m in ms if m > 0]
-    mean = sum(ms) / len(ms) if ms else math.nan
-    return {"experts": len(ms), "busy": len(busy), "per_busy": sum(busy) / len(busy) if busy else 0.0,
-            "skew": max(ms) / mean if ms and mean else math.nan}
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
