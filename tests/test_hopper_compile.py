@@ -109,7 +109,7 @@ def build_dir(tmp_path_factory):
 
 # The steps off the ladder's line that have a fixture of their own (their default instance TU only): tests of
 # them ask for these fixtures, which read the one shared build below.
-OFF_LINE = {"grouped_compiled": "grouped", "stream_k_compiled": "stream_k"}
+OFF_LINE = {"grouped_compiled": "grouped", "grouped_fp8_compiled": "grouped_fp8", "stream_k_compiled": "stream_k"}
 
 
 def _wanted(session) -> set[str]:
@@ -287,6 +287,31 @@ def test_hopper_grouped_compiles_clean(grouped_compiled, variant):
     for k in gemm:  # two consumers: the 384-thread launch cap that setmaxnreg 40/232 needs
         cap_ok = k["registers"] == 168 if consumers == 2 else k["registers"] <= 255
         assert cap_ok, (k["demangled"][:120], k["registers"])
+    assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
+
+
+# hopper.grouped_fp8 (step 11): the FP8 block-scaled grouped step, its committed default TU (128x128x128, 6 stages,
+# two consumers: the sums and the promotion registers of 64 rows x 128 columns per consumer thread)
+@pytest.fixture(scope="module")
+def grouped_fp8_compiled(compiled):
+    return compiled[("instance", "grouped_fp8")]
+
+
+def test_hopper_grouped_fp8_compiles_clean(grouped_fp8_compiled):
+    c = grouped_fp8_compiled
+    assert c.returncode == 0, f"grouped_fp8 failed to compile for {ARCH}:\n{c.log[-6000:]}"
+    assert "Potential Performance Loss" not in c.log, "\n".join(
+        sorted({ln for ln in c.log.splitlines() if "Performance Loss" in ln}))
+    assert c.kernels and not any(k["perf_warnings"] for k in c.kernels)
+    assert not c.spills(), f"grouped_fp8 spills: {c.spills()}"
+    mine = summarize_for(c.kernels, re.escape("gc_hopper_grouped_fp8_tag"))
+    assert mine and len(mine["kernels"]) == len(c.kernels), [k["demangled"] for k in c.kernels]
+    assert mine["stack_bytes"] == 0
+    # one GEMM kernel per (FP8 input, output) type: e4m3 and e5m2 in, f32/f16/bf16 out; one K == 0 kernel per output
+    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
+    assert len(gemm) == 2 * OUT_TYPES and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
+    for k in gemm:  # two consumers: the 384-thread launch cap that setmaxnreg 40/232 needs
+        assert k["registers"] == 168, (k["demangled"][:120], k["registers"])
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
 
 

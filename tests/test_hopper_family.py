@@ -10,7 +10,7 @@ from gemmcompare.implementations import PARAMETRIZED, instantiate
 from gemmcompare.implementations.hopper import STEPS, HopperConfig
 from gemmcompare.implementations.registry import UnbuildableImplementation
 from gemmcompare.problems import GemmProblem
-from gemmcompare.spec import parse_spec
+from gemmcompare.spec import SpecError, parse_spec
 
 
 @pytest.mark.parametrize("step", sorted(STEPS))
@@ -223,3 +223,53 @@ def test_stream_k_is_tuned_over_best_s_grid_and_listed_in_the_llm_shapes_study()
     assert len(tuned) == 1 and "hopper.best.tuned[tune=auto]" in [i.name for i in spec.implementations]
     built = [c for c in tuned[0].candidates if not isinstance(c, UnbuildableImplementation)]
     assert len(built) == 5 and all(c.config.schedule == "auto" for c in built)
+
+
+# -- hopper.grouped_fp8: grouped problems with FP8 inputs and block scales -----------------------------------------
+
+
+def test_grouped_fp8_runs_block_scaled_grouped_problems_and_says_why_not_the_rest():
+    impl = instantiate(PARAMETRIZED["hopper.grouped_fp8"], {})
+    c = BUILTIN_CONTRACTS
+    assert impl.name == "hopper.grouped_fp8[block=128x128x128,cluster_m=1,consumers=2,group=8,overlap=0,stages=6]"
+    assert impl.takes_grouped and impl.grouped_fp8  # a grouped FP8 spec may name it (spec/load.py)
+    assert not instantiate(PARAMETRIZED["hopper.grouped"], {}).grouped_fp8
+    # six stages of 128 x 128 FP8 bytes for A and for B, a barrier pair per stage, the alignment slack
+    assert impl.dynamic_smem_bytes() == 6 * (128 + 128) * 128 + 16 * 6 + 1024
+    layer = GroupedProblem(4096, 7168, (0,) * 250 + (3, 17, 64, 130, 0, 500))
+    for name in ("e4m3_bf16out_f32acc_tn_block", "e4m3_f32out_f32acc_tn_block"):
+        assert impl.admits(layer, c[name]), (name, impl.admits(layer, c[name]))
+    tensor = impl.admits(layer, c["e4m3_bf16out_f32acc_tn_tensor"])
+    assert not tensor and "the only grouped scaling gemm_abi.h defines" in tensor.reason
+    bf16 = impl.admits(layer, c["bf16_bf16out_f32acc_tn"])
+    assert not bf16 and "e4m3" in impl.contract_support.summary()
+    dense = impl.admits(GemmProblem(256, 256, 256), c["e4m3_bf16out_f32acc_tn_block"])
+    assert not dense and "grouped problems only" in dense.reason
+    odd_k = impl.admits(GroupedProblem(256, 520, (64, 5)), c["e4m3_bf16out_f32acc_tn_block"])  # 520 = 8 x 65
+    assert not odd_k and "k=520 is not a multiple of 16" in odd_k.reason
+    (src,) = impl.sources()
+    assert '#include "hopper/grouped_fp8.cuh"' in src.text and "gc::hopper::grouped_fp8::run<" in src.text
+
+
+@pytest.mark.parametrize("params, reason", [
+    ({"block": [128, 192, 128], "stages": 4}, "BN=192"),  # fits the registers, not one 128-wide scale block
+    ({"overlap": 1}, "overlap=1"),
+    ({"accumulation": "fast"}, "accumulation=fast"),
+    ({"block": [128, 128, 64]}, "BK is 128"),
+    ({"consumers": 1}, "promotion registers"),  # 128 rows on one consumer: 2 x 128 sums and partials per thread
+])
+def test_grouped_fp8_configurations_it_cannot_build_are_skip_rows_with_the_reason(params, reason):
+    impl = instantiate(PARAMETRIZED["hopper.grouped_fp8"], params)
+    assert isinstance(impl, UnbuildableImplementation) and reason in impl.reason, impl
+
+
+def test_a_grouped_fp8_spec_names_the_hand_written_step_and_tunes_its_tiles():
+    spec = ("name: g\nproblems:\n  - grouped: {n: 256, k: 512, m: [64, 0, 5]}\ncontracts: [e4m3_bf16out_f32acc_tn_block]\n"
+            "implementations:\n  - IMPL\n")
+    exp = parse_spec(spec.replace("IMPL", "hopper.grouped_fp8: {tune: auto}"))
+    (tuned,) = exp.implementations
+    buildable = [c for c in tuned.candidates if not isinstance(c, UnbuildableImplementation)]
+    assert len(tuned.candidates) == 8 and len(buildable) == 4
+    assert {c.config.block for c in buildable} == {(128, 128, 128), (64, 128, 128)}
+    with pytest.raises(SpecError, match="hopper.grouped takes f16/bf16 inputs"):
+        parse_spec(spec.replace("IMPL", "hopper.grouped"))

@@ -168,7 +168,8 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
   }
 }
 
-// The 3-D map of B: {K, N, groups}, rows ldb elements apart, groups stride_b apart, boxes {64, BN, 1}.
+// The 3-D map of B: {K, N, groups}, rows ldb elements apart, groups stride_b apart, boxes {one 128-byte line of K
+// (64 16-bit elements, 128 FP8 ones: grouped_fp8.cuh), BN, 1}.
 template <class Cfg, class TIn>
 int make_grouped_b_map(const gc_gemm_args* a, Params& p, char* err, size_t err_len) {
   const EncodeTiledFn encode = encode_tiled_fn();
@@ -177,7 +178,7 @@ int make_grouped_b_map(const gc_gemm_args* a, Params& p, char* err, size_t err_l
                               static_cast<cuuint64_t>(a->groups)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(a->ldb) * sizeof(TIn),
                                  static_cast<cuuint64_t>(a->stride_b) * sizeof(TIn)};
-  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(Cfg::BN), 1};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / sizeof(TIn)), static_cast<cuuint32_t>(Cfg::BN), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUresult rc = encode(&p.tma_b, TypeInfo<TIn>::tma, 3, const_cast<void*>(a->b), dims, strides, box, elem_strides,
                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

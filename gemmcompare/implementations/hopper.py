@@ -15,6 +15,8 @@ The kernels are headers under extensions/hopper/ (see its README): each step add
                            `accumulation: fast`, no promotion (`_fastacc` contracts only)
   hopper.grouped           grouped problems (an MoE layer: one GEMM per group, each its own M) in one persistent
                            launch over every group's tiles (from the persistent step too); dense problems are a SKIP
+  hopper.grouped_fp8       grouped problems with FP8 inputs and block scales (DeepSeek-V3's recipe), hopper.grouped's
+                           walk with hopper.fp8's promotion to FP32 every 128 of K
   hopper.stream_k          hopper.best without clusters, with a data-parallel + stream-K schedule: the tiles of a
                            part-empty last wave (and one more wave) split by k iterations over every CTA, put
                            together in-kernel (wave quantization at prefill shapes)
@@ -111,6 +113,11 @@ STEPS: dict[str, StepRules] = {
     "grouped": StepRules("grouped problems: one persistent launch over every group's tiles, TMA-store epilogue",
                          (2, 8), (1, 2), (1,), ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192,
                          grouped=True),
+    # grouped FP8 (an MoE layer under DeepSeek-V3's recipe): grouped's walk, fp8's promotion and block scales (the only
+    # grouped scaling gemm_abi.h defines), so BN <= 128 and no overlap or fast accumulation; fp8's default tile
+    "grouped_fp8": StepRules("grouped FP8: block-scaled e4m3/e5m2 grouped problems in one persistent launch, sums "
+                             "promoted to FP32 every 128 of K", (2, 8), (1, 2), (1,), ((128, 128, 128), 6, 2, 1, 8),
+                             fp8=True, grouped=True),
     # best's default tile without the cluster (a CTA's k range is its own): the TMA-store epilogue's buffers too
     "stream_k": StepRules("data-parallel + stream-K schedule for part-empty last waves", (2, 8), (1, 2), (1,),
                           ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192, stream_k=True),
@@ -191,6 +198,10 @@ class HopperConfig:
         if self.overlap and 3 * accumulators > MAX_FP8_REGISTERS:
             raise InvalidConfig(f"overlap=1 keeps the sums and two sets of partials: 3 x {accumulators} f32 per consumer "
                                 f"thread is more than {MAX_FP8_REGISTERS}; BN <= 128 with 64 rows per consumer")
+        if r.fp8 and r.grouped and (self.fast or self.overlap or bn > 128):
+            raise InvalidConfig(f"hopper.{self.step} takes block scales (each 128 of K's partial sums scaled as they "
+                                f"are promoted): accumulation promote, overlap 0 and BN <= 128 (one 128-wide scale "
+                                f"block per tile); got accumulation={self.accumulation}, overlap={self.overlap}, BN={bn}")
         if self.schedule not in (SCHEDULES if r.stream_k else SCHEDULES[:1]):
             raise InvalidConfig(f"schedule={self.schedule!r}: hopper.{self.step} takes "
                                 + (" | ".join(SCHEDULES) if r.stream_k else "only auto (hopper.stream_k schedules)"))
@@ -291,7 +302,8 @@ class HopperKernel(AbiKernel):
         self.entry_symbol = cfg.symbol()
         self.has_workspace = cfg.has_workspace
         if cfg.rules.fp8:  # FP8 in, with their scales; TMA's 16-byte rows are 16 elements of one byte
-            self.contract_support = (FP8_FAST_SUPPORT if cfg.fast else FP8_OVERLAP_SUPPORT if cfg.overlap else
+            self.contract_support = (GROUPED_FP8_SUPPORT if cfg.rules.grouped else FP8_FAST_SUPPORT if cfg.fast else
+                                     FP8_OVERLAP_SUPPORT if cfg.overlap else
                                      FP8_SUPPORT if cfg.block[1] <= 128 else FP8_WIDE_SUPPORT)
             self.constraints = Constraints(ld_multiples=(16, 16, 1), index_bits=64)
         self.kernel_filter = f"{cfg.symbol()}_tag"
@@ -310,13 +322,20 @@ class HopperKernel(AbiKernel):
 
 
 class HopperGroupedKernel(HopperKernel):
-    """hopper.grouped (extensions/hopper/grouped.cuh): grouped problems only, through gemm_abi.h's grouped form
-    (ABI 4, the contiguous layout: AbiKernel.prepare hands the stacked operands over in place with the device
-    offsets and the host Ms). A dense problem is a SKIP (hopper.persistent is the same kernel for one GEMM)."""
+    """hopper.grouped and hopper.grouped_fp8 (extensions/hopper/grouped.cuh, grouped_fp8.cuh): grouped problems
+    only, through gemm_abi.h's grouped form (ABI 4, the contiguous layout: AbiKernel.prepare hands the stacked
+    operands over in place with the device offsets and the host Ms, and under FP8 the stacked block scales). A dense
+    problem is a SKIP (hopper.persistent and hopper.fp8 are the same pipelines for one GEMM)."""
 
     takes_grouped = True
     GROUPED_ONLY = "grouped problems only (hopper.persistent runs one dense GEMM with the same pipeline)"
-    grouped_fp8_note = "hopper.grouped takes f16/bf16 inputs (no grouped FP8 step: hopper.fp8 is dense)"
+    grouped_fp8_note = "hopper.grouped takes f16/bf16 inputs (hopper.grouped_fp8 is the grouped FP8 step)"
+
+    @property
+    def grouped_fp8(self) -> bool:
+        """hopper.grouped_fp8 is a grouped FP8 path (block scales per group): a grouped spec with an FP8 contract may
+        name it (spec/load.py); hopper.grouped has none."""
+        return self.config.rules.fp8
 
     def supports(self, problem, contract):
         if not problem.is_grouped:
@@ -325,10 +344,11 @@ class HopperGroupedKernel(HopperKernel):
         if not s:
             return s
         # Grouped operands are handed over in place, never padded or copied: A's and B's rows are K elements, and
-        # TMA moves rows of 16 bytes.
-        if problem.k % 8:
-            return Skip(f"k={problem.k} is not a multiple of 8 (TMA moves 16-byte rows of A and B; grouped problems "
-                        f"are not padded)")
+        # TMA moves rows of 16 bytes (8 16-bit elements, 16 FP8 ones).
+        per_row = 16 if self.config.rules.fp8 else 8
+        if problem.k % per_row:
+            return Skip(f"k={problem.k} is not a multiple of {per_row} (TMA moves 16-byte rows of A and B; grouped "
+                        f"problems are not padded)")
         bm, bn, _ = self.config.block
         tiles = (problem.m // bm + problem.groups) * -(-problem.n // bn)
         if problem.m > INT32_MAX - bm or tiles > INT32_MAX:  # the entry's own limit (grouped.cuh check_groups)
@@ -342,6 +362,11 @@ class HopperGroupedKernel(HopperKernel):
 FP8_SUPPORT = dataclasses.replace(
     HopperKernel.contract_support, inputs=frozenset({DType.E4M3, DType.E5M2}),
     scalings=frozenset({Scaling.TENSOR, Scaling.ROWCOL, Scaling.BLOCK}))
+# hopper.grouped_fp8: block scales only, the grouped FP8 scales gemm_abi.h defines
+GROUPED_FP8_SUPPORT = dataclasses.replace(
+    FP8_SUPPORT, scalings=frozenset({Scaling.BLOCK}),
+    scaling_note="grouped FP8 takes block scales (1 x 128 of A, 128 x 128 of each group's B), the only grouped "
+                 "scaling gemm_abi.h defines")
 FP8_WIDE_SUPPORT = dataclasses.replace(
     FP8_SUPPORT, scalings=frozenset({Scaling.TENSOR, Scaling.ROWCOL}),
     scaling_note="block scales need the tile's columns in one 128-wide scale block: BN <= 128")
@@ -398,7 +423,8 @@ for _step, _rules in STEPS.items():
     register_parametrized(Parametrized(
         f"hopper.{_step}", _params(_step), _factory(_step),
         description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; "
-                    + ("e4m3/e5m2 in with tensor, row/column or block scales" if _rules.fp8 else "f16/bf16 in")
+                    + (("e4m3/e5m2 in with block scales" if _rules.grouped else
+                        "e4m3/e5m2 in with tensor, row/column or block scales") if _rules.fp8 else "f16/bf16 in")
                     + (", f32/f16/bf16 out; tn; grouped problems only, contiguous layout, K a multiple of 8)"
                        if _rules.grouped else
                        ", f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)"),

@@ -44,6 +44,10 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # grouped (MoE): 64-row tiles for decode's groups of a few rows, 128-row ones for prefill's (5 of the 8 points
     # can be built: two consumers need 128 rows, and 128x256 with one consumer runs out of accumulators)
     "hopper.grouped": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},
+    # grouped FP8 (block scales: BN <= 128, BK 128): 64-row tiles for decode's few tokens per expert, 128-row ones
+    # for prefill, and stages against shared memory (4 of the 8 points can be built: two consumers need 128 rows, and
+    # 128x128 with one consumer holds 2 x 128 sums and partials per thread, past the 192 registers of fp8.cuh)
+    "hopper.grouped_fp8": {"block": [(128, 128, 128), (64, 128, 128)], "consumers": [1, 2], "stages": [4, 6]},
     # prefill with a part-empty last wave: the tile sets the wave count (and so how empty the last wave is); the
     # schedule itself is the auto rule, per problem (hybrid under 80% fill). The same 5 buildable points as best.
     "hopper.stream_k": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},

@@ -1,0 +1,212 @@
+// Step 11 -- hopper.grouped_fp8: a grouped GEMM (an MoE layer's experts) with FP8 inputs and block scales, the
+// DeepSeek-V3 recipe, in one persistent launch: hopper.grouped's walk over every group's tiles with hopper.fp8's
+// promotion.
+//
+//   C_g = alpha * (A_g,q * scale_a) (B_g,q * scale_b) + beta * C_g,  g = 0 .. groups-1
+//
+// in gemm_abi.h's grouped form (ABI 4, GC_GROUPS_CONTIGUOUS) with its grouped FP8 scales (GC_SCALING_BLOCK, the
+// only scaling the ABI defines for grouped problems): scale_a [m, kb] with A's stacked rows (1 x 128 of K each),
+// scale_b [groups, kb, nb] (128 x 128 blocks of each group's weight), kb = ceil(K/128), nb = ceil(N/128).
+//
+// From hopper.grouped (grouped.cuh): the flat tile space of every group's tiles and the forward-only walk over the
+// device offsets (grouped_walk.cuh), ONE 2-D map of A over the whole stack (a group's last tile may load the next
+// group's rows; they are never stored), ONE 3-D map of B {K, N, groups} (boxes {128, BN, 1}: one 128-byte line of
+// FP8), the direct epilogue clipped at the group's end row. From hopper.fp8 (fp8.cuh): BK = 128, one stage per k
+// block of the scales; each stage's wgmmas go into fresh partial sums, which are waited for and added into the FP32
+// sums times their block scales (scale_a of the thread's two rows at that k block, scale_b of the tile's column
+// block in its group): strict FP32 accumulation, as the `e4m3_*_block` contracts ask. A tile's columns lie in one
+// 128-wide scale block: BN <= 128. A row of the tile past its group's end reads another group's (or the last row's)
+// scale_a: its sums are never stored.
+//
+// Why its own step and not a mode of hopper.grouped: the FP8 loop (acc and part, two register sets, a wait every
+// stage) and the scale loads are fp8.cuh's, the walk and maps grouped.cuh's; this file joins the two and adds only
+// the group's scale_b offset.
+#pragma once
+
+#include "fp8.cuh"
+#include "grouped.cuh"
+
+namespace gc {
+namespace hopper {
+namespace grouped_fp8 {
+
+using fp8::LINE_ELEMENTS;
+using fp8::mma_stage_fp8;
+
+template <class Cfg, class TIn, class TOut, class Tag>
+__global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
+  using T = fp8::Traits<Cfg>;
+  using S = typename T::S;
+  static_assert(2 * Cfg::ACC <= T::SETS_MAX, "acc and part (2 x MI x BN/2 f32 per consumer thread): BN <= 192");
+  static_assert(Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const uint32_t base = align1024(smem_u32(smem));
+  const int wg = warpgroup_index();
+
+  if (threadIdx.x == 0) {
+    prefetch_tmap(&p.tma_a);
+    prefetch_tmap(&p.tma_b);
+    for (int s = 0; s < Cfg::STAGES; ++s) {
+      mbar_init(S::full(base, s), 1);
+      mbar_init(S::empty(base, s), 4 * Cfg::CONSUMERS);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer: grouped.cuh's, one box of A and one of B per stage (BK = one line of FP8) ------------------
+    if constexpr (Cfg::CONSUMERS == 2) setmaxnreg_dec<T::PRODUCER_REGS>();
+    if (threadIdx.x == 0) {
+      grouped::TileWalk<Cfg::BM, Cfg::GROUP> walk(p.group_offsets, p.groups, p.tiles_n, p.m);
+      PipeState<Cfg::STAGES> wr;
+      grouped::GroupTile tile;
+      for (int64_t t = blockIdx.x; walk.seek(t, tile); t += gridDim.x) {
+        const int m0 = tile.row0 + tile.tm * Cfg::BM, n0 = tile.tn * Cfg::BN;
+        for (int kt = 0; kt < p.k_tiles; ++kt) {
+          mbar_wait(S::empty(base, wr.stage), wr.phase ^ 1u);
+          const uint32_t full = S::full(base, wr.stage);
+          mbar_arrive_expect_tx(full, S::TX_BYTES);
+          tma_load_2d(S::a(base, wr.stage), &p.tma_a, full, kt * Cfg::BK, m0);
+          tma_load_3d(S::b(base, wr.stage), &p.tma_b, full, kt * Cfg::BK, n0, tile.group);
+          wr.advance();
+        }
+      }
+    }
+  } else {
+    // ---- consumers: fp8.cuh's promoting loop with block scales, grouped.cuh's clipped epilogue -------------
+    if constexpr (Cfg::CONSUMERS == 2) setmaxnreg_inc<T::CONSUMER_REGS>();
+    const int c = wg - 1;
+    const int wt = threadIdx.x % 128, warp = wt / 32, lane = wt % 32;
+    const uint32_t a_rows = c * Cfg::WM * S::LINE;
+    const int k_blocks = p.k_tiles;                   // one 128-wide k block of the scales per stage
+    const int64_t n_blocks = (p.n + 127) / 128;
+    const int row_base = c * Cfg::WM + 16 * warp + lane / 4;  // + m0 + 64 mi + 8 i: this thread's rows
+
+    float acc[Cfg::MI][Cfg::BN / 2];   // FP32 sums
+    float part[Cfg::MI][Cfg::BN / 2];  // one stage's sums from the tensor core
+#pragma unroll
+    for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+      for (int r = 0; r < Cfg::BN / 2; ++r) part[mi][r] = 0.f;  // defined once: each stage's first wgmma ignores it
+
+    PipeState<Cfg::STAGES> rd;
+    grouped::TileWalk<Cfg::BM, Cfg::GROUP> walk(p.group_offsets, p.groups, p.tiles_n, p.m);
+    grouped::GroupTile tile;
+    for (int64_t t = blockIdx.x; walk.seek(t, tile); t += gridDim.x) {
+      const int m0 = tile.row0 + tile.tm * Cfg::BM, n0 = tile.tn * Cfg::BN;
+      const int m_end = tile.row0 + tile.rows;  // the group's end: no row at or past it is stored
+      const float* scale_b = p.scale_b + static_cast<int64_t>(tile.group) * k_blocks * n_blocks + n0 / 128;
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
+
+      for (int kb = 0; kb < p.k_tiles; ++kb) {
+        const uint32_t stage = rd.stage;
+        mbar_wait(S::full(base, stage), rd.phase);
+        wgmma_fence();
+        mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(part, S::a(base, stage) + a_rows, S::b(base, stage), 0u);
+        wgmma_commit();
+        rd.advance();
+        wgmma_wait<0>();
+        fence_regs(part);
+        if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
+        const float sb = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks);
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi) {
+          float f[2];  // the scales of this thread's two rows of the m64 block (i = 0, 1) at k block kb
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // past the stack: any valid scale
+            f[i] = __ldg(p.scale_a + static_cast<int64_t>(row) * k_blocks + kb) * sb;
+          }
+#pragma unroll
+          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] += part[mi][r] * f[(r >> 1) & 1];
+        }
+      }
+
+      // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
+      const bool fast = p.c_vec2 && !p.read_c && m0 + Cfg::BM <= m_end && n0 + Cfg::BN <= p.n;
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+        store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
+                                          n0 + 2 * (lane % 4), fast, m_end);
+    }
+  }
+}
+
+template <class Cfg, class Tag = void>
+struct Step {
+  static constexpr const char* name = "hopper.grouped_fp8";
+
+  // The occupancy of the launch run() makes (gemm_abi.h NAME_occupancy): nothing is launched.
+  template <class TIn, class TOut>
+  static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
+    return query_occupancy(kernel<Cfg, TIn, TOut, Tag>, fp8::Traits<Cfg>::THREADS, fp8::Traits<Cfg>::S::DYNAMIC, out,
+                           err, err_len);
+  }
+
+  template <class TIn, class TOut>
+  static int run(const gc_gemm_args* args, char* err, size_t err_len) {
+    using T = fp8::Traits<Cfg>;
+    using S = typename T::S;
+    char msg[320];
+    if (int rc = grouped::check_groups<Cfg>(args, name, err, err_len)) return rc;
+    if (args->scaling != GC_SCALING_BLOCK) {
+      snprintf(msg, sizeof msg, "%s: needs block scales (1 x 128 of A, 128 x 128 of each group's B: the grouped FP8 "
+               "scales gemm_abi.h defines); scaling %d given", name, static_cast<int>(args->scaling));
+      return gc_fail(err, err_len, msg);
+    }
+    Params p;
+    // Layout, types, math, dimensions, K == 0 (C = beta * C over every group's rows); m == 0 (every group empty):
+    // nothing to do, and the scales may be empty (NULL) arrays.
+    if (int rc = prepare<TIn, TOut, Tag>(args, name, p, err, err_len)) return rc < 0 ? 0 : rc;
+    if (!args->scale_a || !args->scale_b) {
+      snprintf(msg, sizeof msg, "%s: scale_a or scale_b is NULL", name);
+      return gc_fail(err, err_len, msg);
+    }
+    // TMA rows and group starts of 1-byte elements: lda, ldb and stride_b multiples of 16 (prepare checked 8)
+    if (args->lda % 16 || args->ldb % 16 || args->stride_b % 16) {
+      snprintf(msg, sizeof msg, "%s: TMA needs lda, ldb and stride_b multiples of 16 FP8 elements; got lda=%lld, "
+               "ldb=%lld, stride_b=%lld", name, static_cast<long long>(args->lda), static_cast<long long>(args->ldb),
+               static_cast<long long>(args->stride_b));
+      return gc_fail(err, err_len, msg);
+    }
+    p.scale_a = args->scale_a;
+    p.scale_b = args->scale_b;
+    p.scaling = static_cast<int>(args->scaling);
+    set_tiles<Cfg>(args, p);  // k_tiles (one per k block of the scales) and tiles_n
+    p.group_offsets = args->group_offsets;
+    p.groups = static_cast<int>(args->groups);
+    // A: the whole stack {K, m}, boxes {128, BM}; B: {K, N, groups}, boxes {128, BN, 1}.
+    if (int rc = make_tma_2d(&p.tma_a, TypeInfo<TIn>::tma, args->a, args->k, args->m, args->lda, LINE_ELEMENTS, Cfg::BM,
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "A", err, err_len))
+      return rc;
+    if (int rc = grouped::make_grouped_b_map<Cfg, TIn>(args, p, err, err_len)) return rc;
+    const int64_t tiles = args->group_m_host ? grouped::total_tiles<Cfg::BM>(args->group_m_host, args->groups, p.tiles_n)
+                                             : grouped::tiles_bound<Cfg::BM>(args->m, args->groups, p.tiles_n);
+    if (tiles == 0) return 0;
+    const int sms = device_sm_count();
+    const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
+    auto k = kernel<Cfg, TIn, TOut, Tag>;
+    GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
+    GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
+    return gc_check_launch(err, err_len, name);
+  }
+};
+
+// FP8 in (e4m3 or e5m2, A and B alike), f32 / f16 / bf16 out: fp8.cuh's dispatch.
+template <class Cfg, class Tag = void>
+int run(const gc_gemm_args* args, char* err, size_t err_len) {
+  return fp8::dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len);
+}
+
+template <class Cfg, class Tag = void>
+int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
+  return fp8::dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len, out);
+}
+
+}  // namespace grouped_fp8
+}  // namespace hopper
+}  // namespace gc
