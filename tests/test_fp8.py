@@ -396,14 +396,39 @@ def test_fp8_peaks_and_analyze(tmp_path, capsys):
     assert "no FP8 peak for NVIDIA L4" in rows[("e4m3_bf16out_f32acc_tn_tensor", "library.cublaslt_fp8")]["reason"]
 
 
-def test_block_scales_skip_what_cublaslt_refused_on_the_h200():
-    """Two refusals seen on the H200 (torch 2.11): fast accumulation with 128x128 block scales, and block scales
-    over a K whose number of 128-blocks is not a multiple of 4 (cuBLASLt wants them padded): SKIPs that say so."""
+def test_block_scales_skip_fast_accumulation_and_pad_the_k_blocks_cublaslt_wants():
+    """Seen on the H200 (torch 2.11): cuBLASLt refuses fast accumulation with 128x128 block scales (a SKIP that says
+    so), and block scales over a K whose number of 128-blocks is not a multiple of 4 unless B's are padded: such K
+    (4224: 33 blocks) is run, with the scales padded (block_scale_b_forms)."""
     impl = FIXED["library.cublaslt_fp8"]()
     if not impl.supports(GemmProblem(512, 640, 4608), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"]):
         pytest.skip("the installed torch has no blockwise scaled_mm")
     fast = impl.supports(GemmProblem(512, 640, 4608), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block_fastacc"])
     assert not fast and "fast accumulation with 128x128 block scales" in fast.reason
-    odd = impl.supports(GemmProblem(512, 640, 4224), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"])
-    assert not odd and "33" in odd.reason and "multiple of 4" in odd.reason
+    assert impl.supports(GemmProblem(512, 640, 4224), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"])
     assert impl.supports(GemmProblem(512, 640, 4224), BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_tensor"])
+
+
+def test_b_block_scales_are_padded_to_a_multiple_of_four_k_blocks_in_both_forms_torch_has_checked():
+    from gemmcompare.implementations.library_fp8 import block_scale_b_forms, first_accepted
+
+    sb = torch.arange(33 * 5, dtype=torch.float32).reshape(33, 5)  # K = 4224: 33 k blocks; N = 640: 5 blocks
+    full, view = block_scale_b_forms(sb)
+    # torch 2.11's shape (36 x 5), outer-dim-major (strides (1, 36)); later releases' [33, 5] view of it
+    assert full.shape == (36, 5) and full.stride() == (1, 36) and torch.equal(full[:33], sb)
+    assert torch.equal(full[33:], torch.ones(3, 5))  # k blocks past K: never read into a product
+    assert view.shape == (33, 5) and view.stride() == (1, 36) and view.data_ptr() == full.data_ptr()
+    (only,) = block_scale_b_forms(sb[:32])  # 32 blocks need no padding: one form, as before (strides (1, 32))
+    assert only.shape == (32, 5) and only.stride() == (1, 32) and torch.equal(only, sb[:32])
+    tried = []
+
+    def call(form):  # a torch that takes only the [kb, nb] view
+        tried.append(tuple(form.shape))
+        if form.shape[0] != 33:
+            raise RuntimeError("scale_b must have shape 33 x 5")
+
+    assert first_accepted([full, view], call) is view and tried == [(36, 5), (33, 5)]
+    with pytest.raises(RuntimeError, match="must have shape"):  # neither taken: torch's own refusal, not a guess
+        first_accepted([full, full], call)
+    tried.clear()
+    assert first_accepted([only], call) is only and not tried  # one form: nothing to choose, no launch

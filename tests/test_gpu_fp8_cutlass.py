@@ -118,7 +118,7 @@ problems:
   - {{m: 1024, n: 1024, k: 1024}}
   - {{m: 4096, n: 4096, k: 4096}}
   - {{m: 1000, n: 1000, k: 1000}}   # m, n and k tails; k padded to 1008 (TMA's 16-byte rows), 8 scale blocks
-  - {{m: 77, n: 1000, k: 4224}}     # a skinny m; 33 blocks of k (cuBLASLt: a SKIP, it wants a multiple of 4)
+  - {{m: 77, n: 1000, k: 4224}}     # a skinny m; 33 blocks of k (cuBLASLt: a SKIP, M is not a multiple of 4)
 contracts: [{BLOCK}, {BLOCK_FASTACC}]
 implementations:
   - library.cublaslt_fp8

@@ -22,6 +22,7 @@ problems:
   - grouped: {n: 256, k: 512, m: [64, 0, 5, 130, 12, 200, 1, 96]}
   - grouped: {n: 512, k: 1024, routing: {tokens: 256, top_k: 4, experts: 32, distribution: {zipf: 1.2}, seed: 2}}
   - grouped: {n: 256, k: 512, m: [64, 0, 5, 130], layout: masked}
+  - grouped: {n: 256, k: 768, m: [64, 0, 5]}   # 6 k blocks: the loop pads B's block scales to 8 (not yet run)
 contracts: [e4m3_bf16out_f32acc_tn_tensor, e4m3_bf16out_f32acc_tn_rowcol, e4m3_bf16out_f32acc_tn_block]
 implementations:
   - library.cublaslt_fp8_loop
@@ -52,4 +53,4 @@ def test_grouped_fp8_rows_pass_every_group(tmp_path):
                          f"{r.status.value} {r.reason}")
     assert not wrong, "\n".join(wrong)
     loop = [r for r in out.rows if r.implementation == "library.cublaslt_fp8_loop"]
-    assert len(loop) == 9 and all("cuBLASLt FP8 calls (one per non-empty group" in r.notes for r in loop)
+    assert len(loop) == 12 and all("cuBLASLt FP8 calls (one per non-empty group" in r.notes for r in loop)

@@ -53,7 +53,7 @@ def test_hopper_grouped_fp8_passes_every_group_beside_the_cublaslt_loop(tmp_path
            if r.status is not Status.PASS]
     assert not bad, "\n".join(bad)
     # the loop is the reference point, not what is tested: none of its rows may FAIL (its SKIPs say why: bf16 out
-    # only with block scales, K blocks a multiple of 4)
+    # only with block scales)
     loop = [r for r in out.rows if r.implementation == "library.cublaslt_fp8_loop"]
     assert all(r.status in (Status.PASS, Status.SKIP) for r in loop), [
         (r.problem, r.contract, r.status.value, r.reason) for r in loop if r.status is not Status.PASS]

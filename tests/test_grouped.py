@@ -520,6 +520,31 @@ def test_the_block_scaled_fp8_loop_pads_each_group_to_a_multiple_of_four_rows():
     assert "M a multiple of 4" in dense.reason
 
 
+def test_the_block_scaled_fp8_loop_pads_b_scales_to_four_k_blocks_in_the_form_torch_takes(monkeypatch):
+    """Qwen3's down projection has K = 768: 6 k blocks, which cuBLASLt takes only padded to 8. The loop makes both
+    forms of each group's B scales (block_scale_b_forms), tries them once in prepare on its first group, and keeps the
+    one torch takes for every group. Here a stand-in for torch that takes only the [kb, nb] view of the padded one."""
+    p = GroupedProblem(256, 768, [8, 0, 4])
+    contract = BUILTIN_CONTRACTS["e4m3_bf16out_f32acc_tn_block"]
+    draw = make_draw("uniform", p, contract, 5, "cpu")
+    impl = FIXED["library.cublaslt_fp8_loop"]()
+    if not impl.admits(p, contract):
+        pytest.skip("this torch has no block-scaled scaled_mm")
+    seen = []
+
+    def scaled_mm(a, b, sa, ra, sb, rb, **kw):
+        seen.append(tuple(sb.shape))
+        if sb.shape[0] != 6:
+            raise RuntimeError("scale_b must have shape 6 x 2")
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_mm", scaled_mm)
+    prepared = impl.prepare(p, contract, draw.operands, None)
+    assert seen == [(8, 2), (6, 2)]  # the padded form first, then its view: tried once, on the first group
+    for g, _, _, _, sb, _ in prepared.calls:
+        assert sb.shape == (6, 2) and sb.stride() == (1, 8)
+        assert torch.equal(sb, draw.operands.scale_b[g])
+
+
 @pytest.mark.parametrize("name, contract, words", [
     ("library.cublaslt_fp8_loop", "bf16_f32acc_tn", "FP8 contracts only"),
     ("library.torch_grouped_mm", "f16_f32acc_tn", "torch._grouped_mm takes bf16 inputs"),

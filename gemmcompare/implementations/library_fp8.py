@@ -18,7 +18,6 @@ import re
 import sys
 
 from ..contracts.precision import Order, Scaling
-from ..contracts.quantize import blocks
 from ..dtypes import DTYPE_INFO, DType
 from .base import Implementation, Ok, Prepared, Skip, policy_output
 from .registry import register_fixed
@@ -28,6 +27,39 @@ from .registry import register_fixed
 # 130 refused, 4, 8, 16, 64, 256 taken, at N 256-1024 (torch 2.11, cuBLAS 13.0, an H100:
 # experiments/studies/fp8/cublaslt_fp8_shape_probe.py, receipt gpu-tests/h100/new-rows-bc6bc52).
 BLOCK_M_MULTIPLE = 4
+# cuBLASLt's 128x128 block scales of B: the K-block dimension padded to a multiple of 4 in memory. torch 2.11 (H200)
+# refused K = 4224 (33 k blocks): "scale_b must have shape 36 x 5 ..., got [33, 5]"; later releases check a [kb, nb]
+# view with that padded stride instead (ScaledBlas.cpp's is_blockwise_128x128_scaling). block_scale_b_forms makes
+# both, and the first launch (prepare, outside timing) keeps the one the installed torch takes.
+BLOCK_K_MULTIPLE = 4
+
+
+def block_scale_b_forms(scale_b) -> list:
+    """B's block scales (kb x nb, logical) as cuBLASLt reads them: outer-dim-major (strides (1, L)), L = kb rounded up
+    to BLOCK_K_MULTIPLE. Returns [the padded L x nb tensor, its first kb rows] (one tensor when kb needs no padding).
+    The padding rows stand for k blocks past K, which hold no data: ones, never read into a product."""
+    import torch
+
+    kb, nb = scale_b.shape
+    padded = -(-kb // BLOCK_K_MULTIPLE) * BLOCK_K_MULTIPLE
+    full = torch.ones((nb, padded), dtype=scale_b.dtype, device=scale_b.device).t()  # L x nb, strides (1, L)
+    full[:kb].copy_(scale_b)
+    return [full] if padded == kb else [full, full[:kb]]
+
+
+def first_accepted(forms: list, call):
+    """The first of `forms` that `call(form)` runs with (torch refuses a scale layout it does not take with a
+    RuntimeError); the last refusal, when none runs. A single form is returned untried: there is nothing to choose
+    (and no launch in prepare where none was before)."""
+    if len(forms) == 1:
+        return forms[0]
+    for i, form in enumerate(forms):
+        try:
+            call(form)
+            return form
+        except RuntimeError:
+            if i == len(forms) - 1:
+                raise
 
 
 @functools.lru_cache(maxsize=None)
@@ -88,10 +120,6 @@ class CublasLtFp8(Implementation):
             if contract.fast_accum:  # what torch 2.11 answered on the H200 (experiments/studies/fp8/h200/)
                 return Skip("cuBLASLt has no fast accumulation with 128x128 block scales (torch: \"scaled_gemm "
                             "doesn't support fast accum with 128x128 blockwise scaling\")")
-            k_blocks = blocks(problem.k)
-            if k_blocks % 4:  # torch 2.11 on the H200: "scale_b must have shape 36 x 5 ..., got [33, 5]" at K=4224
-                return Skip(f"cuBLASLt wants block scales padded to a multiple of 4 blocks of K; K={problem.k} has "
-                            f"{k_blocks} (padding the scales is not built yet)")
             if not problem.is_grouped and problem.m % BLOCK_M_MULTIPLE:  # the grouped loop pads its groups
                 return Skip(f"cuBLASLt's block-scaled FP8 GEMM takes M a multiple of {BLOCK_M_MULTIPLE} only (its "
                             f"heuristic finds no algorithm otherwise); M={problem.m}")
@@ -122,11 +150,14 @@ class _Fp8Prepared(Prepared):
         self.storage_info = {"policy": contract.storage.value, "lda": lda, "ldb": ldb, "copies_in_timing": []}
         scales = f"scales {contract.scaling.value}"
         if self.blockwise:
-            # cuBLASLt reads block scales outer-dim-major: copies made here, outside timing, once
+            # cuBLASLt reads block scales outer-dim-major: copies made here, outside timing, once; B's with its k
+            # blocks padded to a multiple of 4 where K needs it, in the form the installed torch takes (one trial call)
             self.scale_a = operands.scale_a.t().contiguous().t()
-            self.scale_b = operands.scale_b.t().contiguous().t()
             F = torch.nn.functional
             self.recipes = (F.ScalingType.BlockWise1x128, F.ScalingType.BlockWise128x128)
+            self.scale_b = first_accepted(block_scale_b_forms(operands.scale_b), lambda sb: F.scaled_mm(
+                self.a, self.b, self.scale_a, self.recipes[0], sb, self.recipes[1], output_dtype=self.out_dtype,
+                use_fast_accum=fast_accum))
             self.out = None  # scaled_mm returns its own C
             self.storage_info["c"] = "torch.nn.functional.scaled_mm's own output tensor"
             self.notes = (f"torch.nn.functional.scaled_mm BlockWise1x128 x BlockWise128x128 (block scales copied "
