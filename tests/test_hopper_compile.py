@@ -269,19 +269,25 @@ def grouped_compiled(compiled):
     return {"default": compiled[("instance", "grouped")]}
 
 
-@pytest.mark.parametrize("variant", list(GROUPED_VARIANTS))
-def test_hopper_grouped_compiles_clean(grouped_compiled, variant):
-    c = grouped_compiled[variant]
-    assert c.returncode == 0, f"grouped/{variant} failed to compile for {ARCH}:\n{c.log[-6000:]}"
+def _clean_instance(c, name: str, tag_pattern: str) -> list:
+    """An off-line step's instance TU compiled clean for sm_90a: no ptxas performance note or warning, no spills,
+    every kernel carrying the step's tag and no stack; returns its GEMM kernels (not the K == 0 ones)."""
+    assert c.returncode == 0, f"{name} failed to compile for {ARCH}:\n{c.log[-6000:]}"
     assert "Potential Performance Loss" not in c.log, "\n".join(
         sorted({ln for ln in c.log.splitlines() if "Performance Loss" in ln}))
     assert c.kernels and not any(k["perf_warnings"] for k in c.kernels)
-    assert not c.spills(), f"grouped/{variant} spills: {c.spills()}"
-    mine = summarize_for(c.kernels, re.escape(grouped_tag(variant)))
+    assert not c.spills(), f"{name} spills: {c.spills()}"
+    mine = summarize_for(c.kernels, tag_pattern)
     assert mine and len(mine["kernels"]) == len(c.kernels), [k["demangled"] for k in c.kernels]
     assert mine["stack_bytes"] == 0
+    return [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
+
+
+@pytest.mark.parametrize("variant", list(GROUPED_VARIANTS))
+def test_hopper_grouped_compiles_clean(grouped_compiled, variant):
+    c = grouped_compiled[variant]
+    gemm = _clean_instance(c, f"grouped/{variant}", re.escape(grouped_tag(variant)))
     # two GEMM kernels per (input, output) type (TMA-store and direct epilogues, as best), one K == 0 kernel per output
-    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
     assert len(gemm) == IN_TYPES * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES
     consumers = GROUPED_VARIANTS[variant][4]
     for k in gemm:  # two consumers: the 384-thread launch cap that setmaxnreg 40/232 needs
@@ -299,16 +305,8 @@ def grouped_fp8_compiled(compiled):
 
 def test_hopper_grouped_fp8_compiles_clean(grouped_fp8_compiled):
     c = grouped_fp8_compiled
-    assert c.returncode == 0, f"grouped_fp8 failed to compile for {ARCH}:\n{c.log[-6000:]}"
-    assert "Potential Performance Loss" not in c.log, "\n".join(
-        sorted({ln for ln in c.log.splitlines() if "Performance Loss" in ln}))
-    assert c.kernels and not any(k["perf_warnings"] for k in c.kernels)
-    assert not c.spills(), f"grouped_fp8 spills: {c.spills()}"
-    mine = summarize_for(c.kernels, re.escape("gc_hopper_grouped_fp8_tag"))
-    assert mine and len(mine["kernels"]) == len(c.kernels), [k["demangled"] for k in c.kernels]
-    assert mine["stack_bytes"] == 0
+    gemm = _clean_instance(c, "grouped_fp8", re.escape("gc_hopper_grouped_fp8_tag"))
     # one GEMM kernel per (FP8 input, output) type: e4m3 and e5m2 in, f32/f16/bf16 out; one K == 0 kernel per output
-    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
     assert len(gemm) == 2 * OUT_TYPES and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
     for k in gemm:  # two consumers: the 384-thread launch cap that setmaxnreg 40/232 needs
         assert k["registers"] == 168, (k["demangled"][:120], k["registers"])
@@ -341,15 +339,8 @@ def stream_k_compiled(compiled):
 
 def test_hopper_stream_k_compiles_clean(stream_k_compiled):
     c = stream_k_compiled
-    assert c.returncode == 0, f"stream_k failed to compile for {ARCH}:\n{c.log[-6000:]}"
-    assert "Potential Performance Loss" not in c.log, "\n".join(
-        sorted({ln for ln in c.log.splitlines() if "Performance Loss" in ln}))
-    assert c.kernels and not any(k["perf_warnings"] for k in c.kernels)
-    assert not c.spills(), f"stream_k spills: {c.spills()}"
-    mine = summarize_for(c.kernels, "gc_hopper_stream_k_tag")
-    assert mine and len(mine["kernels"]) == len(c.kernels) and mine["stack_bytes"] == 0
+    gemm = _clean_instance(c, "stream_k", "gc_hopper_stream_k_tag")
     # two GEMM kernels per (input, output) type (TMA-store and direct epilogues, as best), one K == 0 kernel per output
-    gemm = [k for k in c.kernels if "scale_c_kernel" not in k["demangled"]]
     assert len(gemm) == IN_TYPES * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES
     assert all(k["registers"] == 168 for k in gemm), [(k["registers"], k["demangled"][:100]) for k in gemm]
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
