@@ -202,3 +202,35 @@ def test_every_group_empty_is_not_a_skip(tmp_path):
     impl.prepare(empty, BF16, draw.operands, ext).launch()
     assert ext.log == [([0, 16, 24, 24, 24, 16, 1, 0, 384, 0, 3],
                         [(torch.int64, "cpu", [0, 0, 0, 0]), (torch.int64, "cpu", [0, 0, 0])])]
+
+
+FP8_SPEC = """\
+name: t
+problems:
+  - {grouped: {n: 256, k: 256, m: [0, 5, 0, 3]}}
+contracts: [CONTRACTS]
+implementations:
+  - custom: {name: mine, sources: [k.cu], entry: my_entry, abi: general, contract: e4m3_bf16out_f32acc_tn_block,
+             grouped: true, scalings: [SCALINGS]}
+"""
+
+
+def test_a_custom_grouped_entry_runs_fp8_grouped_problems_when_it_declares_block_scales(tmp_path, capsys):
+    """gemm_abi.h defines block scales for grouped problems (scale_a with A's stacked rows, scale_b per group): an
+    own grouped kernel that declares them runs grouped problems under block contracts; other scalings of a grouped
+    problem are SKIPs saying so; an entry whose declaration has no block scales under a grouped FP8 spec is exit 2
+    at its entry."""
+    (tmp_path / "k.cu").write_text(KERNEL)
+    spec = tmp_path / "t.yaml"
+    spec.write_text(FP8_SPEC.replace("CONTRACTS", "e4m3_bf16out_f32acc_tn_block, e4m3_bf16out_f32acc_tn_tensor")
+                    .replace("SCALINGS", "block, tensor"))
+    (mine,) = load_spec(spec).implementations
+    p, c = GroupedProblem(256, 256, (0, 5, 0, 3)), BUILTIN_CONTRACTS
+    assert mine.grouped_fp8 and mine.check(p, c["e4m3_bf16out_f32acc_tn_block"], None)
+    tensor = mine.check(p, c["e4m3_bf16out_f32acc_tn_tensor"], None)
+    assert not tensor and "block scales only through the C ABI" in tensor.reason
+    assert mine.check(GemmProblem(64, 256, 256), c["e4m3_bf16out_f32acc_tn_tensor"], None)  # dense: as declared
+    spec.write_text(FP8_SPEC.replace("CONTRACTS", "e4m3_bf16out_f32acc_tn_tensor").replace("SCALINGS", "tensor"))
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:6:" in err and "declares no grouped FP8 path" in err and "`scalings: [block]`" in err, err

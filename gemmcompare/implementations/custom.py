@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..build.flags import check_flag, ninja_safe_path  # noqa: F401  (check_flag: the allow-list, re-exported)
 from ..build.request import KernelSource
-from ..contracts.precision import BUILTIN_CONTRACTS
+from ..contracts.precision import BUILTIN_CONTRACTS, Scaling
 from ..arch import parse_arch
 from ..limits import MAX_SOURCE_BYTES, exceeded
 from .base import AbiKernel, Constraints, ContractSupport, Param, Skip
@@ -169,6 +169,12 @@ class CustomKernel(AbiKernel):
         self.takes_grouped = bool(params["grouped"])
         self.grouped_skip = ("grouped problems: declare `grouped: true` in this custom entry when its kernel reads "
                              "gc_gemm_args' groups, group_offsets and group_m_host (gemm_abi.h, ABI 4; docs/grouped.md)")
+        # Grouped FP8 through the C ABI: the block scales gemm_abi.h defines for grouped problems (scale_a with A's
+        # stacked rows, scale_b per group); an entry that declares them runs grouped problems under block contracts
+        self.grouped_fp8 = self.takes_grouped and Scaling.BLOCK in self.scalings
+        self.grouped_fp8_note = ("it declares no grouped FP8 path: with `grouped: true`, declare `scalings: [block]` "
+                                 "(gemm_abi.h defines 1 x 128 / 128 x 128 block scales for grouped problems, "
+                                 "scale_a with A's stacked rows and scale_b per group)")
         cc, specific = parse_arch(params["arch"])
         self.min_cc, self.arch_specific = cc, specific
         self.cuda_flags = tuple(params["flags"] or ())
@@ -194,6 +200,9 @@ class CustomKernel(AbiKernel):
         if not same_types_and_layout(contract, BUILTIN_CONTRACTS[self.contract_name]):
             return Skip(f"declared contract is {self.contract_name}")
         fp8 = fp8_support(contract, self.scalings, self.fast_accum)  # says what to declare, where it is missing
+        if fp8 and problem.is_grouped and contract.is_fp8 and contract.scaling is not Scaling.BLOCK:
+            return Skip(f"grouped problems under FP8 take block scales only through the C ABI (gemm_abi.h ABI 4 "
+                        f"defines no grouped {contract.scaling.value} scales); contract {contract.name}")
         return super().supports(problem, contract) if fp8 else fp8
 
     def sources(self):
