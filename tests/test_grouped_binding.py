@@ -137,7 +137,40 @@ def test_new_kernel_writes_a_grouped_general_starter_and_a_spec_that_plans_it(tm
         s = mine.admits(entry.problem, BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"])
         assert bool(s) == (entry.problem.layout == "contiguous"), (entry.problem.label, s)
     assert make_plan(exp)
-    assert main(["new-kernel", "my_gx", "--abi", "general", "--grouped", "--fp8", "--dir", str(tmp_path)]) == 2
+    # grouped FP8 is a C starter only (a Python grouped callable is handed the scales as it is)
+    assert main(["new-kernel", "my_gx", "--abi", "python", "--grouped", "--fp8", "--dir", str(tmp_path)]) == 2
+
+
+def test_new_kernel_writes_a_grouped_fp8_general_starter_with_block_scales(tmp_path):
+    assert main(["new-kernel", "my_gf", "--abi", "general", "--grouped", "--fp8", "--dir", str(tmp_path)]) == 0
+    exp = load_spec(tmp_path / "my_gf.yaml")
+    names = [i.name for i in exp.implementations]
+    assert names[0] == "library.cublaslt_fp8_loop" and names[1].startswith("hopper.grouped_fp8") and names[2] == "custom.my_gf"
+    mine = exp.implementations[2]
+    assert mine.takes_grouped and mine.grouped_fp8
+    (contract,) = exp.contracts
+    assert contract.name == "e4m3_bf16out_f32acc_tn_block"
+    for entry in exp.problems:
+        assert mine.admits(entry.problem, contract), entry.problem.label
+    text = (tmp_path / "my_gf.cu").read_text()
+    # the grouped block scales as gemm_abi.h lays them out: scale_a with A's stacked rows, scale_b per group
+    assert "args.scale_a[row * kblocks + kb]" in text and "lo * kblocks * nblocks" in text
+    assert make_plan(exp)
+
+
+@pytest.mark.compile
+def test_the_grouped_fp8_general_starter_compiles(tmp_path):
+    from gemmcompare.build import toolchain
+
+    if not toolchain.nvcc_path().exists():
+        pytest.skip("nvcc not found")
+    assert main(["new-kernel", "my_gf", "--abi", "general", "--grouped", "--fp8", "--dir", str(tmp_path)]) == 0
+    impl = load_spec(tmp_path / "my_gf.yaml").implementations[2]
+    req = impl.build_request("sm_89")
+    (src,) = req.sources
+    res = toolchain.compile_object(Path(src.path), req.arch, tmp_path / "my_gf.o", extra_flags=req.cuda_flags,
+                                   include_dirs=req.include_dirs)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
 
 
 @pytest.mark.compile

@@ -3,7 +3,9 @@ extensions/starters/) and a spec that runs it beside the library baseline. `--fp
 bf16 out, tn, the contract's scales applied, judged beside cuBLASLt under strict and `_fastacc` contracts.
 `--grouped` (--abi python or general) writes a grouped one: a callable handed the group offsets, or a naive C
 entry that reads the C ABI's grouped form (ABI 4: one thread per output, which finds its group by the offsets),
-judged beside torch's grouped GEMM and the loop of cuBLAS calls (docs/grouped.md)."""
+judged beside torch's grouped GEMM and the loop of cuBLAS calls (docs/grouped.md). `--grouped --fp8` (--abi general)
+writes a grouped FP8 one: block scales, the grouped FP8 scales the C ABI defines, judged beside the loop of
+cuBLASLt's calls and hopper.grouped_fp8."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ FP8_CONTRACT = "e4m3_bf16out_f32acc_tn_tensor"  # the FP8 starters: e4m3 A row-m
 FP8_SCALINGS = "[tensor, rowcol, block]"  # what each FP8 starter applies (the Python one: no block scales)
 # the grouped starter: BF16 in and out, what torch._grouped_mm takes and writes
 GROUPED_CONTRACT = "bf16_bf16out_f32acc_tn"
+# the grouped FP8 starter: DeepSeek-V3's recipe (1 x 128 / 128 x 128 block scales), the grouped scales gemm_abi.h defines
+GROUPED_FP8_CONTRACT = "e4m3_bf16out_f32acc_tn_block"
 ABIS = ("capstone", "general", "python")
 
 
@@ -30,6 +34,11 @@ def _render(starter: str, **values: str) -> str:
 
 def starter_files(name: str, abi: str, fp8: bool, grouped: bool = False) -> tuple[str, str, str, str]:
     """(kernel file suffix, its starter, the spec's starter, the spec's implementation entry)."""
+    if grouped and fp8:  # general ABI only (cmd_new_kernel refuses the others)
+        entry = (f"custom: {{name: {name}, sources: [{name}.cu], entry: {name}, abi: general, "
+                 f"contract: {GROUPED_FP8_CONTRACT}, arch: sm_89, grouped: true, scalings: [block], "
+                 f"accumulation: promote}}")
+        return ".cu", "general_grouped_fp8.cu", "spec_grouped_fp8.yaml", entry
     if grouped and abi == "general":
         entry = (f"custom: {{name: {name}, sources: [{name}.cu], entry: {name}, abi: general, "
                  f"contract: {GROUPED_CONTRACT}, arch: sm_80, grouped: true}}")
@@ -65,9 +74,13 @@ def cmd_new_kernel(args) -> int:
         print("gemmcompare: --fp8 needs --abi general or --abi python (the capstone solve() takes no scales)",
               file=sys.stderr)
         return 2
-    if args.grouped and (args.abi == "capstone" or args.fp8):
-        print("gemmcompare: --grouped needs --abi python or --abi general, without --fp8 (the capstone solve() takes "
-              "one GEMM; grouped FP8 starters are not written yet: docs/grouped.md)", file=sys.stderr)
+    if args.grouped and args.abi == "capstone":
+        print("gemmcompare: --grouped needs --abi python or --abi general (the capstone solve() takes one GEMM)",
+              file=sys.stderr)
+        return 2
+    if args.grouped and args.fp8 and args.abi != "general":
+        print("gemmcompare: --grouped --fp8 needs --abi general (the grouped FP8 starter is a C entry; a Python "
+              "grouped callable is handed scale_a= and scale_b= too: docs/grouped.md)", file=sys.stderr)
         return 2
     suffix, kernel_starter, spec_starter, entry = starter_files(name, args.abi, args.fp8, args.grouped)
     out = Path(args.dir)
@@ -76,7 +89,8 @@ def cmd_new_kernel(args) -> int:
         if path.exists() and not args.force:
             print(f"gemmcompare: {path} exists (use --force to overwrite)", file=sys.stderr)
             return 1
-    contract = GROUPED_CONTRACT if args.grouped else FP8_CONTRACT if args.fp8 else CONTRACT
+    contract = (GROUPED_FP8_CONTRACT if args.grouped and args.fp8 else GROUPED_CONTRACT if args.grouped else
+                FP8_CONTRACT if args.fp8 else CONTRACT)
     try:
         out.mkdir(parents=True, exist_ok=True)
         kernel.write_text(_render(kernel_starter, name=name, contract=contract))
@@ -85,7 +99,7 @@ def cmd_new_kernel(args) -> int:
         print(f"gemmcompare: cannot write into --dir {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     what = "Python callable" if args.abi == "python" else f"{args.abi} ABI"
-    kind = "FP8 " if args.fp8 else "grouped " if args.grouped else ""
+    kind = "grouped FP8 " if args.grouped and args.fp8 else "FP8 " if args.fp8 else "grouped " if args.grouped else ""
     print(f"wrote {kernel} ({kind}{what}) and {spec}\nnext: gemmcompare run {spec}")
     return 0
 
@@ -95,7 +109,7 @@ def register(subparsers) -> None:
         "write a starting kernel (.cu or .py) and a spec that runs it",
         exit_codes(0, 1, 2, c1="a file exists (--force overwrites)",
                    c2="NAME is not a C identifier (or a Python keyword with --abi python), --fp8 with --abi capstone, "
-                      "or --grouped with --abi capstone or --fp8")))
+                      "--grouped with --abi capstone, or --grouped --fp8 without --abi general")))
     p.add_argument("name", help="C identifier: names the files and the implementation custom.<name> (python.<name>)")
     p.add_argument("--abi", choices=ABIS, default="capstone",
                    help="capstone: solve(a, b, c, m, n, k, stream); general: gemm_abi.h; python: a callable fn(a, b, c, ...)")
