@@ -21,7 +21,9 @@ GPU_TESTS = sorted(p.stem for p in TESTS.glob("test_gpu_*.py") if "\nSPEC = " in
 
 
 # a GPU test whose SPEC is a template: the values it fills in (its own test fills each in turn)
-FILLS = {"test_gpu_modes": {"L2POLICY": "flush", "GRAPH": "false"}}
+FILLS = {"test_gpu_modes": {"L2POLICY": "flush", "GRAPH": "false"},
+         # its own entries are written by its test (the grouped FP8 starter and planted copies): any valid row here
+         "test_gpu_grouped_fp8_own": {"ENTRIES": "  - hopper.grouped_fp8"}}
 # a GPU test whose SPEC names files relative to a folder other than the working directory
 BASE_DIRS = {"test_gpu_fp8_own": TESTS.parent / "experiments" / "byo_kernel"}
 
