@@ -194,6 +194,25 @@ int make_grouped_b_map(const gc_gemm_args* a, Params& p, char* err, size_t err_l
   return 0;
 }
 
+// What both grouped steps (this one and grouped_fp8.cuh) set up after prepare(): the tile counts, the device offsets,
+// A's 2-D map over the whole stack {K, m} and B's 3-D map {K, N, groups} (boxes of one 128-byte line of K), and the
+// persistent grid, min(tiles, SMs) CTAs; 0 when no group has a tile (nothing to launch).
+template <class Cfg, class TIn>
+int map_groups(const gc_gemm_args* args, Params& p, int64_t& grid, char* err, size_t err_len) {
+  set_tiles<Cfg>(args, p);  // k_tiles and tiles_n (tiles_m is the whole stack's: unused here)
+  p.group_offsets = args->group_offsets;
+  p.groups = static_cast<int>(args->groups);
+  if (int rc = make_tma_2d(&p.tma_a, TypeInfo<TIn>::tma, args->a, args->k, args->m, args->lda * sizeof(TIn),
+                           128 / sizeof(TIn), Cfg::BM, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "A", err, err_len))
+    return rc;
+  if (int rc = make_grouped_b_map<Cfg, TIn>(args, p, err, err_len)) return rc;
+  const int64_t tiles = args->group_m_host ? total_tiles<Cfg::BM>(args->group_m_host, args->groups, p.tiles_n)
+                                           : tiles_bound<Cfg::BM>(args->m, args->groups, p.tiles_n);
+  const int sms = device_sm_count();
+  grid = tiles == 0 ? 0 : tiles < sms ? tiles : (sms > 0 ? sms : 1);
+  return 0;
+}
+
 // What the grouped form must hold before anything else is read (the dense checks follow in prepare()).
 template <class Cfg>
 int check_groups(const gc_gemm_args* a, const char* name, char* err, size_t err_len) {
@@ -266,17 +285,10 @@ struct Step {
     Params p;
     // Layout, types, math, dimensions, K == 0 (C = beta * C over every group's rows), TMA alignment of A and B.
     if (int rc = prepare<TIn, TOut, Tag>(args, name, p, err, err_len)) return rc < 0 ? 0 : rc;
-    set_tiles<Cfg>(args, p);  // k_tiles and tiles_n (tiles_m is the whole stack's: unused here)
-    p.group_offsets = args->group_offsets;
-    p.groups = static_cast<int>(args->groups);
-    // A: the whole stack {K, m}, boxes {64, BM}; B: {K, N, groups}, boxes {64, BN, 1}.
-    if (int rc = make_tma_2d(&p.tma_a, TypeInfo<TIn>::tma, args->a, args->k, args->m, args->lda * sizeof(TIn), 64, Cfg::BM,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "A", err, err_len))
-      return rc;
-    if (int rc = make_grouped_b_map<Cfg, TIn>(args, p, err, err_len)) return rc;
-    const int64_t tiles = args->group_m_host ? total_tiles<Cfg::BM>(args->group_m_host, args->groups, p.tiles_n)
-                                             : tiles_bound<Cfg::BM>(args->m, args->groups, p.tiles_n);
-    if (tiles == 0) return 0;
+    // A: the whole stack {K, m}, boxes {64, BM}; B: {K, N, groups}, boxes {64, BN, 1}; the grid.
+    int64_t grid = 0;
+    if (int rc = map_groups<Cfg, TIn>(args, p, grid, err, err_len)) return rc;
+    if (grid == 0) return 0;
     // TMA stores of whole tiles when C's address and row stride allow it (the whole stack {N, m}, boxes of 128 bytes
     // of columns by 64 rows); the direct epilogue everywhere otherwise.
     const bool tma_store = reinterpret_cast<uintptr_t>(args->c) % 16 == 0 && (args->ldc * sizeof(TOut)) % 16 == 0;
@@ -285,8 +297,6 @@ struct Step {
                                T::Epi::SLAB_COLS, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C", err, err_len))
         return rc;
     }
-    const int sms = device_sm_count();
-    const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
     auto k = tma_store ? kernel<Cfg, TIn, TOut, true, Tag> : kernel<Cfg, TIn, TOut, false, Tag>;
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));

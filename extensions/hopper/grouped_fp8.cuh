@@ -30,7 +30,6 @@ namespace gc {
 namespace hopper {
 namespace grouped_fp8 {
 
-using fp8::LINE_ELEMENTS;
 using fp8::mma_stage_fp8;
 
 template <class Cfg, class TIn, class TOut, class Tag>
@@ -176,19 +175,11 @@ struct Step {
     p.scale_a = args->scale_a;
     p.scale_b = args->scale_b;
     p.scaling = static_cast<int>(args->scaling);
-    set_tiles<Cfg>(args, p);  // k_tiles (one per k block of the scales) and tiles_n
-    p.group_offsets = args->group_offsets;
-    p.groups = static_cast<int>(args->groups);
-    // A: the whole stack {K, m}, boxes {128, BM}; B: {K, N, groups}, boxes {128, BN, 1}.
-    if (int rc = make_tma_2d(&p.tma_a, TypeInfo<TIn>::tma, args->a, args->k, args->m, args->lda, LINE_ELEMENTS, Cfg::BM,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "A", err, err_len))
-      return rc;
-    if (int rc = grouped::make_grouped_b_map<Cfg, TIn>(args, p, err, err_len)) return rc;
-    const int64_t tiles = args->group_m_host ? grouped::total_tiles<Cfg::BM>(args->group_m_host, args->groups, p.tiles_n)
-                                             : grouped::tiles_bound<Cfg::BM>(args->m, args->groups, p.tiles_n);
-    if (tiles == 0) return 0;
-    const int sms = device_sm_count();
-    const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
+    // k_tiles (one per k block of the scales), A: the whole stack {K, m}, boxes {128, BM}; B: {K, N, groups},
+    // boxes {128, BN, 1}; the grid.
+    int64_t grid = 0;
+    if (int rc = grouped::map_groups<Cfg, TIn>(args, p, grid, err, err_len)) return rc;
+    if (grid == 0) return 0;
     auto k = kernel<Cfg, TIn, TOut, Tag>;
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
