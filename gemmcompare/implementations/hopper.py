@@ -425,7 +425,7 @@ for _step, _rules in STEPS.items():
         description=f"hand-written Hopper ladder, {_rules.title} (sm_90a; "
                     + (("e4m3/e5m2 in with block scales" if _rules.grouped else
                         "e4m3/e5m2 in with tensor, row/column or block scales") if _rules.fp8 else "f16/bf16 in")
-                    + (", f32/f16/bf16 out; tn; grouped problems only, contiguous layout, K a multiple of 8)"
-                       if _rules.grouped else
+                    + (f", f32/f16/bf16 out; tn; grouped problems only, contiguous layout, K a multiple of "
+                       f"{16 if _rules.fp8 else 8})" if _rules.grouped else
                        ", f32/f16/bf16 out; tn; any K: 16-byte rows of A and B, copied when the storage has none)"),
     ))
