@@ -15,18 +15,23 @@
 #    (compile_runs/ in the same .tgz).
 # ENERGY=1: step 2 measures each timed row's energy per GEMM too (`--energy`, 5-20 s a row: with ONLY=<regex>
 # narrowing the rows, e.g. ONLY='^library\.cublaslt_fp8$|^cutlass|^hopper\.fp8'); the table then adds mJ per GEMM
-# and where the ranking by energy differs from time's.
+# and where the ranking by energy differs from time's. SHAPES=<MxNxK,...> runs only those problems (`--shapes`);
+# STUDY_ONLY=1 skips steps 3 and 4 (their receipts are the study's; an energy call needs the time for step 2), e.g.
+#   ENERGY=1 STUDY_ONLY=1 SHAPES=4096x4096x4096,8192x8192x8192 ONLY='^library\.cublas|^cutlass|^hopper\.fp8' ...
 # Prints last the study's table (experiments/studies/fp8/fp8_study_table.py).
 [ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 export GEMMCOMPARE_CACHE_DIR=/tmp/gc-fp8-study-cache
-step build 300 python3 -m gemmcompare build experiments/fp8.yaml --no-progress
+select_args=(--only "${ONLY:-^(?!library\.torch_compile_fp8$)}" ${SHAPES:+--shapes "$SHAPES"})
+step build 300 python3 -m gemmcompare build experiments/fp8.yaml "${select_args[@]}" --no-progress
 tail -n 1 "$OUT/build.log"
-step study 330 python3 -m gemmcompare run experiments/fp8.yaml --only "${ONLY:-^(?!library\.torch_compile_fp8$)}" \
+step study "${STUDY_S:-330}" python3 -m gemmcompare run experiments/fp8.yaml "${select_args[@]}" \
   --store "$W/g.db" --runs-dir "$W/runs" --no-progress ${ENERGY:+--energy}
+if [ -z "${STUDY_ONLY:-}" ]; then
 step blockwise_tests 150 python3 -m pytest -m gpu -v -s -rs -p no:cacheprovider tests/test_gpu_fp8_cutlass.py -k blockwise
 step compile_fp8 200 python3 -m gemmcompare run experiments/fp8.yaml --only '^library\.(cublaslt_fp8|torch_compile_fp8)$' \
   --shapes 4096x4096x4096 --store "$W/c.db" --runs-dir "$W/compile_runs" --no-progress
 grep -E "passed|failed" "$OUT/blockwise_tests.log" | tail -1
+fi
 grep -E "phases|^run " "$OUT/study.log" | cut -c1-300
 python3 experiments/studies/fp8/fp8_study_table.py "$W/runs" 2>&1 | cut -c1-150
 [ -d "$W/compile_runs" ] && python3 experiments/studies/fp8/fp8_study_table.py "$W/compile_runs" 2>&1 | head -8
