@@ -360,8 +360,9 @@ def test_the_rendered_scale_layouts_address_the_harness_scales():
     assert not torch.equal(_cutlass_offsets("MN", m, kb, 1), _cutlass_offsets(majors[0], m, kb, 1))  # the test can fail
 
 
-# the fixtures of tests/test_gpu_fp8_cutlass.py's blockwise run (fp8_accumulation is added to every FP8 contract)
-GPU_BLOCK_FIXTURES = ("uniform", "normal", "adversarial", "fp8_accumulation")
+# the fixtures of tests/test_gpu_fp8_cutlass.py's blockwise run (fp8_accumulation is added to every FP8 contract,
+# fp8_scales to every block-scaled one)
+GPU_BLOCK_FIXTURES = ("uniform", "normal", "adversarial", "fp8_accumulation", "fp8_scales")
 
 
 @pytest.mark.parametrize("fixture", GPU_BLOCK_FIXTURES)

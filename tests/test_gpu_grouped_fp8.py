@@ -2,8 +2,10 @@
 (`library.cublaslt_fp8_loop`) PASSes every group under per-tensor, row/column and 1x128/128x128 block scales;
 torch's scaled grouped GEMM PASSes the per-tensor and row/column ones (block scales are its SKIP); CUTLASS's
 blockwise grouped configuration PASSes the block-scaled ones. Empty groups, groups below one tile and a masked
-problem among them. Runs on the device machine (marker `gpu`); passed on an H100 at f060c2b, the block rows' padding included
-(experiments/studies/gpu-tests/h100/grouped-f060c2b/)."""
+problem among them; a Qwen3 down projection's K = 768 (block scales padded for cuBLASLt). Runs on the device
+machine (marker `gpu`); passed on an H100 at f060c2b, the block rows' padding included
+(experiments/studies/gpu-tests/h100/grouped-f060c2b/), and with K = 768 at 1969e37 (h100/grouped-fp8-1969e37/),
+both before the fp8_scales fixture existed."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ implementations:
   - library.torch_grouped_mm
   - cutlass: {config: sm90_grouped_fp8_blockwise_coop_128x128x128_c1x1}
 baseline: library.cublaslt_fp8_loop
-correctness: {fixtures: [uniform]}   # + fp8_accumulation, added to every FP8 contract
+correctness: {fixtures: [uniform]}   # + fp8_accumulation (every FP8 contract) and fp8_scales (grouped)
 timing: {l2: flush, samples: {min: 10, max: 30}, row_timeout_s: 60}
 """
 MASKED = "g4 n256 k512 m64,0,5,130 masked c256"

@@ -5,7 +5,11 @@ one that skips the groups of fewer than 16 tokens, one that keeps the tensor cor
 scaling (the k blocks' scales applied to the whole sum at the last block's). So the C ABI's grouped scales
 (scale_a with A's stacked rows, scale_b [groups, kb, nb]) reach an own kernel as gemm_abi.h says.
 
-Written without a GPU (2026-12-07): not yet run."""
+On an H100 at 1969e37 (experiments/studies/gpu-tests/h100/grouped-fp8-1969e37/) the starter PASSed and two plants
+FAILed, but the one that reads group 0's scale_b PASSed: under uniform data every 128x128 block's amax is about 1,
+so every group's block scales were about 1/448. The runner now adds the fp8_scales fixture to grouped FP8 problems
+(each group's and block's scales of their own magnitude), under which it FAILs (tests/test_fp8_scales_fixture.py
+on the CPU); not yet rerun on a GPU."""
 
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ implementations:
   - library.cublaslt_fp8_loop
 ENTRIES
 baseline: library.cublaslt_fp8_loop
-correctness: {fixtures: [uniform]}   # + fp8_accumulation, added to every FP8 contract
+correctness: {fixtures: [uniform]}   # + fp8_accumulation (every FP8 contract) and fp8_scales (grouped)
 timing: {l2: flush, samples: {min: 10, max: 30}, row_timeout_s: 60}
 """.replace("BLOCK", BLOCK)
 

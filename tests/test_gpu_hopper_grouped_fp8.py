@@ -1,14 +1,15 @@
 """`hopper.grouped_fp8` on the GPU (an H100/H200: sm_90a), through the harness, beside the loop of cuBLASLt's
 block-scaled FP8 calls: every group of every problem PASSes the per-group check under 1x128 / 128x128 block scales
 (C poisoned with NaN first, each group judged against its own FP64 references from the dequantized inputs, and the
-fp8_accumulation fixture added to every FP8 contract, so a kernel that skips a group, writes into another group's
+fp8_accumulation and fp8_scales fixtures the runner adds, so a kernel that skips a group, writes into another group's
 rows, takes another group's scale_b, or keeps the tensor core's ~14-bit sums over all of K FAILs) -- empty groups
 first, between and last, groups below one tile, N off the tile and off a scale block, Zipf-skewed routing, more
 tiles than SMs, K shorter than one k block and a K tail inside the last one, every group empty -- at the default
 tile and at 64-row tiles with one consumer, BF16 and FP32 out. Runs on the device machine (marker `gpu`); prints
 each row's time and % of the loop.
 
-Written without a GPU (the step is new, 2026-12-07): not yet run."""
+Passed on an H100 at 1969e37 (experiments/studies/gpu-tests/h100/grouped-fp8-1969e37/), before the fp8_scales
+fixture existed."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ implementations:
   - hopper.grouped_fp8
   - hopper.grouped_fp8: {block: [64, 128, 128], consumers: 1}
 baseline: library.cublaslt_fp8_loop
-correctness: {fixtures: [uniform]}   # + fp8_accumulation, added to every FP8 contract
+correctness: {fixtures: [uniform]}   # + fp8_accumulation (every FP8 contract) and fp8_scales (grouped)
 timing: {l2: flush, samples: {min: 10, max: 30}, row_timeout_s: 60}
 """
 PROBLEMS, CONTRACTS = 7, 2

@@ -38,15 +38,18 @@ from typing import Any
 
 from ..dtypes import DTYPE_INFO, DType
 from ..lazy import torch  # imported on first use: validating a spec needs no torch
-from .precision import FAST_ACCUM_UNIT_ROUNDOFF, Epilogue, PrecisionContract
+from .precision import FAST_ACCUM_UNIT_ROUNDOFF, Epilogue, Math, PrecisionContract, Scaling
 
-FIXTURES = ("uniform", "normal", "exact_integers", "adversarial", "low_bits", "fp8_accumulation")
+FIXTURES = ("uniform", "normal", "exact_integers", "adversarial", "low_bits", "fp8_accumulation", "fp8_scales")
 
 # Added to every strict-FP32 contract's fixtures by the runner: a kernel that rounds FP32 operands to TF32
 # (or anything coarser) cannot pass it, at any K.
 STRICT_F32_FIXTURE = "low_bits"
 # Added to every FP8 contract's fixtures: a ~14-bit (fast) accumulator fails it under a strict contract.
 FP8_FIXTURE = "fp8_accumulation"
+# Added to FP8 contracts where a kernel could read a scale that is not its own (row/column and block scales, and
+# every batched or grouped problem: a scale per matrix or group): each scale's values get their own magnitude.
+FP8_SCALES_FIXTURE = "fp8_scales"
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,21 @@ def batch_seed(seed: int, index: int) -> int:
     return (seed + index * 0x9E3779B1) & 0x7FFFFFFF
 
 
+def fixtures_to_check(fixtures: tuple[str, ...], contract: PrecisionContract, problem) -> tuple[str, ...]:
+    """The spec's fixtures and those every row of this contract and problem is judged on besides: low_bits under
+    strict FP32 (no silent TF32, at any K), fp8_accumulation under FP8 (no silent fast accumulation under a strict
+    contract), and fp8_scales where a kernel could borrow a scale (row/column or block scales, or a scale per
+    batched matrix or group)."""
+    extra = []
+    if contract.a is DType.F32 and contract.math is Math.STRICT:
+        extra.append(STRICT_F32_FIXTURE)
+    if contract.is_fp8:
+        extra.append(FP8_FIXTURE)
+        if contract.scaling is not Scaling.TENSOR or problem.is_grouped or problem.batch > 1:
+            extra.append(FP8_SCALES_FIXTURE)
+    return fixtures + tuple(f for f in extra if f not in fixtures)
+
+
 def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContract, seed: int,
                 device: torch.device | str) -> dict[str, torch.Tensor]:
     """FP32 originals of A (m x k), B (k x n), and, when the contract needs them, C0 (m x n) and the
@@ -177,6 +195,8 @@ def make_inputs(fixture: str, m: int, n: int, k: int, contract: PrecisionContrac
         a, b = _low_bits(m, n, k, contract, g)
     elif fixture == "fp8_accumulation":
         a, b = fp8_accumulation(m, n, k, contract, g)
+    elif fixture == "fp8_scales":
+        a, b = fp8_scales(m, n, k, g)
     else:
         raise ValueError(f"unknown fixture {fixture!r}; expected one of {FIXTURES}")
     out = {"a": a, "b": b}
@@ -270,6 +290,30 @@ def fp8_accumulation(m, n, k, contract, g):
     if k > BLOCK_K:
         a[:, BLOCK_K:] = sign * 2.0 ** -((j + 1) // 2)
         b[BLOCK_K:, :] = 2.0 ** -(j // 2)
+    return a, b
+
+
+SCALE_SPREAD = 4  # fp8_scales: each factor is 2^-e, e drawn from 0..SCALE_SPREAD - 1
+
+
+def fp8_scales(m, n, k, g):
+    """Exposes a kernel that applies a scale other than its own (another row's, column's, block's, group's).
+
+    Uniform values (in [-1, 1)), each times a power of two drawn for its row and 1x128 block of K (A), or its column
+    and 128x128 block (B): 2^-(e1 + e2), e1 and e2 each from 0 to SCALE_SPREAD - 1. So every row/column and
+    block amax, and with it every row/column and block scale, is its own (scales of neighbours differ by up to
+    64x), and so are a batched matrix's or a group's (each matrix draws with its own seed). Under uniform data
+    every 128x128 block's amax is about 1 and its scale about 1/448: a kernel that read group 0's block scales
+    for every group, or one block's for its neighbours, was right to within a part in ten thousand and passed.
+    Values stay within [-1, 1): no output dtype nears its overflow."""
+    def factor(shape):  # 2^-e, e in 0..SCALE_SPREAD - 1
+        return torch.pow(2.0, -g.integers(0, SCALE_SPREAD, shape, torch.float32))
+
+    kb, nb = -(-k // BLOCK_K), -(-n // BLOCK_K)
+    spread_k = lambda t, dim: t.repeat_interleave(BLOCK_K, dim=dim)  # noqa: E731  (one factor per 128 of k)
+    a = (g.uniform((m, k)) * 2 - 1) * factor((m, 1)) * spread_k(factor((m, kb)), 1)[:, :k]
+    b_block = spread_k(spread_k(factor((kb, nb)), 0), 1)[:k, :n]
+    b = (g.uniform((k, n)) * 2 - 1) * factor((1, n)) * b_block
     return a, b
 
 

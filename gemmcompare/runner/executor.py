@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..build.extension import BuildFailure, LoadedExtension
 from ..contracts import correctness as corr
-from ..contracts.precision import Math, PrecisionContract
+from ..contracts.precision import PrecisionContract
 from ..contracts.timing import MAX_ROTATION_COPIES, Launcher, rotation_copies, wait_stream
 from ..device import DeviceInfo
-from ..dtypes import DTYPE_INFO, DType
+from ..dtypes import DTYPE_INFO
 from ..implementations.base import Implementation, Prepared
 from ..problems import GemmProblem
 from ..results import Result, Status
@@ -137,11 +137,7 @@ class ProblemExecutor:
         if not runnable:
             return
 
-        fixtures = tuple(entry.fixtures or exp.correctness.fixtures)
-        if contract.a is DType.F32 and contract.math is Math.STRICT and corr.STRICT_F32_FIXTURE not in fixtures:
-            fixtures += (corr.STRICT_F32_FIXTURE,)  # no silent TF32 under a strict contract, at any K
-        if contract.is_fp8 and corr.FP8_FIXTURE not in fixtures:
-            fixtures += (corr.FP8_FIXTURE,)  # no silent fast accumulation under a strict FP8 contract
+        fixtures = corr.fixtures_to_check(tuple(entry.fixtures or exp.correctness.fixtures), contract, p)
         alive = list(runnable)
         for fixture in fixtures:
             draw = self._draw(fixture, p, contract)
