@@ -383,3 +383,23 @@ def test_report_draws_the_plots_the_runs_spec_names(tmp_path):
     assert spec_plots([dict(receipt, report_plots=["roofline"])]) == ["roofline"]
     assert spec_plots([dict(receipt, spec_hash="another")]) is None  # the spec changed since: every kind
     assert spec_plots([dict(receipt, report_plots=["roofline"]), dict(receipt, report_plots=["errors_vs_k"])]) is None
+
+
+def test_a_run_that_measured_energy_gets_its_energy_plot_beside_the_specs_plots(tmp_path):
+    """`gemmcompare run --energy` on a spec that names its plots without energy_vs_speed (the FP8 and LLM-shapes
+    studies did): the report draws the spec's plots and the energy one; a run without energy figures does not get
+    it, and --plots still chooses alone."""
+    from gemmcompare.report.build import with_energy_plot
+
+    receipt, rows = load_result_file(COMMITTED)
+    asked = ["throughput_vs_size", "percent_of_baseline"]
+    assert with_energy_plot(asked, [(receipt, rows)]) == asked  # no energy measured
+    measured = rows.copy()
+    measured["energy_j_per_gemm"] = [0.1 if s == "PASS" else None for s in measured["status"]]
+    measured["energy_ci_rel"] = 0.01
+    assert with_energy_plot(asked, [(receipt, measured)]) == [*asked, "energy_vs_speed"]
+    assert with_energy_plot(None, [(receipt, measured)]) is None  # every kind already
+    report = build_report((dict(receipt, report_plots=asked), measured), tmp_path / "r")
+    assert "energy_vs_speed" in {p.kind for p in report.plots}
+    report = build_report((dict(receipt, report_plots=asked), measured), tmp_path / "s", plots=["roofline"])
+    assert {p.kind for p in report.plots} == {"roofline"}

@@ -62,18 +62,18 @@ def cmd_run(args) -> int:
     print_rows(rows)
     t0 = time.monotonic()
     if not args.no_report:
-        _report(outcome, args.store, exp.report.plots)
+        _report(outcome, args.store)
     print(f"  {phase_line(runner.finish_phases(report_s=time.monotonic() - t0 if not args.no_report else None))}")
     if outcome.status != "complete":
         return 130 if outcome.status == "interrupted" else 1
     return 1 if any(r.status.value in ("FAIL", "CRASH", "TIMEOUT", "BUILD_ERROR") for r in rows) else 0
 
 
-def _report(outcome, store, plots) -> None:
+def _report(outcome, store) -> None:
     from ..report import build_report, rendering
 
-    try:
-        out = build_report(outcome.run_id, store=store, out_dir=outcome.run_dir / "report", plots=list(plots))
+    try:  # the plots the spec names (the receipt's report_plots), and the energy plot if energy was measured
+        out = build_report(outcome.run_id, store=store, out_dir=outcome.run_dir / "report")
         print(f"  report: {out}")
     except Exception as exc:  # noqa: BLE001 - a report failure must not hide the results
         print(f"  report failed: {exc}", file=sys.stderr)

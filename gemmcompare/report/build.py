@@ -101,7 +101,7 @@ def build_report(runs: RunData | Sequence[RunData] | str, out_dir: str | Path, *
         runs = _from_store(runs, store)
     runs = _as_runs(runs)
     across = across or next((r.get("report_across") for r, _ in runs if r.get("report_across")), None)
-    plots = plots or spec_plots([r for r, _ in runs])
+    plots = plots or with_energy_plot(spec_plots([r for r, _ in runs]), runs)
     with rendering.saving_in_parallel():  # figures on the prestarted pool, if there is one (rendering.py)
         return _build(runs, Path(out_dir), title, plots, across, progress)
 
@@ -120,6 +120,15 @@ def spec_plots(receipts: list[dict]) -> list[str] | None:
             return None
         asked.add(tuple(kinds))
     return list(asked.pop()) if len(asked) == 1 else None
+
+
+def with_energy_plot(kinds: list[str] | None, runs: list[RunData]) -> list[str] | None:
+    """The spec's plot kinds, and energy_vs_speed when a run measured energy (`run --energy` on a spec that names
+    its plots without it: the energy figures asked for on the command line get their plot too)."""
+    if kinds is None or "energy_vs_speed" in kinds:
+        return kinds
+    measured = any("energy_j_per_gemm" in rows and rows["energy_j_per_gemm"].notna().any() for _, rows in runs)
+    return [*kinds, "energy_vs_speed"] if measured else kinds
 
 
 def _plots_of_unchanged_spec(receipt: dict) -> list[str] | None:
