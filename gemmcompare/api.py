@@ -70,13 +70,14 @@ def _frame(rows, receipt: dict) -> tuple["pd.DataFrame", dict]:
 
 
 def run(spec: str | Path | dict, *, shapes: str | Iterable | None = None, only: str | None = None,
-        l2: str | None = None, energy: bool = False, oracle: bool = False, check_only: bool = False, store: str | Path | None = None,
+        contracts: str | Iterable[str] | None = None, l2: str | None = None, energy: bool = False, oracle: bool = False, check_only: bool = False, store: str | Path | None = None,
         runs_dir: str | Path = "runs", cache_dir: str | Path | None = None, arch: str | None = None, jobs: int | None = None,
         progress: bool = False, isolate: bool = True, report: bool = False) -> tuple["pd.DataFrame", dict]:
     """Run a spec (a YAML path, or the spec as a dict) as `gemmcompare run` does and return (rows, receipt).
 
     shapes: replace the spec's problems ('4096x4096x4096,1024x1024x1024', or a list of such strings or of
-    (m, n, k) tuples); only: a regular expression on implementation names; l2: the L2 policy to time under
+    (m, n, k) tuples); only: a regular expression on implementation names; contracts: some of the spec's
+    contracts by name ('a,b' or a list; like --contract); l2: the L2 policy to time under
     instead of the spec's timing.l2 ('flush', 'evict', 'rotate', 'warm'; like --l2: the spec hash, receipt
     and rows say it as if the spec did; another value raises InputError); energy: measure each timed row's
     energy per GEMM too (like --energy); oracle: measure every tuned row's candidates in full after its
@@ -95,7 +96,10 @@ def run(spec: str | Path | dict, *, shapes: str | Iterable | None = None, only: 
         exp = parse_spec(yaml.safe_dump(spec, sort_keys=False), "<spec dict>", base_dir=Path.cwd())
     else:
         exp = load_spec(spec)
-    exp = narrow(exp, _shapes_text(shapes), check_only, only, l2=l2, energy=energy, oracle=oracle)
+    if contracts is not None and not isinstance(contracts, str):
+        contracts = ",".join(contracts)
+    exp = narrow(exp, _shapes_text(shapes), check_only, only, l2=l2, energy=energy, oracle=oracle,
+                 contracts=contracts)
     opts = RunOptions(store=Path(store or DEFAULT_STORE), runs_dir=Path(runs_dir),
                       cache_dir=Path(cache_dir) if cache_dir else None, arch=arch, jobs=jobs, progress=progress,
                       isolate=isolate)

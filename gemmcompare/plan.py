@@ -130,13 +130,16 @@ def check_l2(policy: str) -> str:
 
 
 def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False, only: str | None = None,
-           l2: str | None = None, energy: bool = False, oracle: bool = False) -> Experiment:
+           l2: str | None = None, energy: bool = False, oracle: bool = False,
+           contracts: str | None = None) -> Experiment:
     """The experiment with other problem shapes, without timing, with fewer implementations, or under another
     L2 policy (`l2`: as if the spec's `timing: {l2: ...}` said it; the rows, the receipt and the tuning pick
     cache's key all read exp.timing.l2), or with energy measured (`energy`: as if it said `timing: {energy:
     true}`; a spec that measures energy already keeps its own batching), or with every tuned row's candidates
-    measured in full (`oracle`: as if it said `timing: {oracle: true}`). A narrowed experiment gets its own spec hash, so --resume cannot mix
-    it with the full one; an `l2` equal to the spec's own policy changes nothing, the hash neither."""
+    measured in full (`oracle`: as if it said `timing: {oracle: true}`), or under fewer of its contracts
+    (`contracts`: comma-separated names, each one of the spec's). A narrowed experiment gets its own spec hash, so
+    --resume cannot mix it with the full one; an `l2` equal to the spec's own policy changes nothing, the hash
+    neither."""
     other_l2 = l2 is not None and check_l2(l2) != exp.timing.l2
     if other_l2:
         exp = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, l2=l2))
@@ -148,10 +151,14 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
         exp = dataclasses.replace(exp, timing=dataclasses.replace(exp.timing, oracle=True))
     if shapes:
         exp = dataclasses.replace(exp, problems=parse_shapes(shapes))
+    if contracts:
+        exp = _only_contracts(exp, contracts)
     if check_only:
         exp = dataclasses.replace(exp, problems=tuple(dataclasses.replace(e, time=False) for e in exp.problems))
-    if shapes or check_only or only or other_l2 or more_energy or more_oracle:
+    if shapes or check_only or only or other_l2 or more_energy or more_oracle or contracts:
         tag = f"{exp.spec_hash}|shapes={shapes}|check_only={check_only}|only={only}"
+        if contracts:  # only then, as l2 below
+            tag += f"|contracts={contracts}"
         if other_l2:  # only then: the hashes of runs narrowed without it stay as they were (--resume)
             tag += f"|l2={l2}"
         if more_energy:  # likewise
@@ -160,7 +167,7 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
             tag += "|oracle=true"
         given = {"shapes": shapes, "check_only": "true" if check_only else None, "only": only,
                  "l2": l2 if other_l2 else None, "energy": "true" if more_energy else None,
-                 "oracle": "true" if more_oracle else None}
+                 "oracle": "true" if more_oracle else None, "contracts": contracts}
         narrowed = tuple(sorted({**dict(exp.narrowed), **{k: str(v) for k, v in given.items() if v}}.items()))
         exp = dataclasses.replace(exp, spec_hash=hashlib.sha256(tag.encode()).hexdigest(), narrowed=narrowed)
     if only:
@@ -179,3 +186,20 @@ def narrow(exp: Experiment, shapes: str | None = None, check_only: bool = False,
     if rows > MAX_ROWS:
         raise InputError("--shapes: " + exceeded(f"{rows:,} rows", MAX_ROWS, "MAX_ROWS"))
     return exp
+
+
+def _only_contracts(exp: Experiment, names: str) -> Experiment:
+    """The experiment under the named contracts only (--contract A,B), each one of the spec's: exit 2 naming the
+    spec's contracts otherwise. A contract's own baseline goes with it."""
+    have = [c.name for c in exp.contracts]
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    if not wanted:
+        raise InputError(f"--contract {names!r} names no contract; the spec has {have}")
+    for n in wanted:
+        if n not in have:
+            hint = next(iter(difflib.get_close_matches(n, have, n=1, cutoff=0.6)), None)
+            raise InputError(f"--contract: {n!r} is not one of the spec's contracts {have}"
+                             + (f" (did you mean {hint!r}?)" if hint else ""))
+    kept = tuple(c for c in exp.contracts if c.name in wanted)
+    return dataclasses.replace(exp, contracts=kept,
+                               baselines=tuple((c, n) for c, n in exp.baselines if c in wanted))

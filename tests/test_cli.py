@@ -85,7 +85,7 @@ def test_a_flag_means_the_same_in_every_command():
     for opt, commands in (("--cache-dir", {"run", "build", "list", "sanitize", "profile", "analyze", "bisect"}),
                           ("--arch", {"run", "build", "list", "sanitize", "profile", "cutlass enumerate", "bisect"}),
                           ("--only", {"run", "build", "sanitize", "profile", "bisect"}),
-                          ("--l2", {"run", "build", "profile"}),
+                          ("--l2", {"run", "build", "profile"}), ("--contract", {"run", "build", "history"}),
                           ("--threshold", {"compare", "bisect", "dashboard"}), ("--json", {"env", "sanitize", "profile"}),
                           ("--store", {"run", "sanitize", "report", "compare", "history", "merge"})):
         found = {c for sigs in seen[opt].values() for c in sigs}

@@ -110,6 +110,11 @@ def add_narrowing(p, shapes_default: str | None = None) -> None:
     p.add_argument("--only", default=None, metavar="REGEX", help="only the implementations whose name matches")
 
 
+def add_contracts(p) -> None:
+    p.add_argument("--contract", dest="contracts", default=None, metavar="NAME[,NAME...]",
+                   help="only this (or these, comma-separated) of the spec's contracts, each with its own baseline")
+
+
 def add_l2(p, for_build: bool = False) -> None:
     """--l2: the spec's timing.l2 replaced, as if the spec said it (plan.narrow checks the value: exit 2)."""
     from ..contracts.timing import L2_POLICIES  # no torch: --help stays quick

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import (add_build_options, add_energy, add_l2, add_narrowing, add_oracle, add_run_storage, exit_codes,
+from .options import (add_build_options, add_contracts, add_energy, add_l2, add_narrowing, add_oracle, add_run_storage, exit_codes,
                       load_spec, parser_args, progress_of, run_options)
 
 
@@ -46,7 +46,7 @@ def cmd_run(args) -> int:
     phases = {"start_s": process_age_s()}  # the interpreter's start and imports, until this command began
     t0 = time.monotonic()
     exp = narrow(load_spec(args.spec), args.shapes, args.check_only, args.only, l2=args.l2, energy=args.energy,
-                 oracle=args.oracle)
+                 oracle=args.oracle, contracts=args.contracts)
     phases["spec_s"] = time.monotonic() - t0
     runner = Runner(exp, run_options(args), phases={k: v for k, v in phases.items() if v is not None})
     # after the options are checked (a bad --gpus is the first line), before minutes of building
@@ -111,7 +111,8 @@ def cmd_build(args) -> int:
     from ..device import probe_build_target
     from ..plan import narrow
 
-    exp = narrow(load_spec(args.spec), args.shapes, False, args.only, l2=args.l2)  # --l2: checked, nothing else
+    exp = narrow(load_spec(args.spec), args.shapes, False, args.only, l2=args.l2,  # --l2: checked, nothing else
+                 contracts=args.contracts)
     cache_dir = Path(args.cache_dir) if args.cache_dir else None
 
     def log_finished(plan, result) -> None:
@@ -155,6 +156,7 @@ def register(sub) -> None:
     add_run_storage(p)
     add_build_options(p)
     add_narrowing(p)
+    add_contracts(p)
     add_l2(p)
     add_energy(p)
     add_oracle(p)
@@ -180,6 +182,7 @@ def register(sub) -> None:
     p.add_argument("spec", metavar="SPEC")
     add_build_options(p)
     add_narrowing(p)
+    add_contracts(p)
     add_l2(p, for_build=True)
     add_energy(p, for_build=True)
     add_oracle(p, for_build=True)

@@ -15,13 +15,14 @@
 #    (compile_runs/ in the same .tgz).
 # ENERGY=1: step 2 measures each timed row's energy per GEMM too (`--energy`, 5-20 s a row: with ONLY=<regex>
 # narrowing the rows, e.g. ONLY='^library\.cublaslt_fp8$|^cutlass|^hopper\.fp8'); the table then adds mJ per GEMM
-# and where the ranking by energy differs from time's. SHAPES=<MxNxK,...> runs only those problems (`--shapes`);
+# and where the ranking by energy differs from time's. SHAPES=<MxNxK,...> runs only those problems (`--shapes`),
+# CONTRACTS=<name,...> only those contracts (`--contract`; an energy call at 8192^3 on an H100 held 5 of the 7);
 # STUDY_ONLY=1 skips steps 3 and 4 (their receipts are the study's; an energy call needs the time for step 2), e.g.
 #   ENERGY=1 STUDY_ONLY=1 SHAPES=4096x4096x4096,8192x8192x8192 ONLY='^library\.cublas|^cutlass|^hopper\.fp8' ...
 # Prints last the study's table (experiments/studies/fp8/fp8_study_table.py).
 [ -n "${STUDY_RUNNER:-}" ] || exec bash experiments/studies/run_on_device.sh "$0" "$@"
 export GEMMCOMPARE_CACHE_DIR=/tmp/gc-fp8-study-cache
-select_args=(--only "${ONLY:-^(?!library\.torch_compile_fp8$)}" ${SHAPES:+--shapes "$SHAPES"})
+select_args=(--only "${ONLY:-^(?!library\.torch_compile_fp8$)}" ${SHAPES:+--shapes "$SHAPES"} ${CONTRACTS:+--contract "$CONTRACTS"})
 step build 300 python3 -m gemmcompare build experiments/fp8.yaml "${select_args[@]}" --no-progress
 tail -n 1 "$OUT/build.log"
 step study "${STUDY_S:-330}" python3 -m gemmcompare run experiments/fp8.yaml "${select_args[@]}" \
