@@ -207,7 +207,8 @@ class Runner:
         receipt = environment(device, Telemetry(device.index).driver_version())
         receipt.update({
             "spec": exp.path, "spec_name": exp.name, "spec_hash": exp.spec_hash,
-            "narrowed": dict(exp.narrowed),  # {} for the whole spec; else run's --shapes/--only/--check-only/--l2
+            # {} for the whole spec; else what --shapes, --only, --contract, --check-only, --l2, --energy, --oracle set
+            "narrowed": dict(exp.narrowed),
             "contracts": {c.name: c.describe() for c in exp.contracts},
             "tolerance_rule": corr.tolerance_formula(),
             "tolerances": {d.value: vars(t) for d, t in corr.TOLERANCES.items()},
