@@ -70,7 +70,8 @@ def _frame(rows, receipt: dict) -> tuple["pd.DataFrame", dict]:
 
 
 def run(spec: str | Path | dict, *, shapes: str | Iterable | None = None, only: str | None = None,
-        contracts: str | Iterable[str] | None = None, l2: str | None = None, energy: bool = False, oracle: bool = False, check_only: bool = False, store: str | Path | None = None,
+        contracts: str | Iterable[str] | None = None, l2: str | None = None, energy: bool = False,
+        oracle: bool = False, check_only: bool = False, store: str | Path | None = None,
         runs_dir: str | Path = "runs", cache_dir: str | Path | None = None, arch: str | None = None, jobs: int | None = None,
         progress: bool = False, isolate: bool = True, report: bool = False) -> tuple["pd.DataFrame", dict]:
     """Run a spec (a YAML path, or the spec as a dict) as `gemmcompare run` does and return (rows, receipt).

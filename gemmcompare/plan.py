@@ -10,7 +10,6 @@ compare.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import re
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from .limits import MAX_PROBLEMS, MAX_ROWS, exceeded
 from .implementations.base import Implementation, Skip, Support
 from .problems import GemmProblem
 from .spec import MAX_DIM, Experiment, ProblemEntry
+from .spec.issues import nearest
 from .spec.settings import ENERGY_BATCHES
 
 RowKey = tuple[str, str, str]  # (problem label, contract name, implementation name)
@@ -124,8 +124,8 @@ def check_l2(policy: str) -> str:
     """An --l2 value: one of the timing contract's L2 policies, or an InputError (exit 2) that lists them."""
     if policy in L2_POLICIES:
         return policy
-    close = difflib.get_close_matches(str(policy), L2_POLICIES, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]}?)" if close else ""
+    close = nearest(str(policy), L2_POLICIES)
+    hint = f" (did you mean {close}?)" if close else ""
     raise InputError(f"--l2 {str(policy)[:40]!r} is not an L2 policy: expected one of {', '.join(L2_POLICIES)}{hint}")
 
 
@@ -197,7 +197,7 @@ def _only_contracts(exp: Experiment, names: str) -> Experiment:
         raise InputError(f"--contract {names!r} names no contract; the spec has {have}")
     for n in wanted:
         if n not in have:
-            hint = next(iter(difflib.get_close_matches(n, have, n=1, cutoff=0.6)), None)
+            hint = nearest(n, have)
             raise InputError(f"--contract: {n!r} is not one of the spec's contracts {have}"
                              + (f" (did you mean {hint!r}?)" if hint else ""))
     kept = tuple(c for c in exp.contracts if c.name in wanted)

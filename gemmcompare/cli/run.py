@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import (add_build_options, add_contracts, add_energy, add_l2, add_narrowing, add_oracle, add_run_storage, exit_codes,
-                      load_spec, parser_args, progress_of, run_options)
+from .options import (add_build_options, add_contracts, add_energy, add_l2, add_narrowing, add_oracle, add_run_storage,
+                      exit_codes, load_spec, parser_args, progress_of, run_options)
 
 
 def cmd_validate(args) -> int:
