@@ -5,7 +5,7 @@ blockwise grouped configuration PASSes the block-scaled ones. Empty groups, grou
 problem among them; a Qwen3 down projection's K = 768 (block scales padded for cuBLASLt). Runs on the device
 machine (marker `gpu`); passed on an H100 at f060c2b, the block rows' padding included
 (experiments/studies/gpu-tests/h100/grouped-f060c2b/), and with K = 768 at 1969e37 (h100/grouped-fp8-1969e37/),
-both before the fp8_scales fixture existed."""
+both before the fp8_scales fixture existed; with it, passed at 4e87cbd (h100/fp8-scales-4e87cbd/)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ On an H100 at 1969e37 (experiments/studies/gpu-tests/h100/grouped-fp8-1969e37/) 
 FAILed, but the one that reads group 0's scale_b PASSed: under uniform data every 128x128 block's amax is about 1,
 so every group's block scales were about 1/448. The runner now adds the fp8_scales fixture to grouped FP8 problems
 (each group's and block's scales of their own magnitude), under which it FAILs (tests/test_fp8_scales_fixture.py
-on the CPU); not yet rerun on a GPU."""
+on the CPU), and on an H100 at 4e87cbd all three plants FAIL and the starter PASSes
+(experiments/studies/gpu-tests/h100/fp8-scales-4e87cbd/)."""
 
 from __future__ import annotations
 
