@@ -234,3 +234,77 @@ def test_between_samples_flush_writes_the_buffer_and_evict_only_reads_it(policy,
     t.flush_buffer = _Buffer()
     t._between_samples(Launcher("x", lambda: None, flush=launcher_flush))
     assert t.flush_buffer.calls == expected
+
+
+def _logged(t: Timer) -> list:
+    """Each batch the timer runs, as (launcher, launches in it, samples it kept)."""
+    log, run = [], t.run_batch
+
+    def run_batch(ln, m, count, graph=None, index=0):
+        before = len(m.samples_ms)
+        run(ln, m, count, graph, index)
+        log.append((ln.name, count, len(m.samples_ms) - before))
+
+    t.run_batch = run_batch
+    return log
+
+
+def test_the_batch_that_fits_the_launch_queue_follows_the_kernels_a_launch_enqueues():
+    t = _timer(batch=10)
+    assert t.fitting_batch(1) == 10 and t.fitting_batch(8) == 10  # a dense GEMM; Mixtral's 8 experts
+    assert t.fitting_batch(128) == 5 and t.fitting_batch(256) == 2  # Qwen3's 128, DeepSeek-V3's 256 experts
+    assert t.fitting_batch(5000) == 1
+
+
+def test_every_row_of_a_problem_shares_the_batch_of_a_launcher_that_declares_many_kernels(monkeypatch):
+    """A loop of 256 per-expert calls says so (Launcher.kernels): from the first round every row of its problem,
+    the one-kernel rows beside it included, is sampled in batches of 2, so that no row's samples come from later
+    places in a longer burst than another's (a power-capped GPU slows within a burst); nothing starves."""
+    t = _timer(l2="warm", min_samples=10, max_samples=40, target_noise=-1.0)  # never met: every row samples to the cap
+    clock = _GatedClock(monkeypatch, t)
+    log = _logged(t)
+    res = t.measure([Launcher("loop", lambda: clock.spend(256 * 1e-6), kernels=256),
+                     Launcher("grouped", lambda: clock.spend(20e-6))])
+    assert {count for _, count, _ in log} == {2}
+    for m in res.values():
+        assert m.batch_size == 2 and m.starved_batches == 0 and len(m.samples_ms) == 40
+        assert "loop enqueues 256 kernels a launch" in m.batch_note and m.restarts == 0
+
+
+def test_a_row_that_starves_into_smaller_batches_takes_the_problem_with_it(monkeypatch):
+    """A loop that does not declare its kernels overfills the launch queue and is halved 10 -> 5 -> 2 by
+    starving. Meanwhile the row beside it was sampled in batches of 10: once the loop is timed at 2, that row's
+    samples are dropped and it samples again in batches of 2, so both rows' samples come from batches of one
+    size (its timing counts the restart)."""
+    queue_depth, kernels = 1024, 300
+    t = _timer(l2="warm", min_samples=10, max_samples=40, target_noise=-1.0)  # never met: every row samples to the cap
+    clock = _GatedClock(monkeypatch, t)
+    log = _logged(t)
+
+    def loop_of_gemms():
+        for _ in range(kernels):
+            if clock.queued >= queue_depth and not clock.gate_passed:
+                clock.spend(clock.gate_ms / 1e3)  # blocked on a full queue until the gate ends
+            clock.queued += 1
+            clock.spend(5e-6)
+
+    res = t.measure([Launcher("loop", loop_of_gemms), Launcher("grouped", lambda: clock.spend(20e-6))])
+    loop, grouped = res["loop"], res["grouped"]
+    first = next(i for i, (name, _, kept) in enumerate(log) if name == "loop" and kept)
+    assert any(name == "grouped" and count == 10 and kept for name, count, kept in log[:first])  # sampled at 10
+    after = [(count, kept) for name, count, kept in log[first:] if name == "grouped"]
+    assert {count for count, _ in after} == {2} and len(grouped.samples_ms) == sum(kept for _, kept in after)
+    assert grouped.restarts == 1 and grouped.batch_size == 2 and len(grouped.samples_ms) == 40
+    assert loop.batch_size == 2 and loop.restarts == 0 and len(loop.samples_ms) == 40
+    assert "loop starved in larger ones" in grouped.batch_note
+
+
+def test_a_launcher_that_waits_for_the_gpu_does_not_shrink_the_others_batches(monkeypatch):
+    """One that synchronizes is halved to one launch and given up, never timed: the rows beside it keep the
+    settings' batch and their samples."""
+    t = _timer(l2="warm", min_samples=10, max_samples=30, target_noise=-1.0)  # never met: every row samples to the cap
+    clock = _GatedClock(monkeypatch, t)
+    res = t.measure([Launcher("syncs", lambda: clock.spend(clock.gate_ms / 1e3 + 1e-6)),
+                     Launcher("fine", lambda: clock.spend(20e-6))])
+    assert not res["syncs"].samples_ms
+    assert res["fine"].batch_size == 0 and res["fine"].restarts == 0 and len(res["fine"].samples_ms) == 30

@@ -45,6 +45,16 @@ STARVED_SIZED_STOP = 3
 # 256 experts at 10 launches a batch is 2,560 kernels) then looks exactly like one that synchronizes. So a
 # launcher starving behind sized gates has its batch halved, down to one launch, before it is given up: a batch
 # that fits the queue is timed as every other; one launch that is still starved really waits for the GPU.
+# A launcher that says how many kernels one launch enqueues (Launcher.kernels) gets a batch that fits from the start:
+# this many queue entries a batch, a quarter of the queue kept free, each sample its kernels plus the L2 action and
+# the two events around it.
+LAUNCH_QUEUE_BUDGET = 768
+QUEUE_ENTRIES_PER_SAMPLE = 3
+# Every row of a problem is sampled in batches of one size (the smallest any of them needs). On a power-capped GPU a
+# sample's place in its batch moves its time: on an H100 at 4e87cbd (moe-shapes/h100/bf16-4e87cbd) tuned CUTLASS's
+# batches of 10 at DeepSeek-V3's up/gate layer read 11.1-11.4 ms for their first three samples and up to 24 ms
+# for their last, while the loop of cuBLAS calls beside it, its batch cut to 2 to fit the launch queue, only ever
+# ran the first two of a burst (10.8-10.9 ms): the % compared a burst's start with a whole burst.
 
 EXCLUDED = ("allocation, host-device transfers, dtype conversion, laying the inputs out in the storage policy's "
             "buffers (the same for every row), reference computation; an implementation's own copies and padding "
@@ -154,11 +164,13 @@ class Launcher:
     """What the timer needs of one implementation on one problem: launch() enqueues one GEMM on the
     current stream. `copies` (rotate policy) are further launchers over other input copies; `resets[i]`,
     if given, runs before launch i outside the event pair (restores C when beta != 0); `flush` asks for an
-    L2 flush before each sample whatever the policy (rotate's fallback for problems too small to rotate)."""
+    L2 flush before each sample whatever the policy (rotate's fallback for problems too small to rotate);
+    `kernels` is how many kernels one launch enqueues, which sizes the batches to fit CUDA's launch queue."""
 
     def __init__(self, name: str, launch: Callable[[], None], copies: Sequence[Callable[[], None]] = (),
-                 resets: Sequence[Callable[[], None]] | None = None, flush: bool = False):
+                 resets: Sequence[Callable[[], None]] | None = None, flush: bool = False, kernels: int = 1):
         self.name = name
+        self.kernels = max(1, int(kernels))  # kernels one launch enqueues (a loop of per-group calls: one each)
         self.launches = [launch, *copies]
         self.resets = list(resets) if resets is not None else None
         if self.resets is not None and len(self.resets) != len(self.launches):
@@ -178,7 +190,9 @@ class Measurement:
     next_sleep_ms: float = 1.0  # the gate in front of its next batch (each launcher its own)
     last_enqueue_ms: float | None = None  # its last batch's enqueue time (the next gate is sized from it)
     starved_sized: int = 0  # consecutive batches starved behind a gate sized from the batch before
-    batch_size: int = 0  # launches per batch when halved to fit the launch queue (0: the settings' batch)
+    batch_size: int = 0  # launches per batch when cut to fit the launch queue (0: the settings' batch)
+    batch_note: str = ""  # why, when the batch is not the settings' (every row of the problem shares it)
+    restarts: int = 0  # times its samples were dropped because the problem's batch became smaller mid-way
     done: bool = False
     met: bool = False  # its noise target is met as of its last batch (lockstep: it waits for the others)
     stop_reason: str = ""
@@ -375,6 +389,7 @@ class Timer:
             except Exception as exc:  # noqa: BLE001 - recorded per implementation
                 if fail(ln, exc):
                     return results
+        self._share_batch(launchers, results)
         spent = {ln.name: 0.0 for ln in launchers}
         index = {ln.name: i for i, ln in enumerate(launchers)}
         # CUPTI records from here on: after every warm-up and graph capture, around the sampled launches only
@@ -395,6 +410,43 @@ class Timer:
             error = clock.error if clock is not None else error
             self._assign(launchers, results, spans, error)
         return results
+
+    def fitting_batch(self, kernels: int) -> int:
+        """Launches a batch may hold when each enqueues `kernels` kernels: the settings' batch, or fewer so that the
+        batch fits CUDA's launch queue (LAUNCH_QUEUE_BUDGET)."""
+        return max(1, min(self.s.batch, LAUNCH_QUEUE_BUDGET // (kernels + QUEUE_ENTRIES_PER_SAMPLE)))
+
+    def _share_batch(self, launchers, results) -> None:
+        """Before sampling: the problem's batch is the smallest that any of its launchers needs, for all of them."""
+        need = {ln.name: self.fitting_batch(ln.kernels) for ln in launchers}
+        size = min(need.values(), default=self.s.batch)
+        if size == self.s.batch:
+            return
+        who = min(need, key=lambda name: (need[name], name))
+        kernels = next(ln.kernels for ln in launchers if ln.name == who)
+        for ln in launchers:
+            m = results[ln.name]
+            m.batch_size = size
+            m.batch_note = (f"{size} launches a batch for every row of the problem: {who} enqueues {kernels} kernels "
+                            f"a launch, and {size} of them fill CUDA's launch queue")
+
+    def _lower_batch(self, size: int, who: str, launchers, results, spent) -> None:
+        """A launcher found, by starving, that it needs smaller batches than the problem's and has now been timed
+        at `size`: every other row samples in batches of that size too, its samples at the larger size dropped (a
+        row that had stopped on its noise target or a cap starts again; one given up or failed stays so)."""
+        for ln in launchers:
+            m = results[ln.name]
+            m.batch_note = (f"{size} launches a batch for every row of the problem: {who} starved in larger ones "
+                            f"(its launches enqueue many kernels, or wait for the GPU)")
+            if ln.name == who or m.launches_per_batch(self.s.batch) <= size:
+                continue
+            m.batch_size = size
+            if m.error is not None or (m.done and not m.samples_ms):
+                continue
+            if m.samples_ms:
+                m.restarts += 1
+            m.samples_ms, m.sample_ids, spent[ln.name] = [], [], 0.0
+            m.done, m.met, m.stop_reason = False, False, ""
 
     def _phase(self, name: str):
         return self.phase(name) if self.phase is not None else contextlib.nullcontext()
@@ -419,6 +471,9 @@ class Timer:
                     if fail(ln, exc):
                         return
                     continue
+                if not before and m.samples_ms and any(results[o.name].launches_per_batch(self.s.batch) > size
+                                                       for o in launchers):
+                    self._lower_batch(size, ln.name, launchers, results, spent)
                 if not m.samples_ms and m.starved_sized >= STARVED_SIZED_STOP and size > 1:
                     # perhaps the launch queue, not a sync: smaller batches, their gates sized afresh
                     m.batch_size, m.starved_sized, m.last_enqueue_ms, m.next_sleep_ms = size // 2, 0, None, 1.0

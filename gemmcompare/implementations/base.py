@@ -68,10 +68,10 @@ class Prepared(abc.ABC):
 
     executed_flops: int | None = None  # set when the implementation does more work than 2*m*n*k
     notes: str = ""
-    # the storage policy and the leading dimensions it handed this row ({"policy", "lda", "ldb", "ldc", ...})
-    storage_info: dict[str, Any] | None = None
+    storage_info: dict[str, Any] | None = None  # the storage policy and the lda/ldb/ldc it handed this row
     build_seconds: float | None = None  # compilation done in prepare (JIT, autotuning), for the row
     timing_fields: dict[str, Any] | None = None  # how its launches were timed, added to the row's timing
+    kernels_per_launch: int = 1  # kernels one launch() enqueues: the timer fits batches to CUDA's launch queue
 
     @abc.abstractmethod
     def launch(self) -> None: ...

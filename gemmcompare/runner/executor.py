@@ -322,8 +322,10 @@ class ProblemExecutor:
             m = measurements[t.impl.name]
             t.row.timing = {**timer.describe(), "stop_reason": m.stop_reason, "warmup_launches": m.warmup_launches,
                             "batches": m.batches, "starved_batches": m.starved_batches, "sleep_ms": m.sleep_ms,
-                            # its batches halved to fit CUDA's launch queue (contracts/timing.py)
-                            **({"batch": m.batch_size, "batch_halved_from": timer.s.batch} if m.batch_size else {}),
+                            # the problem's batch when cut to fit CUDA's launch queue (contracts/timing.py)
+                            **({"batch": m.batch_size, "batch_setting": timer.s.batch, "batch_why": m.batch_note}
+                               if m.batch_size else {}),
+                            **({"batch_restarts": m.restarts} if m.restarts else {}),
                             "rotation_copies": 1 + len(t.copies), "timing_seed": draw.seed,
                             "storage": t.prepared.storage_info, **_method_fields(m, window),
                             **(t.prepared.timing_fields or {}),
@@ -371,7 +373,8 @@ class ProblemExecutor:
             row.add_note(f"rotate would need more than {MAX_ROTATION_COPIES} input copies of this problem to "
                          f"cover 2x L2: L2 was flushed before each sample instead")
         resets = [c.reset_output for c in (prepared, *copies)] if contract.beta != 0.0 else None
-        launcher = Launcher(impl.name, prepared.launch, [c.launch for c in copies], resets, flush_instead)
+        launcher = Launcher(impl.name, prepared.launch, [c.launch for c in copies], resets, flush_instead,
+                            kernels=prepared.kernels_per_launch)
         return _Timed(impl, row, prepared, copies, launcher)
 
     def _conclude(self, t: "_Timed", m, telemetry: list, draw: Draw, contract, p: GemmProblem, peak) -> bool:

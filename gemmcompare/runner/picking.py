@@ -151,7 +151,7 @@ def pick(bench: RaceBench, tuned: TunedImplementation, entry, contract) -> Picke
                 excluded[c.name] = f"{row.status.value} in its check: {row.reason}"[:300]
                 continue
             resets = [prepared.reset_output] if contract.beta != 0.0 else None
-            launchers[c.name] = Launcher(c.name, prepared.launch, [], resets)
+            launchers[c.name] = Launcher(c.name, prepared.launch, [], resets, kernels=prepared.kernels_per_launch)
             keep.append(prepared)  # alive until the race is over
         racing = [name for name in launchers if name in by_name]
         if not racing:
