@@ -10,11 +10,14 @@ with tokens, tokens per busy expert, the skew: the busiest expert's tokens over 
   - the hand-written grouped step >= 85% at every problem;
   - at least one problem where a project kernel (CUTLASS, hopper.grouped, Triton) beats the best library row by
     >= 10%, with what that problem is.
+The first two goals are also read as the issue words them: against the best *grouped* library call (torch's or
+cuBLAS's grouped GEMM; the loop only where neither runs, as under FP8 block scales), the loop beside them. The
+best library row above is the stricter reading: where the loop of calls is fastest, it is what a user would call.
 """
 
 from __future__ import annotations
 
-import json
+import itertools
 import math
 import sys
 
@@ -26,6 +29,7 @@ from gemmcompare.report.grouped_lead import grouped_shape as problem_shape
 
 LIBRARY = ("library.torch_grouped_mm", "library.cublas_grouped", "library.cublas_loop", "library.cublaslt_fp8_loop")
 LOOPS = ("library.cublas_loop", "library.cublaslt_fp8_loop")
+GROUPED_CALLS = ("library.torch_grouped_mm", "library.cublas_grouped")  # one call for every group
 PROJECT = {"cutlass": "tuned CUTLASS grouped", "hopper": "hopper.grouped", "triton": "Triton's grouped GEMM"}
 CUTLASS_MIN, HAND_MIN, LEAD = 95.0, 85.0, 110.0
 
@@ -61,6 +65,12 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
             row[name] = 100 * best.median_ms / mine.median_ms.min() if len(mine) else math.nan
         loop = g[g.implementation.isin(LOOPS)]
         row["loop"] = 100 * best.median_ms / loop.median_ms.min() if len(loop) else math.nan
+        calls = lib[lib.implementation.isin(GROUPED_CALLS)]
+        call = calls.iloc[0] if len(calls) else best  # no grouped call runs: the loop stands in
+        row["call"], row["call_ms"] = call.implementation, call.median_ms
+        for name in ("cutlass", "hopper"):
+            mine = g[g.side == name]
+            row[f"{name}_vs_call"] = 100 * call.median_ms / mine.median_ms.min() if len(mine) else math.nan
         row["gb_s"] = best.unique_bytes / (best.median_ms * 1e-3) / 1e9 if "unique_bytes" in g else math.nan
         out.append(row)
     return pd.DataFrame(out)
@@ -89,13 +99,15 @@ def render(s: pd.DataFrame) -> str:
 
 def goals(s: pd.DataFrame) -> list[str]:
     out = []
-    for name, floor in (("cutlass", CUTLASS_MIN), ("hopper", HAND_MIN)):
-        values = s[name]
+    for (name, floor), (column, against) in itertools.product(
+            (("cutlass", CUTLASS_MIN), ("hopper", HAND_MIN)),
+            (("", "the best library row"), ("_vs_call", "the best grouped library call (torch's or cuBLAS's)"))):
+        values = s[name + column]
         below = s[~(values >= floor)]  # a missing row is below
-        out.append(f"- {PROJECT[name]} >= {floor:.0f}% of the best library row at every problem: "
+        out.append(f"- {PROJECT[name]} >= {floor:.0f}% of {against} at every problem: "
                    f"{'met' if below.empty and len(s) else 'NOT met'} (min {_against(values.min(), floor)}%; "
                    f"{len(below)} of {len(s)} below" + (": " + ", ".join(
-                       f"{r['problem']} {_against(r[name], floor)}" for _, r in below.head(8).iterrows())
+                       f"{r['problem']} {_against(r[name + column], floor)}" for _, r in below.head(8).iterrows())
                                                         if len(below) else "") + ")")
     lead = s[s[list(PROJECT)].max(axis=1) >= LEAD]
     out.append(f"- a project kernel >= {LEAD - 100:.0f}% faster than the best library row: {len(lead)} problem"
