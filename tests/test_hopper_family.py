@@ -273,3 +273,11 @@ def test_a_grouped_fp8_spec_names_the_hand_written_step_and_tunes_its_tiles():
     assert {c.config.block for c in buildable} == {(128, 128, 128), (64, 128, 128)}
     with pytest.raises(SpecError, match="hopper.grouped takes f16/bf16 inputs"):
         parse_spec(spec.replace("IMPL", "hopper.grouped"))
+
+
+def test_a_grouped_point_that_cannot_be_built_says_why_on_a_grouped_problem():
+    """hopper.grouped's tune grid holds 128x256 with one consumer (256 f32 sums a thread: it would spill). On a grouped
+    problem the tuned row's `excluded` must say that, not the dense families' "launches one dense GEMM"."""
+    impl = instantiate(PARAMETRIZED["hopper.grouped"], {"block": (128, 256, 64), "consumers": 1})
+    s = impl.check(GroupedProblem(4096, 7168, (512, 0, 64)), BUILTIN_CONTRACTS["bf16_bf16out_f32acc_tn"], None)
+    assert not s and s.reason.startswith("invalid configuration:") and "accumulators" in s.reason

@@ -66,6 +66,11 @@ class UnbuildableImplementation(Implementation):
     def supports(self, problem, contract):
         return Skip(f"invalid configuration: {self.reason}")
 
+    def admits(self, problem, contract):
+        """Its own reason for every problem, grouped ones included: the grouped rule's "launches one dense GEMM"
+        would misname a grouped family's point (a tuned row's excluded candidates say why each was left out)."""
+        return self.supports(problem, contract)
+
     def prepare(self, problem, contract, operands, extension):  # pragma: no cover - never called
         raise RuntimeError(self.reason)
 
