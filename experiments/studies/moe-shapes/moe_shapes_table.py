@@ -32,6 +32,9 @@ LOOPS = ("library.cublas_loop", "library.cublaslt_fp8_loop")
 GROUPED_CALLS = ("library.torch_grouped_mm", "library.cublas_grouped")  # one call for every group
 PROJECT = {"cutlass": "tuned CUTLASS grouped", "hopper": "hopper.grouped", "triton": "Triton's grouped GEMM"}
 CUTLASS_MIN, HAND_MIN, LEAD = 95.0, 85.0, 110.0
+# A % is marked noisy (`~`) when either of its two rows stopped with the CI of its median wider than this (three
+# times the spec's 1% target: the row hit its sample cap first): the figure may move by that much in a rerun.
+NOISY_CI = 0.03
 
 
 def side(implementation: str) -> str:
@@ -47,9 +50,15 @@ def side(implementation: str) -> str:
     return ""
 
 
+def _ci(row) -> float:
+    value = row.get("median_ci_rel") if hasattr(row, "get") else None
+    return float(value) if value is not None and value == value else 0.0
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (contract, problem): the best library row and its ms, each side's % of it (its best row when
-    a side has several), the loop's %, and the problem's shape."""
+    a side has several), the loop's %, and the problem's shape; `noisy` names the %s of which a row's median CI is
+    wider than NOISY_CI (`<side>` against the best library row, `<side>_vs_call` against the grouped call)."""
     df = df[df.status == "PASS"].copy()
     df["side"] = df.implementation.map(side)
     out = []
@@ -60,29 +69,35 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         best = lib.iloc[0]
         row = {"contract": contract, "problem": problem, "library": best.implementation, "library_ms": best.median_ms,
                **problem_shape(best.get("grouped"))}
+        noisy = set()
         for name in PROJECT:
-            mine = g[g.side == name]
-            row[name] = 100 * best.median_ms / mine.median_ms.min() if len(mine) else math.nan
+            mine = g[g.side == name].sort_values("median_ms")
+            row[name] = 100 * best.median_ms / mine.median_ms.iloc[0] if len(mine) else math.nan
+            if len(mine) and max(_ci(best), _ci(mine.iloc[0])) > NOISY_CI:
+                noisy.add(name)
         loop = g[g.implementation.isin(LOOPS)]
         row["loop"] = 100 * best.median_ms / loop.median_ms.min() if len(loop) else math.nan
         calls = lib[lib.implementation.isin(GROUPED_CALLS)]
         call = calls.iloc[0] if len(calls) else best  # no grouped call runs: the loop stands in
         row["call"], row["call_ms"] = call.implementation, call.median_ms
         for name in ("cutlass", "hopper"):
-            mine = g[g.side == name]
-            row[f"{name}_vs_call"] = 100 * call.median_ms / mine.median_ms.min() if len(mine) else math.nan
+            mine = g[g.side == name].sort_values("median_ms")
+            row[f"{name}_vs_call"] = 100 * call.median_ms / mine.median_ms.iloc[0] if len(mine) else math.nan
+            if len(mine) and max(_ci(call), _ci(mine.iloc[0])) > NOISY_CI:
+                noisy.add(f"{name}_vs_call")
+        row["noisy"] = frozenset(noisy)
         row["gb_s"] = best.unique_bytes / (best.median_ms * 1e-3) / 1e9 if "unique_bytes" in g else math.nan
         out.append(row)
     return pd.DataFrame(out)
 
 
-def _pct(v: float) -> str:
-    return "" if v != v else f"{v:.1f}"
+def _pct(v: float, noisy: bool = False) -> str:
+    return "" if v != v else f"{v:.1f}" + ("~" if noisy else "")
 
 
-def _against(v: float, floor: float) -> str:
+def _against(v: float, floor: float, noisy: bool = False) -> str:
     """A % beside a goal's floor: two decimals where one would round a miss up to the floor (84.98, not 85.0)."""
-    return f"{v:.2f}" if v < floor <= round(v, 1) else _pct(v)
+    return (f"{v:.2f}" + ("~" if noisy else "")) if v < floor <= round(v, 1) else _pct(v, noisy)
 
 
 def render(s: pd.DataFrame) -> str:
@@ -90,10 +105,13 @@ def render(s: pd.DataFrame) -> str:
              "hopper.grouped % | Triton % | loop % |", "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     for r in s.itertuples():
         lines.append(f"| {r.contract} | {r.problem} | {r.busy}/{r.experts} | {r.per_busy:.1f} | {r.skew:.1f} | "
-                     f"{r.library} | {r.library_ms * 1e3:.1f} | {_pct(r.cutlass)} | {_pct(r.hopper)} | "
-                     f"{_pct(r.triton)} | {_pct(r.loop)} |")
+                     f"{r.library} | {r.library_ms * 1e3:.1f} | {_pct(r.cutlass, 'cutlass' in r.noisy)} | "
+                     f"{_pct(r.hopper, 'hopper' in r.noisy)} | {_pct(r.triton, 'triton' in r.noisy)} | {_pct(r.loop)} |")
     lines.append("")
     lines += goals(s)
+    if any(len(n) for n in s.noisy):
+        lines.append(f"\n~: the row or the library row it is read against stopped with the 95% CI of its median wider "
+                     f"than +-{NOISY_CI:.0%} (its sample cap came first): that % may move as much in a rerun.")
     return "\n".join(lines)
 
 
@@ -107,7 +125,8 @@ def goals(s: pd.DataFrame) -> list[str]:
         out.append(f"- {PROJECT[name]} >= {floor:.0f}% of {against} at every problem: "
                    f"{'met' if below.empty and len(s) else 'NOT met'} (min {_against(values.min(), floor)}%; "
                    f"{len(below)} of {len(s)} below" + (": " + ", ".join(
-                       f"{r['problem']} {_against(r[name + column], floor)}" for _, r in below.head(8).iterrows())
+                       f"{r['problem']} {_against(r[name + column], floor, name + column in r['noisy'])}"
+                       for _, r in below.head(8).iterrows())
                                                         if len(below) else "") + ")")
     lead = s[s[list(PROJECT)].max(axis=1) >= LEAD]
     out.append(f"- a project kernel >= {LEAD - 100:.0f}% faster than the best library row: {len(lead)} problem"
