@@ -41,6 +41,6 @@ def test_the_rows_of_a_problem_share_the_batch_the_loop_of_calls_needs(tmp_path)
         if len(r.grouped["ms"]) == 256:
             assert t["batch"] == 2 and t["batch_setting"] == 10, (r.implementation, t)
             assert "library.cublas_loop enqueues 256 kernels a launch" in t["batch_why"]
-            assert "batch_restarts" not in t and t["starved_batches"] <= 1  # the first gate, before it is sized
+            assert "batch_restarts" not in t and t["starved_batches"] <= 2  # the first gates, before they are sized
         else:  # 7 busy groups: 10 launches of 7 kernels fit the queue
             assert t["batch"] == 10 and "batch_why" not in t, (r.implementation, t)
