@@ -308,3 +308,54 @@ def test_a_launcher_that_waits_for_the_gpu_does_not_shrink_the_others_batches(mo
                      Launcher("fine", lambda: clock.spend(20e-6))])
     assert not res["syncs"].samples_ms
     assert res["fine"].batch_size == 0 and res["fine"].restarts == 0 and len(res["fine"].samples_ms) == 30
+
+
+class _FakeClock:
+    """CUPTI's profiler as the timer drives it: started once, stopped once; records the round it was stopped in."""
+
+    def __init__(self, log: list):
+        self.log, self.error = log, None
+
+    def start(self):
+        return True
+
+    def annotate(self, tag):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def stop(self):
+        self.log.append("stopped")
+        return {}
+
+
+def _clocked(method: str, samples: dict):
+    log = []
+    t = _scripted(_timer(l2="warm", min_samples=10, max_samples=30, batch=5, target_noise=-1.0, method=method),
+                  samples)
+    run = t.run_batch
+
+    def run_batch(ln, m, count, graph=None, index=0):
+        log.append("clocked" if t.clock is not None else "unclocked")
+        run(ln, m, count, graph, index)
+
+    t.run_batch, t.clock_factory = run_batch, lambda: _FakeClock(log)
+    res = t.measure([Launcher(name, lambda: None) for name in samples])
+    return t, res, log
+
+
+def test_auto_stops_cupti_once_every_row_is_too_long_for_it_to_be_chosen():
+    """Every row's samples take 0.5 ms or more by events: `auto` reports CUPTI only for a problem whose shortest row
+    is under 0.2 ms, so after the first round the profiler is stopped (its records, costly to read, discarded) and
+    the rows are timed by events; the timing receipt says why."""
+    t, res, log = _clocked("auto", {"cublas": lambda i: 0.5, "loop": lambda i: 12.0})
+    assert log[:3] == ["clocked", "clocked", "stopped"] and set(log[3:]) == {"unclocked"}
+    assert all(m.method == "events" and not m.cupti_samples_ms and len(m.samples_ms) == 30 for m in res.values())
+    assert "CUPTI stopped once every row had samples: the shortest took 0.500 ms" in t.describe()["cupti"]
+
+
+def test_cupti_is_kept_where_a_row_could_be_short_enough_or_the_method_asks_for_it():
+    _, _, log = _clocked("auto", {"decode": lambda i: 0.39, "loop": lambda i: 12.0})  # 0.39 ms: under 2 x 0.2
+    assert log.count("stopped") == 1 and log[-1] == "stopped" and "unclocked" not in log
+    t, _, log = _clocked("cupti", {"cublas": lambda i: 0.5, "loop": lambda i: 12.0})  # profile's setting
+    assert log[-1] == "stopped" and "unclocked" not in log and "cupti" not in t.describe()

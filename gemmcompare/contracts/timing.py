@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .timing_methods import KernelClock, auto_setting, choose, finish_warm_up, sample_tag
+from .timing_methods import AUTO_CUPTI_BELOW_MS, KernelClock, auto_setting, choose, finish_warm_up, sample_tag
 
 L2_POLICIES = ("flush", "evict", "rotate", "warm")
 # Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
@@ -55,6 +55,10 @@ QUEUE_ENTRIES_PER_SAMPLE = 3
 # batches of 10 at DeepSeek-V3's up/gate layer read 11.1-11.4 ms for their first three samples and up to 24 ms
 # for their last, while the loop of cuBLAS calls beside it, its batch cut to 2 to fit the launch queue, only ever
 # ran the first two of a burst (10.8-10.9 ms): the % compared a burst's start with a whole burst.
+# Under `method: auto`, CUPTI is dropped after the first round when every row's shortest sample by events already
+# took this many times AUTO_CUPTI_BELOW_MS: auto can only report events then, and CUPTI's records cost device-side
+# time to read (7-28 s a part of the MoE study at 4e87cbd, 25,600 records a row for a loop of 256 calls).
+CUPTI_NEEDLESS_FACTOR = 2.0
 
 EXCLUDED = ("allocation, host-device transfers, dtype conversion, laying the inputs out in the storage policy's "
             "buffers (the same for every row), reference computation; an implementation's own copies and padding "
@@ -400,11 +404,11 @@ class Timer:
         with self._phase("cupti_s"):
             if clock is not None and not clock.start():
                 clock, error = None, clock.error
-        self.clock = clock
+        self.clock, self.cupti_dropped = clock, ""
         try:
             self._rounds(launchers, results, graphs, spent, index, fail, stage)
         finally:
-            self.clock = None
+            clock, self.clock = self.clock, None  # None when the rounds dropped it (_drop_needless_cupti)
             with self._phase("cupti_s"):
                 spans = clock.stop() if clock is not None else {}
             error = clock.error if clock is not None else error
@@ -496,8 +500,27 @@ class Timer:
                         m.done, m.stop_reason = True, f"{waited}sample cap {self.s.max_samples} (CI of median +-{ci:.2%})"
                     elif spent[ln.name] >= self.s.max_ms:
                         m.done, m.stop_reason = True, f"{waited}time cap {self.s.max_ms:g} ms (CI of median +-{ci:.2%})"
+            if self.clock is not None and self.s.method == "auto":
+                self._drop_needless_cupti([results[ln.name] for ln in launchers])
             if self.s.lockstep:
                 self._stop_together([results[ln.name] for ln in launchers])
+
+    def _drop_needless_cupti(self, measurements: list[Measurement]) -> None:
+        """After a round: when every row has samples and the shortest is CUPTI_NEEDLESS_FACTOR x AUTO_CUPTI_BELOW_MS
+        or more by events, `auto` cannot choose CUPTI for this problem; its profiler is stopped and its records
+        discarded (no row reports a CUPTI median then, and the receipt's timing says why)."""
+        timed = [m.samples_ms for m in measurements if m.error is None and not (m.done and not m.samples_ms)]
+        if not timed or not all(timed):
+            return  # a row still without samples could be the short one
+        shortest, needless = min(min(x) for x in timed), CUPTI_NEEDLESS_FACTOR * AUTO_CUPTI_BELOW_MS
+        if shortest < needless:
+            return
+        with self._phase("cupti_s"):
+            self.clock.stop()
+        self.clock = None
+        self.cupti_dropped = (f"CUPTI stopped once every row had samples: the shortest took {shortest:.3f} "
+                              f"ms by events (at least {needless:g} ms), and `auto` reports CUPTI only below "
+                              f"{AUTO_CUPTI_BELOW_MS:g} ms")
 
     @staticmethod
     def _stop_together(measurements: list[Measurement]) -> None:
@@ -555,5 +578,6 @@ class Timer:
             "excluded": EXCLUDED,
             "interleaving": "round-robin batches across the problem's implementations"
                             + (", in lockstep: each samples until every one has stopped" if self.s.lockstep else ""),
+            **({"cupti": self.cupti_dropped} if getattr(self, "cupti_dropped", "") else {}),
             **self.s.as_dict(),
         }
