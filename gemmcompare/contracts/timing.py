@@ -262,6 +262,7 @@ class Timer:
     # start and read-out); None: untimed
     phase: Callable[[str], Any] | None = None
     clock: Any = None  # the KernelClock while sampling
+    cupti_dropped: str = ""  # why the clock was stopped early (_drop_needless_cupti), for the receipt
     launch_window_ms: float = 0.0  # what a CUPTI figure adds to the span (launch_window.py)
 
     def __init__(self, settings: TimingSettings, l2_bytes: int, sleep_cycles_per_ms: float = 2.0e6,
@@ -422,17 +423,17 @@ class Timer:
 
     def _share_batch(self, launchers, results) -> None:
         """Before sampling: the problem's batch is the smallest that any of its launchers needs, for all of them."""
-        need = {ln.name: self.fitting_batch(ln.kernels) for ln in launchers}
-        size = min(need.values(), default=self.s.batch)
+        if not launchers:
+            return
+        who = min(launchers, key=lambda ln: (self.fitting_batch(ln.kernels), ln.name))
+        size = self.fitting_batch(who.kernels)
         if size == self.s.batch:
             return
-        who = min(need, key=lambda name: (need[name], name))
-        kernels = next(ln.kernels for ln in launchers if ln.name == who)
         for ln in launchers:
             m = results[ln.name]
             m.batch_size = size
-            m.batch_note = (f"{size} launches a batch for every row of the problem: {who} enqueues {kernels} kernels "
-                            f"a launch, and {size} of them fill CUDA's launch queue")
+            m.batch_note = (f"{size} launches a batch for every row of the problem: {who.name} enqueues {who.kernels} "
+                            f"kernels a launch, and {size} of them fill CUDA's launch queue")
 
     def _lower_batch(self, size: int, who: str, launchers, results, spent) -> None:
         """A launcher found, by starving, that it needs smaller batches than the problem's and has now been timed
@@ -578,6 +579,6 @@ class Timer:
             "excluded": EXCLUDED,
             "interleaving": "round-robin batches across the problem's implementations"
                             + (", in lockstep: each samples until every one has stopped" if self.s.lockstep else ""),
-            **({"cupti": self.cupti_dropped} if getattr(self, "cupti_dropped", "") else {}),
+            **({"cupti": self.cupti_dropped} if self.cupti_dropped else {}),
             **self.s.as_dict(),
         }
