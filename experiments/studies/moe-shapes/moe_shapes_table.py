@@ -51,7 +51,8 @@ def side(implementation: str) -> str:
 
 
 def _ci(row) -> float:
-    value = row.get("median_ci_rel") if hasattr(row, "get") else None
+    """A row's relative CI of its median; 0 where the rows carry none."""
+    value = row.get("median_ci_rel")
     return float(value) if value is not None and value == value else 0.0
 
 
@@ -69,22 +70,19 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         best = lib.iloc[0]
         row = {"contract": contract, "problem": problem, "library": best.implementation, "library_ms": best.median_ms,
                **problem_shape(best.get("grouped"))}
-        noisy = set()
-        for name in PROJECT:
-            mine = g[g.side == name].sort_values("median_ms")
-            row[name] = 100 * best.median_ms / mine.median_ms.iloc[0] if len(mine) else math.nan
-            if len(mine) and max(_ci(best), _ci(mine.iloc[0])) > NOISY_CI:
-                noisy.add(name)
-        loop = g[g.implementation.isin(LOOPS)]
-        row["loop"] = 100 * best.median_ms / loop.median_ms.min() if len(loop) else math.nan
         calls = lib[lib.implementation.isin(GROUPED_CALLS)]
         call = calls.iloc[0] if len(calls) else best  # no grouped call runs: the loop stands in
         row["call"], row["call_ms"] = call.implementation, call.median_ms
-        for name in ("cutlass", "hopper"):
+        noisy = set()
+        for name in PROJECT:  # each side's best row against the best library row, and (goal sides) the call
             mine = g[g.side == name].sort_values("median_ms")
-            row[f"{name}_vs_call"] = 100 * call.median_ms / mine.median_ms.iloc[0] if len(mine) else math.nan
-            if len(mine) and max(_ci(call), _ci(mine.iloc[0])) > NOISY_CI:
-                noisy.add(f"{name}_vs_call")
+            against = (("", best), ("_vs_call", call)) if name in ("cutlass", "hopper") else (("", best),)
+            for column, ref in against:
+                row[name + column] = 100 * ref.median_ms / mine.median_ms.iloc[0] if len(mine) else math.nan
+                if len(mine) and max(_ci(ref), _ci(mine.iloc[0])) > NOISY_CI:
+                    noisy.add(name + column)
+        loop = g[g.implementation.isin(LOOPS)]
+        row["loop"] = 100 * best.median_ms / loop.median_ms.min() if len(loop) else math.nan
         row["noisy"] = frozenset(noisy)
         row["gb_s"] = best.unique_bytes / (best.median_ms * 1e-3) / 1e9 if "unique_bytes" in g else math.nan
         out.append(row)
@@ -97,7 +95,9 @@ def _pct(v: float, noisy: bool = False) -> str:
 
 def _against(v: float, floor: float, noisy: bool = False) -> str:
     """A % beside a goal's floor: two decimals where one would round a miss up to the floor (84.98, not 85.0)."""
-    return (f"{v:.2f}" + ("~" if noisy else "")) if v < floor <= round(v, 1) else _pct(v, noisy)
+    if not v < floor <= round(v, 1):
+        return _pct(v, noisy)
+    return f"{v:.2f}" + ("~" if noisy else "")
 
 
 def render(s: pd.DataFrame) -> str:
@@ -106,7 +106,8 @@ def render(s: pd.DataFrame) -> str:
     for r in s.itertuples():
         lines.append(f"| {r.contract} | {r.problem} | {r.busy}/{r.experts} | {r.per_busy:.1f} | {r.skew:.1f} | "
                      f"{r.library} | {r.library_ms * 1e3:.1f} | {_pct(r.cutlass, 'cutlass' in r.noisy)} | "
-                     f"{_pct(r.hopper, 'hopper' in r.noisy)} | {_pct(r.triton, 'triton' in r.noisy)} | {_pct(r.loop)} |")
+                     f"{_pct(r.hopper, 'hopper' in r.noisy)} | {_pct(r.triton, 'triton' in r.noisy)} | "
+                     f"{_pct(r.loop)} |")
     lines.append("")
     lines += goals(s)
     if any(len(n) for n in s.noisy):
