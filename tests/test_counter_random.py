@@ -91,3 +91,42 @@ def test_the_gpu_draws_the_cpus_bits():
     assert torch.equal(on_gpu.integers(-2, 3, (77, 5)).cpu(), on_cpu.integers(-2, 3, (77, 5)))
     z_gpu, z_cpu = on_gpu.normal((300, 300)).cpu(), on_cpu.normal((300, 300))
     assert (z_gpu != z_cpu).sum() <= 3 and torch.allclose(z_gpu, z_cpu, rtol=1e-6, atol=0)
+
+
+def test_the_fused_hash_source_is_the_int64_hash(tmp_path):
+    """COUNTER_HASH_CUDA (the GPU's fused kernel) compiled for the host as plain C++ gives counter_hash_int64's
+    bits, at indices on both sides of 2^32 and keys at the ends of their range."""
+    import shutil
+    import subprocess
+
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no host C++ compiler")
+    index = torch.cat([torch.arange(0, 300), torch.arange(2**32 - 300, 2**32 + 300), torch.tensor([2**40 + 7])])
+    keys = [(0, 0), (0xFFFFFFFF, 0xFFFFFFFF), (0x9E3779B9, 0x7F4A7C15)]
+    source = tmp_path / "hash.cpp"
+    source.write_text("#include <cstdio>\n" + counter_random.COUNTER_HASH_CUDA
+                      + "int main() { long long i, k1, k2;\n"
+                        "  while (std::scanf(\"%lld %lld %lld\", &i, &k1, &k2) == 3)\n"
+                        "    std::printf(\"%lld\\n\", gemmcompare_counter_hash<long long>(i, k1, k2));\n}\n")
+    subprocess.run([compiler, "-O2", "-o", str(tmp_path / "hash"), str(source)], check=True)
+    lines = "".join(f"{i} {k1} {k2}\n" for k1, k2 in keys for i in index.tolist())
+    got = [int(v) for v in subprocess.run([str(tmp_path / "hash")], input=lines, capture_output=True, text=True,
+                                          check=True).stdout.split()]
+    want = [v for k1, k2 in keys for v in counter_random.counter_hash_int64(index, k1, k2).tolist()]
+    assert got == want
+
+
+def test_jiterator_parses_the_fused_hash_source():
+    """jiterator takes its source as one templated function (a regular expression from the start of the text);
+    a source it cannot parse would leave every GPU draw on the int64 pieces."""
+    jiterator = pytest.importorskip("torch.cuda.jiterator")
+    assert jiterator._CodeParser(counter_random.COUNTER_HASH_CUDA).function_name == "gemmcompare_counter_hash"
+
+
+@pytest.mark.gpu
+def test_the_gpu_draws_with_the_fused_hash_and_its_bits_are_the_int64_ones():
+    index = torch.cat([torch.arange(0, 1 << 20), torch.arange(2**32 - (1 << 16), 2**32 + (1 << 16))]).cuda()
+    assert counter_random._fused_kernel(index.device) is not None, "the fused hash is not in use on this GPU"
+    for k1, k2 in [(1, 2), (0xFFFFFFFF, 0), (0xDEADBEEF, 0xFFFFFFFF)]:
+        assert torch.equal(counter_random.counter_hash(index, k1, k2), counter_random.counter_hash_int64(index, k1, k2))

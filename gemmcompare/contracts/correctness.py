@@ -349,9 +349,12 @@ def compute_references(originals: dict[str, torch.Tensor], rounded: dict[str, to
         return r
 
     bias = originals.get("bias")  # the bias is FP32 on both paths
-    r1 = ref(rounded["a"], rounded["b"], rounded.get("c0"), bias)
+    # the rounded operands in FP64 once, for the judging reference and the magnitude (an expert's weights are
+    # tens of millions of elements, and an MoE fixture converts 256 of them)
+    a64, b64 = rounded["a"].double(), rounded["b"].double()
+    r1 = ref(a64, b64, rounded.get("c0"), bias)
     r2 = ref(originals["a"], originals["b"], originals.get("c0"), bias)
-    mag = abs(contract.alpha) * (rounded["a"].double().abs() @ rounded["b"].double().abs())
+    mag = abs(contract.alpha) * (a64.abs() @ b64.abs())
     if rounded.get("c0") is not None and contract.beta != 0.0:
         mag += abs(contract.beta) * rounded["c0"].double().abs()
     return References(r1, r2, mag)

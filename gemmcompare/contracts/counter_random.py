@@ -10,7 +10,8 @@ apart: a `CounterRandom` numbers its draws in order, as a generator object's sta
 Only integer arithmetic that cannot overflow int64 is used (32-bit products split into 16-bit halves),
 so the bits are defined in every backend. The uniform values are multiples of 2^-24 in [0, 1), as
 torch.rand's are; normal values come from Box-Muller in FP64 (bit-equal across backends except, rarely,
-in the last bit, where the FP64 logarithm or cosine of two math libraries differs).
+in the last bit, where the FP64 logarithm or cosine of two math libraries differs). On a GPU the hash is one
+fused kernel (COUNTER_HASH_CUDA) that has matched the int64 pieces on that device before it is used.
 
     rng = CounterRandom(seed=7, device="cuda")
     a = rng.uniform((m, k)) * 2 - 1      # float32, [-1, 1)
@@ -20,6 +21,7 @@ in the last bit, where the FP64 logarithm or cosine of two math libraries differ
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
@@ -40,6 +42,71 @@ def mix32(x: torch.Tensor) -> torch.Tensor:
     x = x ^ (x >> 15)
     x = _mul32(x, 0x846CA68B)
     return x ^ (x >> 16)
+
+
+def counter_hash_int64(index: torch.Tensor, key1: int, key2: int) -> torch.Tensor:
+    """Element i's 32-bit hash under a draw's keys (int64 in [0, 2^32)): mix32 of the index's low half with key1,
+    mixed again with its high half plus key2. In int64 pieces (about 45 passes over the chunk), on any device."""
+    low, high = index & MASK32, index >> 32
+    return mix32(mix32(low ^ key1) ^ ((high + key2) & MASK32))
+
+
+# The same hash as one CUDA kernel (torch's jiterator, compiled by NVRTC on first use): counter_hash_int64's
+# rounds in unsigned 32-bit arithmetic, whose wrap-around C++ defines. The int64 pieces read and write the chunk
+# about 45 times, and an MoE layer's fixture draws 256 expert weights of 29M elements each (7.5G values): by that
+# count most of the 47 s of "inputs+refs" of an FP8 MoE part on an H100 (moe-shapes/h100/fp8-part0-4e87cbd), an
+# estimate. One templated function: jiterator's parser takes the source as exactly that.
+COUNTER_HASH_CUDA = r"""template <typename T> T gemmcompare_counter_hash(T index, T key1, T key2) {
+  unsigned long long i = (unsigned long long)index;
+  unsigned int x = (unsigned int)(i & 0xFFFFFFFFull) ^ (unsigned int)key1;
+  x ^= x >> 16; x *= 0x7FEB352Du; x ^= x >> 15; x *= 0x846CA68Bu; x ^= x >> 16;
+  x ^= (unsigned int)(i >> 32) + (unsigned int)key2;
+  x ^= x >> 16; x *= 0x7FEB352Du; x ^= x >> 15; x *= 0x846CA68Bu; x ^= x >> 16;
+  return (T)x;
+}
+"""
+_fused_hash = {}  # device index -> the jitted kernel, or None where it cannot be used (int64 pieces there)
+
+
+def counter_hash(index: torch.Tensor, key1: int, key2: int) -> torch.Tensor:
+    """counter_hash_int64's values: on a CUDA device from the fused kernel once it has matched the int64 pieces
+    bit for bit on that device (checked at its first use in the process, over indices that cross 2^32), else
+    from the int64 pieces."""
+    if index.is_cuda:
+        kernel = _fused_kernel(index.device)
+        if kernel is not None:
+            return _launch(kernel, index, key1, key2)
+    return counter_hash_int64(index, key1, key2)
+
+
+def _launch(kernel, index: torch.Tensor, key1: int, key2: int) -> torch.Tensor:
+    keys = torch.tensor([key1, key2], dtype=torch.int64, device=index.device)
+    return kernel(index, keys[:1], keys[1:])  # the keys broadcast over the chunk
+
+
+def _fused_kernel(device: torch.device):
+    """The fused kernel for `device`, built and checked once per process; None (and a warning that says why)
+    where it cannot be built or disagrees with the int64 pieces: the fixtures' values are the same either way."""
+    slot = device.index if device.index is not None else torch.cuda.current_device()
+    if slot not in _fused_hash:
+        kernel, why = None, ""
+        try:
+            from torch.cuda import jiterator
+
+            candidate = jiterator._create_jit_fn(COUNTER_HASH_CUDA)
+            probe = torch.cat([torch.arange(0, 4096), torch.arange(2**32 - 2048, 2**32 + 2048)]).to(device)
+            if all(torch.equal(_launch(candidate, probe, key1, key2), counter_hash_int64(probe, key1, key2))
+                   for key1, key2 in ((0, 0), (0x9E3779B9, 0xFFFFFFFF), (0x12345678, 0x7F4A7C15))):
+                kernel = candidate
+            else:
+                why = "it disagrees with the int64 pieces"
+        except Exception as e:  # noqa: BLE001  (no jiterator or NVRTC in this torch, a compile error: said, not fatal)
+            why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        if kernel is None:
+            warnings.warn(f"gemmcompare: the fused counter hash is not used on cuda:{slot} ({why}); fixtures are "
+                          "drawn with its int64 pieces (the same values, slower)", RuntimeWarning, stacklevel=3)
+        _fused_hash[slot] = kernel
+    return _fused_hash[slot]
 
 
 def _mix32_int(x: int) -> int:
@@ -70,8 +137,7 @@ class CounterRandom:
         out = torch.empty(numel, dtype=dtype, device=self.device)
         for start in range(0, numel, CHUNK):
             index = torch.arange(start, min(start + CHUNK, numel), dtype=torch.int64, device=self.device)
-            low, high = index & MASK32, index >> 32
-            hashes = [mix32(mix32(low ^ k1) ^ ((high + k2) & MASK32)) for k1, k2 in keys]
+            hashes = [counter_hash(index, k1, k2) for k1, k2 in keys]
             out[start:start + index.numel()] = values(*hashes)
         return out.view(shape)
 
