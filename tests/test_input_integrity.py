@@ -17,6 +17,7 @@ import torch
 
 from gemmcompare.contracts.precision import BUILTIN_CONTRACTS, Order
 from gemmcompare.problems import GemmProblem
+from gemmcompare.runner import inputs
 from gemmcompare.runner.inputs import make_draw
 
 SHAPES = {  # (m, n, k)
@@ -51,7 +52,7 @@ def test_untouched_inputs_read_intact_and_stable(shape, contract, batch):
     draw = _draw(shape, contract, batch)
     first = draw.fingerprint()
     assert draw.intact()
-    assert draw.fingerprint() == first
+    assert draw.fingerprint() == first and draw.unchanged_since(first)
 
 
 @pytest.mark.parametrize("batch", [1, 3])
@@ -59,7 +60,7 @@ def test_untouched_inputs_read_intact_and_stable(shape, contract, batch):
 @pytest.mark.parametrize("shape", ["cube", "square_b", "one_row", "wide"])
 def test_one_changed_element_of_any_handed_tensor_is_seen(shape, contract, batch):
     """Each laid-out copy and each logical operand, its last element changed (the last matrix's, batched):
-    intact() says no and the fingerprint moves; restore() brings back what the references were made from."""
+    intact() says no, so unchanged_since() does; restore() brings back what the references were made from."""
     draw = _draw(shape, contract, batch)
     handed = lambda: {**{which: getattr(draw.operands, which) for which in ("a", "b")},  # noqa: E731
                       **{f"{w} {o.name}": view for (w, o), view in draw.operands.layouts().items()}}
@@ -68,8 +69,46 @@ def test_one_changed_element_of_any_handed_tensor_is_seen(shape, contract, batch
         before = draw.fingerprint()
         t[..., -1, -1] += 1
         assert not draw.intact(), label
-        assert draw.fingerprint() != before, label
+        assert not draw.unchanged_since(before), label
         draw.restore()
         for which, order in itertools.product(("a", "b"), (Order.ROW, Order.COL)):
             draw.operands.stored(which, order)
-        assert draw.intact() and draw.fingerprint() == before, label
+        assert draw.unchanged_since(before), label
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("shape", ["cube", "square_b", "wide"])
+def test_a_write_into_a_laid_out_copys_padding_or_the_bias_is_seen(shape, batch, monkeypatch):
+    """What intact() does not compare (the padding of an aligned copy, the bias) the fingerprint sees."""
+    draw = _draw(shape, "f16_f32acc_nn_aligned", batch)
+    written = 0
+    for (full, view) in draw.operands._cache.values():
+        if full is view:
+            continue
+        saved = view.clone()
+        view.fill_(7)  # the padding: the allocation's elements the view does not hold
+        padding = (full.reshape(-1) != 7).nonzero().flatten()
+        view.copy_(saved)
+        if not len(padding):
+            continue
+        before = draw.fingerprint()
+        monkeypatch.setattr(inputs, "FINGERPRINT_CHUNK", 7)  # many chunks, the same sums
+        assert draw.fingerprint() == before
+        monkeypatch.undo()
+        full.view(-1)[padding[-1]] += 1
+        assert draw.intact() and not draw.unchanged_since(before)
+        full.view(-1)[padding[-1]] -= 1
+        assert draw.unchanged_since(before)
+        written += 1
+    assert written, "the aligned policy pads these shapes"
+    bias_draw = make_draw("uniform", GemmProblem(*SHAPES[shape]), BUILTIN_CONTRACTS["f16_f32acc_bias_relu_tn"], 3, "cpu")
+    before = bias_draw.fingerprint()
+    bias_draw.operands.bias[-1] += 1
+    assert not bias_draw.unchanged_since(before)
+
+
+def test_the_fingerprint_leaves_the_operands_to_intact():
+    """An MoE layer's weights are read by intact() alone: the fingerprint sums none of the operands that have a
+    pristine copy (a tight layout's copy of one is the operand's own storage)."""
+    draw = _draw("cube", "f16_f32acc_tn", 1)
+    assert draw.fingerprint() == []

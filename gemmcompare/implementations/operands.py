@@ -92,10 +92,15 @@ class Operands:
 
     def tensors(self) -> list[torch.Tensor | None]:
         """Every tensor implementations are handed: the logical operands and their laid-out copies (whole
-        allocations: a kernel that writes into the zero padding another kernel reads is caught too)."""
+        allocations, padding included)."""
         return [self.a, self.b, self.c0, self.bias, *(full for full, _ in self._cache.values()),
                 *((self.scale_a, self.scale_b) if self.scale_a is not None else ()),
                 *(t for t in (self.m_offsets, self.masked_counts) if t is not None)]
+
+    def padded_allocations(self) -> list[torch.Tensor]:
+        """The whole allocations of the laid-out copies that hold more than their view (the padding of a padding
+        storage policy); a tight copy's allocation is its view."""
+        return [full for full, view in self._cache.values() if full is not view]
 
     def layouts(self) -> dict[tuple[str, Order], torch.Tensor]:
         """The laid-out copies made so far, by (operand, order): each operand's view of its allocation."""

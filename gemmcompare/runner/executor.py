@@ -258,7 +258,7 @@ class ProblemExecutor:
             self._crash(row, exc, "launch", emit)
             return None
         out = prepared.output()
-        if draw.fingerprint() != inputs_before or not draw.intact():
+        if not draw.unchanged_since(inputs_before):
             draw.restore()  # the next implementations must see the inputs the references were made from
             row.status = Status.FAIL
             row.reason = f"{fixture}: the implementation wrote into its input matrices"

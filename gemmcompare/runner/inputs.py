@@ -30,15 +30,20 @@ class Draw:
     pristine: dict[str, Any]  # bit-exact copies of the rounded operands
 
     def fingerprint(self) -> list[int]:
-        """A cheap bitwise checksum of every tensor the implementations were handed. Summed in chunks of
-        FINGERPRINT_CHUNK elements, each tensor read in its storage order: a grouped problem's weights are
-        gigabytes, and int64 copies of them whole (or a contiguous copy of a column-major view) would not fit."""
+        """A cheap bitwise checksum of what intact() does not compare bit for bit: the bias, the padding
+        allocations of laid-out copies (a kernel that writes into the zero padding another kernel reads) and any
+        handed tensor without a pristine copy. The operands themselves are left to intact(): checksumming an MoE
+        layer's weights (7.5G elements) twice a check cost more than the check, and intact() reads them anyway.
+        Summed in chunks of FINGERPRINT_CHUNK elements, each tensor read in its storage order (no int64 copy of a
+        whole large tensor, no contiguous copy of a column-major view)."""
         import torch
 
+        ops = self.operands
+        covered = {id(getattr(ops, which)) for which in INPUT_TENSORS
+                   if getattr(ops, which) is not None and which in self.pristine}
         out = []
-        for t in self.operands.tensors():
-            if t is None:
-                out.append(0)
+        for t in (ops.bias, *ops.padded_allocations(), *(getattr(ops, w) for w in INPUT_TENSORS)):
+            if t is None or id(t) in covered:
                 continue
             flat = as_bits(in_storage_order(t)).reshape(-1)
             total = 0
@@ -48,6 +53,10 @@ class Draw:
                 total += int((bits * weights).sum())
             out.append(total)
         return out
+
+    def unchanged_since(self, fingerprint: list[int]) -> bool:
+        """Whether nothing handed out was written since `fingerprint` was taken (and since the draw: intact)."""
+        return self.fingerprint() == fingerprint and self.intact()
 
     def intact(self) -> bool:
         """Whether every tensor handed out still holds the pristine bits (the logical operands and each
