@@ -330,6 +330,9 @@ class FakeDraw:
     def intact(self):
         return True
 
+    def unchanged_since(self, fingerprint):
+        return True
+
 
 @pytest.fixture
 def cpu_executor(tuned_setup, monkeypatch):
