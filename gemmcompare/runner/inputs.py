@@ -32,8 +32,8 @@ class Draw:
     def fingerprint(self) -> list[int]:
         """A cheap bitwise checksum of what intact() does not compare bit for bit: the bias, the padding
         allocations of laid-out copies (a kernel that writes into the zero padding another kernel reads) and any
-        handed tensor without a pristine copy. The operands themselves are left to intact(): checksumming an MoE
-        layer's weights (7.5G elements) twice a check cost more than the check, and intact() reads them anyway.
+        handed tensor without a pristine copy. The operands themselves are left to intact(), which reads them anyway: an
+        MoE layer's weights (7.5G elements) were checksummed twice a check besides, each time in int64 passes.
         Summed in chunks of FINGERPRINT_CHUNK elements, each tensor read in its storage order (no int64 copy of a
         whole large tensor, no contiguous copy of a column-major view)."""
         import torch
