@@ -39,11 +39,10 @@ class Draw:
         import torch
 
         ops = self.operands
-        covered = {id(getattr(ops, which)) for which in INPUT_TENSORS
-                   if getattr(ops, which) is not None and which in self.pristine}
+        unguarded = [getattr(ops, which) for which in INPUT_TENSORS if which not in self.pristine]
         out = []
-        for t in (ops.bias, *ops.padded_allocations(), *(getattr(ops, w) for w in INPUT_TENSORS)):
-            if t is None or id(t) in covered:
+        for t in (ops.bias, *ops.padded_allocations(), *unguarded):
+            if t is None:
                 continue
             flat = as_bits(in_storage_order(t)).reshape(-1)
             total = 0
