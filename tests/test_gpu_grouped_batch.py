@@ -2,7 +2,8 @@
 experts the loop of cuBLAS calls declares its 256 kernels a launch, so the problem's batch is 2 for every row from
 the first round (torch's and Triton's one-launch grouped GEMMs included) and the loop's gate never has to learn it
 by starving; at 8 experts every row keeps the spec's 10. On an H100 at 4e87cbd the loop alone ran batches of 2
-beside the others' 10 (experiments/studies/moe-shapes/h100/bf16-4e87cbd/)."""
+beside the others' 10 (experiments/studies/moe-shapes/h100/bf16-4e87cbd/, in git history); at 7b97acd every row
+ran batches of 2 there (h100/bf16-7b97acd/)."""
 
 from __future__ import annotations
 
