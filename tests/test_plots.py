@@ -30,7 +30,7 @@ STUDIES = Path(__file__).resolve().parents[1] / "experiments" / "studies"
 # committed receipts these tests draw from
 RECEIPTS = {"library-vs-handwritten": "library-vs-handwritten/h200", "cutlass-sm90-sweep": "cutlass-sm90/h200/sweep",
             "quickstart": "quickstart/h200", "mma-sync-sweep": "mma-sync/h200/sweep",
-            "moe-shapes": "moe-shapes/h200/part-f0b7480/merged"}
+            "moe-shapes": "moe-shapes/h200/part-f0b7480/merged", "moe-fp8": "moe-shapes/h100/fp8-7b97acd/merged"}
 PLOT_MODULES = ("throughput", "baseline", "roofline", "bandwidth", "errors", "heatmap", "distribution",
                 "architectures")
 
@@ -98,6 +98,14 @@ def overlapping_tick_labels(fig, ax, axis="x") -> list[tuple[str, str]]:
     labels = [t for t in getattr(ax, f"get_{axis}ticklabels")() if t.get_text() and t.get_visible()]
     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
     return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+
+
+def labels_under_the_row_below(fig) -> list[str]:
+    """The x tick labels of a row of stacked axes that reach into the axes under it (drawn over by it)."""
+    renderer = rendered(fig)
+    rows = sorted(fig.axes, key=lambda a: -a.get_position().y0)
+    return [t.get_text() for upper, lower in zip(rows, rows[1:]) for t in upper.get_xticklabels()
+            if t.get_text() and t.get_window_extent(renderer).y0 < lower.get_window_extent(renderer).y1]
 
 
 # -- statistics ------------------------------------------------------------------------------------------
@@ -230,6 +238,16 @@ def test_a_row_without_a_bar_names_its_status_in_its_slot(tmp_path, figures):
     rows.loc[failed, ["status", "pct_of_baseline"]] = ["FAIL", np.nan]
     draw("percent_of_baseline", rows, tmp_path)
     assert "FAIL" in [t.get_text() for t in figures["pct_of_baseline_f16_f32acc_tn"].axes[0].texts]
+
+
+def test_wrapped_rows_leave_room_for_the_upright_labels_of_the_row_above(tmp_path, figures):
+    """The FP8 MoE study's 48 grouped problems of 2 bars: two rows of 24, labels upright (two lines of up to 22
+    characters). The gap between the rows is sized for them; at a fixed gap the lower row hid their start."""
+    draw("percent_of_baseline", committed("moe-fp8"), tmp_path)
+    fig = figures["pct_of_baseline_e4m3_bf16out_f32acc_tn_block"]
+    named = [a for a in fig.axes if a.get_xticklabels()]
+    assert len(named) == 2 and named[0].get_xticklabels()[0].get_rotation() == 90
+    assert not labels_under_the_row_below(fig)
 
 
 def test_percent_bars_of_many_problems_wrap_into_rows_of_readable_bars(tmp_path, figures):

@@ -34,12 +34,13 @@ MARKERS = ("o", "^", "D", "v", "P", "X", "<", ">", "h", "p")
 LEGEND_RIGHT_MAX = 14  # more entries than this go into a key table under the plot
 DPI = 120
 KIND_COLORS = {"library": "#455a64", "CUTLASS": "#1565c0", "hand-written": "#ef6c00", "custom": "#6a1b9a"}
-# grouped bars (a group a problem) too many for one row of WIDTH_MAX_IN are wrapped into rows of ROW_IN
+# grouped bars (a group a problem) too many for one row of WIDTH_MAX_IN are wrapped into rows (problem_rows)
 SLOT_IN = 0.16  # one bar with its number written up it (6.5 pt, turned): the narrowest that reads
 GROUP_FILL = 0.8  # of a problem's slot, the part its bars take
 AXES_SHARE = 0.775  # of the figure's width, the part the axes take (matplotlib's default margins)
 WIDTH_MAX_IN = 16.0
 ROW_IN = 3.3
+ROW_AXES_IN = 2.4  # of a wrapped row, the axes' own height (the labels under it get what they need besides)
 
 
 @dataclass
@@ -208,6 +209,13 @@ def legend(fig: Figure, ax, handles: list, labels: list[str], title: str = "impl
 
 _GROUPED_SPLIT = re.compile(r"^(g\d+ n\d+ k\d+) ")  # a grouped label's shape, then its rows
 LABEL_LINE_IN = 0.14  # a line of 8-point tick label, in inches
+LABEL_CHAR_IN = 0.075  # a character of 8-point tick label along its line, in inches
+
+
+def _shown_label(problem: str) -> str:
+    """A problem's tick label: a grouped one (`g256 n7168 k2048 t512 top8 zipf1.2 s0`) on two lines, the shape
+    and then the routing; any other as it is."""
+    return _GROUPED_SPLIT.sub(r"\1\n", problem, count=1)
 GROUPED_AXIS_LABEL = ("grouped problem: g groups, n N, k K; t tokens, top-k, routing, seed "
                       "(by size; a category each)")
 
@@ -222,10 +230,10 @@ def problem_axis(ax, problems: list[str], axis: str = "x", slots: int | None = N
         slots = max(1, slots or len(problems))
         ax.set_xticks(positions)
         # a grouped label (`g256 n7168 k2048 t512 top8 zipf1.2 s0`) goes on two lines: the shape, then the routing
-        shown = [_GROUPED_SPLIT.sub(r"\1\n", p, count=1) for p in problems] if grouped else problems
+        shown = [_shown_label(p) for p in problems] if grouped else problems
         width_in = ax.figure.get_figwidth() * 0.75 / slots
         longest = max((len(line) for p in shown for line in p.split("\n")), default=0)
-        crowded = longest * 0.075 > width_in
+        crowded = longest * LABEL_CHAR_IN > width_in
         # turned labels sit width_in * sin(angle) apart across their lines: 30 degrees while their lines fit there
         lines = max((p.count("\n") + 1 for p in shown), default=1)
         angle = 0 if not crowded else 30 if width_in * 0.5 >= lines * LABEL_LINE_IN else 90
@@ -251,15 +259,22 @@ def wrap_layout(problems: int, bars: int) -> tuple[int, float]:
 def problem_rows(problems: list[str], bars: int, one_row: tuple[float, float] | None = None):
     """(figure, [(axes, its problems)], problems per row) for grouped bars, a group of `bars` a problem, laid
     out by wrap_layout: one axes per row, stacked. one_row: the figure's size (inches) when a single row holds
-    every problem (a plot that predates wrapping keeps its own); else wrap_layout's width, ROW_IN a row.
+    every problem (a plot that predates wrapping keeps its own); else wrap_layout's width, ROW_IN for one row,
+    and for several ROW_AXES_IN of axes a row with room for the tick labels between them.
     Draw each row, then name its problems with problem_row_axes."""
     per_row, width_in = wrap_layout(len(problems), bars)
     chunks = [problems[i:i + per_row] for i in range(0, len(problems), per_row)]
-    size = one_row if one_row and len(chunks) == 1 else (width_in, ROW_IN * len(chunks) + 0.6)
-    fig = Figure(figsize=size)
+    if len(chunks) == 1:
+        fig = Figure(figsize=one_row or (width_in, ROW_IN + 0.6))
+        return fig, [(fig.subplots(1, 1), chunks[0])], per_row
+    # Between two rows go the upper row's tick labels, turned upright when crowded (problem_axis): the gap is
+    # sized for them in inches, or the row below would be drawn over their first characters.
+    label_in = max(len(line) for p in problems for line in _shown_label(p).split("\n")) * LABEL_CHAR_IN
+    gap_in, top_in, bottom_in = label_in + 0.35, 0.6, label_in + 0.55
+    height = len(chunks) * (ROW_AXES_IN + gap_in) - gap_in + top_in + bottom_in
+    fig = Figure(figsize=(width_in, height))
     axes = fig.subplots(len(chunks), 1, squeeze=False)[:, 0]
-    if len(chunks) > 1:
-        fig.subplots_adjust(hspace=0.45)
+    fig.subplots_adjust(top=1 - top_in / height, bottom=bottom_in / height, hspace=gap_in / ROW_AXES_IN)
     return fig, list(zip(axes, chunks)), per_row
 
 
