@@ -96,10 +96,27 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
       const int m0 = tile.row0 + tile.tm * Cfg::BM, n0 = tile.tn * Cfg::BN;
       const int m_end = tile.row0 + tile.rows;  // the group's end: no row at or past it is stored
       const float* scale_b = p.scale_b + static_cast<int64_t>(tile.group) * k_blocks * n_blocks + n0 / 128;
+      const float* scale_a[Cfg::MI][2];  // the scales of this thread's two rows of each m64 block (i = 0, 1)
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // past the stack: any valid scale
+          scale_a[mi][i] = p.scale_a + static_cast<int64_t>(row) * k_blocks;
+        }
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
+
+      // The scales are loaded a k block ahead (k block 0's here, kb + 1's while kb's wgmmas run). Loaded after
+      // the wait, their round trip to L2 came between this consumer's promotion and its next stage's wgmmas,
+      // every stage, and the tensor core idled whenever the other consumer's wgmmas were done first.
+      float sb_next = __ldg(scale_b), f_next[Cfg::MI][2];
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) f_next[mi][i] = __ldg(scale_a[mi][i]);
 
       for (int kb = 0; kb < p.k_tiles; ++kb) {
         const uint32_t stage = rd.stage;
@@ -108,21 +125,24 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
         mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(part, S::a(base, stage) + a_rows, S::b(base, stage), 0u);
         wgmma_commit();
         rd.advance();
+        float f[Cfg::MI][2];  // k block kb's scales of this thread's rows, times the tile's scale_b
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) f[mi][i] = f_next[mi][i] * sb_next;
+        const int kn = min(kb + 1, p.k_tiles - 1);  // the last k block loads its own again: no branch
+        sb_next = __ldg(scale_b + static_cast<int64_t>(kn) * n_blocks);
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) f_next[mi][i] = __ldg(scale_a[mi][i] + kn);
         wgmma_wait<0>();
         fence_regs(part);
         if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
-        const float sb = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks);
 #pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi) {
-          float f[2];  // the scales of this thread's two rows of the m64 block (i = 0, 1) at k block kb
+        for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // past the stack: any valid scale
-            f[i] = __ldg(p.scale_a + static_cast<int64_t>(row) * k_blocks + kb) * sb;
-          }
-#pragma unroll
-          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] += part[mi][r] * f[(r >> 1) & 1];
-        }
+          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] += part[mi][r] * f[mi][(r >> 1) & 1];
       }
 
       // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
