@@ -51,10 +51,11 @@ STARVED_SIZED_STOP = 3
 LAUNCH_QUEUE_BUDGET = 768
 QUEUE_ENTRIES_PER_SAMPLE = 3
 # Every row of a problem is sampled in batches of one size (the smallest any of them needs). On a power-capped GPU a
-# sample's place in its batch moves its time: on an H100 at 4e87cbd (moe-shapes/h100/bf16-4e87cbd, in git history) tuned CUTLASS's
-# batches of 10 at DeepSeek-V3's up/gate layer read 11.1-11.4 ms for their first three samples and up to 24 ms
-# for their last, while the loop of cuBLAS calls beside it, its batch cut to 2 to fit the launch queue, only ever
-# ran the first two of a burst (10.8-10.9 ms): the % compared a burst's start with a whole burst.
+# sample's place in its batch moves its time: on an H100 at 4e87cbd (moe-shapes/h100/bf16-4e87cbd, in git
+# history) tuned CUTLASS's batches of 10 at DeepSeek-V3's up/gate layer read 11.1-11.4 ms for their first three
+# samples and up to 24 ms for their last, while the loop of cuBLAS calls beside it, its batch cut to 2 to fit the
+# launch queue, only ever ran the first two of a burst (10.8-10.9 ms): the % compared a burst's start with a whole
+# burst.
 # Under `method: auto`, CUPTI is dropped after the first round when every row's shortest sample by events already
 # took this many times AUTO_CUPTI_BELOW_MS: auto can only report events then, and CUPTI's records cost device-side
 # time to read (7-28 s a part of the MoE study at 4e87cbd, 25,600 records a row for a loop of 256 calls).

@@ -210,14 +210,14 @@ def legend(fig: Figure, ax, handles: list, labels: list[str], title: str = "impl
 _GROUPED_SPLIT = re.compile(r"^(g\d+ n\d+ k\d+) ")  # a grouped label's shape, then its rows
 LABEL_LINE_IN = 0.14  # a line of 8-point tick label, in inches
 LABEL_CHAR_IN = 0.075  # a character of 8-point tick label along its line, in inches
+GROUPED_AXIS_LABEL = ("grouped problem: g groups, n N, k K; t tokens, top-k, routing, seed "
+                      "(by size; a category each)")
 
 
 def _shown_label(problem: str) -> str:
     """A problem's tick label: a grouped one (`g256 n7168 k2048 t512 top8 zipf1.2 s0`) on two lines, the shape
     and then the routing; any other as it is."""
     return _GROUPED_SPLIT.sub(r"\1\n", problem, count=1)
-GROUPED_AXIS_LABEL = ("grouped problem: g groups, n N, k K; t tokens, top-k, routing, seed "
-                      "(by size; a category each)")
 
 
 def problem_axis(ax, problems: list[str], axis: str = "x", slots: int | None = None) -> None:
