@@ -188,6 +188,26 @@ def test_an_earlier_calls_picks_merge_into_the_cache_without_replacing_its_own(t
     assert here.get("k1").winner == "cutlass.b"  # a failed merge leaves the cache as it was
 
 
+def test_a_receipts_compressed_picks_merge_as_the_plain_file_does(tmp_path):
+    """A receipt may keep its call's picks as picks.sqlite.xz (.picks/ is git-ignored and stays on one machine):
+    PICKS= takes it as it is; a compressed file that is not a pick cache is an error naming it."""
+    import lzma
+
+    earlier, here = PickCache(tmp_path / "earlier"), PickCache(tmp_path / "here")
+    pick = Pick("cutlass.b", {"cutlass.a": 0.02, "cutlass.b": 0.015}, {"cutlass.a": 5, "cutlass.b": 5}, seconds=3.2)
+    earlier.put("k1", pick, gpu="H200", driver="580", problem="k1", contract="c", tuned="t")
+    receipt = tmp_path / "receipt" / "picks.sqlite.xz"
+    receipt.parent.mkdir()
+    receipt.write_bytes(lzma.compress(earlier.path.read_bytes()))
+    assert here.merge(receipt) == 1 and here.get("k1").winner == "cutlass.b" and here.get("k1").cached
+    (tmp_path / "junk.sqlite.xz").write_bytes(lzma.compress(b"not a database" * 100))
+    with pytest.raises(OSError, match="junk.sqlite.xz: not a pick cache"):
+        here.merge(tmp_path / "junk.sqlite.xz")
+    (tmp_path / "broken.sqlite.xz").write_bytes(b"not xz at all")
+    with pytest.raises(OSError, match="broken.sqlite.xz: not a pick cache"):
+        here.merge(tmp_path / "broken.sqlite.xz")
+
+
 class FakePrepared(Prepared):
     """A prepared candidate on the CPU: each launch takes the next global launch number; its output is NaN
     for a wrong kernel (the check fails it)."""

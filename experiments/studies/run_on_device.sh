@@ -45,11 +45,11 @@ export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMC
 python3 -m compileall -q gemmcompare >/dev/null 2>&1
 
 gc() { python3 -m gemmcompare "$@"; }
-# PICKS: picks.sqlite files of earlier calls (carried in the git-ignored .picks/, space-separated), merged into this
-# call's pick cache ($GEMMCOMPARE_CACHE_DIR: a study script that picks its own cache calls seed_picks after), so that
-# a tuned row whose key matches (GPU model, driver, problem, contract, L2 policy and every candidate's build:
-# tuning/cache.py) reuses its pick instead of racing again, and says so (`cached`). A changed kernel has another
-# build hash: its rows race again.
+# PICKS: picks.sqlite files of earlier calls (carried in the git-ignored .picks/, or a receipt's picks.sqlite.xz;
+# space-separated), merged into this call's pick cache ($GEMMCOMPARE_CACHE_DIR: a study script that picks its own
+# cache calls seed_picks after), so that a tuned row whose key matches (GPU model, driver, problem, contract, L2
+# policy and every candidate's build: tuning/cache.py) reuses its pick instead of racing again, and says so
+# (`cached`). A changed kernel has another build hash: its rows race again.
 seed_picks() {
   local f
   for f in ${PICKS:-}; do

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import sqlite3
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +51,20 @@ class PickCache:
         db.execute(SCHEMA)
         return db
 
+    @contextmanager
+    def _transaction(self):
+        """A connection for one transaction, closed after it: the last connection's close moves the WAL into the
+        file, so a copy of picks.sqlite made next (a device call's, a receipt's) holds every pick."""
+        db = self._connect()
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
     def get(self, key: str) -> Pick | None:
         try:
-            with self._connect() as db:
+            with self._transaction() as db:
                 row = db.execute("SELECT pick FROM picks WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error:
             return None  # an unreadable cache is an empty one: the row tunes again
@@ -63,12 +77,25 @@ class PickCache:
             return None
 
     def merge(self, other: Path) -> int:
-        """Add the picks of another cache file (an earlier device call's picks.sqlite) that this one lacks; a key
-        both hold keeps this cache's pick. Returns how many were added. A file that is not a pick cache is an error
-        naming it (OSError), not a silent empty merge."""
+        """Add the picks of another cache file (an earlier device call's picks.sqlite, or a receipt's
+        picks.sqlite.xz) that this one lacks; a key both hold keeps this cache's pick. Returns how many were
+        added. A file that is not a pick cache is an error naming it (OSError), not a silent empty merge."""
         other = Path(other)
         if not other.is_file():
             raise OSError(f"{other}: no such pick cache file")
+        if other.suffix == ".xz":
+            # a receipt keeps its picks compressed (a study rerun on its pick cache in a later session, on
+            # another machine: .picks/ is git-ignored and does not travel); SQLite attaches a plain file only
+            with tempfile.TemporaryDirectory() as tmp:
+                plain = Path(tmp) / other.stem
+                try:
+                    plain.write_bytes(lzma.decompress(other.read_bytes()))
+                except lzma.LZMAError as e:
+                    raise OSError(f"{other}: not a pick cache ({e})") from None
+                return self._merge_plain(plain, named=other)
+        return self._merge_plain(other, named=other)
+
+    def _merge_plain(self, other: Path, named: Path) -> int:
         db = self._connect()
         try:
             db.execute("ATTACH DATABASE ? AS other", (str(other),))
@@ -78,7 +105,7 @@ class PickCache:
             finally:
                 db.execute("DETACH DATABASE other")
         except sqlite3.Error as e:
-            raise OSError(f"{other}: not a pick cache ({e})") from None
+            raise OSError(f"{named}: not a pick cache ({e})") from None
         finally:
             db.close()
         return added
@@ -86,7 +113,7 @@ class PickCache:
     def put(self, key: str, pick: Pick, *, gpu: str, driver: str | None, problem: str, contract: str,
             tuned: str) -> None:
         try:
-            with self._connect() as db:
+            with self._transaction() as db:
                 db.execute("INSERT OR REPLACE INTO picks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            (key, gpu, driver, problem, contract, tuned, pick.winner,
                             json.dumps({**pick.as_dict(), "cached": False}), time.time()))
