@@ -101,7 +101,8 @@ def test_a_write_into_a_laid_out_copys_padding_or_the_bias_is_seen(shape, batch,
         assert draw.unchanged_since(before)
         written += 1
     assert written, "the aligned policy pads these shapes"
-    bias_draw = make_draw("uniform", GemmProblem(*SHAPES[shape]), BUILTIN_CONTRACTS["f16_f32acc_bias_relu_tn"], 3, "cpu")
+    bias_draw = make_draw("uniform", GemmProblem(*SHAPES[shape]), BUILTIN_CONTRACTS["f16_f32acc_bias_relu_tn"], 3,
+                          "cpu")
     before = bias_draw.fingerprint()
     bias_draw.operands.bias[-1] += 1
     assert not bias_draw.unchanged_since(before)

@@ -214,10 +214,16 @@ GROUPED_AXIS_LABEL = ("grouped problem: g groups, n N, k K; t tokens, top-k, rou
                       "(by size; a category each)")
 
 
-def _shown_label(problem: str) -> str:
-    """A problem's tick label: a grouped one (`g256 n7168 k2048 t512 top8 zipf1.2 s0`) on two lines, the shape
-    and then the routing; any other as it is."""
-    return _GROUPED_SPLIT.sub(r"\1\n", problem, count=1)
+def _shown_labels(problems: list[str]) -> tuple[list[str], bool]:
+    """(the problems' tick labels, whether they are all grouped): a grouped label (`g256 n7168 k2048 t512 top8
+    zipf1.2 s0`) goes on two lines, the shape and then the routing, when every problem is grouped; else as given."""
+    grouped = bool(problems) and all(label_volume(p) is not None for p in problems)
+    return ([_GROUPED_SPLIT.sub(r"\1\n", p, count=1) for p in problems] if grouped else list(problems)), grouped
+
+
+def _longest_line_in(shown: list[str]) -> float:
+    """The longest line of the tick labels, in inches along it (turned upright: the room it takes below the axes)."""
+    return max((len(line) for p in shown for line in p.split("\n")), default=0) * LABEL_CHAR_IN
 
 
 def problem_axis(ax, problems: list[str], axis: str = "x", slots: int | None = None) -> None:
@@ -226,14 +232,11 @@ def problem_axis(ax, problems: list[str], axis: str = "x", slots: int | None = N
     wrapped rows keeps the others' scale)."""
     positions = np.arange(len(problems))
     if axis == "x":
-        grouped = bool(problems) and all(label_volume(p) is not None for p in problems)
+        shown, grouped = _shown_labels(problems)
         slots = max(1, slots or len(problems))
         ax.set_xticks(positions)
-        # a grouped label (`g256 n7168 k2048 t512 top8 zipf1.2 s0`) goes on two lines: the shape, then the routing
-        shown = [_shown_label(p) for p in problems] if grouped else problems
         width_in = ax.figure.get_figwidth() * 0.75 / slots
-        longest = max((len(line) for p in shown for line in p.split("\n")), default=0)
-        crowded = longest * LABEL_CHAR_IN > width_in
+        crowded = _longest_line_in(shown) > width_in
         # turned labels sit width_in * sin(angle) apart across their lines: 30 degrees while their lines fit there
         lines = max((p.count("\n") + 1 for p in shown), default=1)
         angle = 0 if not crowded else 30 if width_in * 0.5 >= lines * LABEL_LINE_IN else 90
@@ -269,7 +272,7 @@ def problem_rows(problems: list[str], bars: int, one_row: tuple[float, float] | 
         return fig, [(fig.subplots(1, 1), chunks[0])], per_row
     # Between two rows go the upper row's tick labels, turned upright when crowded (problem_axis): the gap is
     # sized for them in inches, or the row below would be drawn over their first characters.
-    label_in = max(len(line) for p in problems for line in _shown_label(p).split("\n")) * LABEL_CHAR_IN
+    label_in = _longest_line_in(_shown_labels(problems)[0])
     gap_in, top_in, bottom_in = label_in + 0.35, 0.6, label_in + 0.55
     height = len(chunks) * (ROW_AXES_IN + gap_in) - gap_in + top_in + bottom_in
     fig = Figure(figsize=(width_in, height))
