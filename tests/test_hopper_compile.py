@@ -29,6 +29,7 @@ import pytest
 from gemmcompare import paths
 from gemmcompare.build import toolchain
 from gemmcompare.build.ptxas import parse_ptxas, summarize_for
+from gemmcompare.implementations.hopper import HopperConfig
 
 pytestmark = pytest.mark.compile
 
@@ -138,6 +139,10 @@ def compiled(request, build_dir, nvcc):
             jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
     for step in sorted(wanted & set(OFF_LINE.values())):
         jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
+    if "grouped_fp8" in wanted:  # the overlapped promotion, as the Python family renders it (run<Cfg, Tag, true>)
+        src = build_dir / f"{GROUPED_FP8_OVERLAP.ident}.cu"
+        src.write_text(GROUPED_FP8_OVERLAP.render())
+        jobs.append((("grouped_fp8", "overlap"), src))
     return _build_all(build_dir, jobs)
 
 
@@ -310,6 +315,21 @@ def test_hopper_grouped_fp8_compiles_clean(grouped_fp8_compiled):
     assert len(gemm) == 2 * OUT_TYPES and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
     for k in gemm:  # two consumers: the 384-thread launch cap that setmaxnreg 40/232 needs
         assert k["registers"] == 168, (k["demangled"][:120], k["registers"])
+    assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
+
+
+GROUPED_FP8_OVERLAP = HopperConfig("grouped_fp8", (128, 128, 128), 6, 2, 1, 8, overlap=1)
+
+
+def test_hopper_grouped_fp8_overlap_keeps_three_register_sets_unspilled(compiled, grouped_fp8_compiled):
+    """overlap: 1 keeps the sums and two partial sets (3 x 64 f32 a consumer thread) beside the block scales
+    loaded a stage ahead: OVERLAP = true in every GEMM kernel, at the 168-register launch cap (setmaxnreg 232 for
+    the consumers), with no spill, no stack and no serialised wgmma pipeline."""
+    c = compiled[("grouped_fp8", "overlap")]
+    gemm = _clean_instance(c, "grouped_fp8/overlap", re.escape(f"{GROUPED_FP8_OVERLAP.symbol()}_tag"))
+    assert len(gemm) == 2 * OUT_TYPES and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
+    for k in gemm:
+        assert k["registers"] == 168 and ", true, " in k["demangled"], (k["demangled"][:160], k["registers"])
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
 
 

@@ -32,11 +32,12 @@ namespace grouped_fp8 {
 
 using fp8::mma_stage_fp8;
 
-template <class Cfg, class TIn, class TOut, class Tag>
+template <class Cfg, class TIn, class TOut, bool OVERLAP, class Tag>
 __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
   using T = fp8::Traits<Cfg>;
   using S = typename T::S;
   static_assert(2 * Cfg::ACC <= T::SETS_MAX, "acc and part (2 x MI x BN/2 f32 per consumer thread): BN <= 192");
+  static_assert(!OVERLAP || 3 * Cfg::ACC <= T::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
   static_assert(Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t base = align1024(smem_u32(smem));
@@ -82,14 +83,31 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
     const int64_t n_blocks = (p.n + 127) / 128;
     const int row_base = c * Cfg::WM + 16 * warp + lane / 4;  // + m0 + 64 mi + 8 i: this thread's rows
 
-    float acc[Cfg::MI][Cfg::BN / 2];   // FP32 sums
-    float part[Cfg::MI][Cfg::BN / 2];  // one stage's sums from the tensor core
+    float acc[Cfg::MI][Cfg::BN / 2];    // FP32 sums
+    float part[Cfg::MI][Cfg::BN / 2];   // one stage's sums from the tensor core
+    float part2[OVERLAP ? Cfg::MI : 1][OVERLAP ? Cfg::BN / 2 : 1];  // OVERLAP: the next stage's, meanwhile
 #pragma unroll
     for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
       for (int r = 0; r < Cfg::BN / 2; ++r) part[mi][r] = 0.f;  // defined once: each stage's first wgmma ignores it
+    if constexpr (OVERLAP) {
+#pragma unroll
+      for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < Cfg::BN / 2; ++r) part2[mi][r] = 0.f;
+    }
 
     PipeState<Cfg::STAGES> rd;
+    // Issue one stage's wgmmas into `into` (it waits for the stage's bytes first); returns the stage.
+    auto issue = [&](float (&into)[Cfg::MI][Cfg::BN / 2]) {
+      const uint32_t stage = rd.stage;
+      mbar_wait(S::full(base, stage), rd.phase);
+      wgmma_fence();
+      mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(into, S::a(base, stage) + a_rows, S::b(base, stage), 0u);
+      wgmma_commit();
+      rd.advance();
+      return stage;
+    };
     grouped::TileWalk<Cfg::BM, Cfg::GROUP> walk(p.group_offsets, p.groups, p.tiles_n, p.m);
     grouped::GroupTile tile;
     for (int64_t t = blockIdx.x; walk.seek(t, tile); t += gridDim.x) {
@@ -104,45 +122,66 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
           const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // past the stack: any valid scale
           scale_a[mi][i] = p.scale_a + static_cast<int64_t>(row) * k_blocks;
         }
+      // Block kb's scales, loaded a stage before their promotion needs them (see below): this thread's rows'
+      // scale_a and the tile's scale_b.
+      struct Scales {
+        float a[Cfg::MI][2], b;
+      };
+      auto load_scales = [&](int kb) {
+        Scales s;
+        s.b = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks);
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+          for (int i = 0; i < 2; ++i) s.a[mi][i] = __ldg(scale_a[mi][i] + kb);
+        return s;
+      };
+      // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones times their scales.
+      auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, const Scales& s) {
+        fence_regs(from);
+        if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi) {
+          const float f[2] = {s.a[mi][0] * s.b, s.a[mi][1] * s.b};
+#pragma unroll
+          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] += from[mi][r] * f[(r >> 1) & 1];
+        }
+      };
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
 
-      // The scales are loaded a k block ahead (k block 0's here, kb + 1's while kb's wgmmas run). Loaded after
+      // The scales are loaded a k block ahead of their promotion, while the tensor core runs a stage. Loaded after
       // the wait, their round trip to L2 came between this consumer's promotion and its next stage's wgmmas,
       // every stage, and the tensor core idled whenever the other consumer's wgmmas were done first.
-      float sb_next = __ldg(scale_b), f_next[Cfg::MI][2];
-#pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) f_next[mi][i] = __ldg(scale_a[mi][i]);
-
-      for (int kb = 0; kb < p.k_tiles; ++kb) {
-        const uint32_t stage = rd.stage;
-        mbar_wait(S::full(base, stage), rd.phase);
-        wgmma_fence();
-        mma_stage_fp8<Cfg, TIn, S::A_KBLOCK, S::B_KBLOCK>(part, S::a(base, stage) + a_rows, S::b(base, stage), 0u);
-        wgmma_commit();
-        rd.advance();
-        float f[Cfg::MI][2];  // k block kb's scales of this thread's rows, times the tile's scale_b
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-#pragma unroll
-          for (int i = 0; i < 2; ++i) f[mi][i] = f_next[mi][i] * sb_next;
-        const int kn = min(kb + 1, p.k_tiles - 1);  // the last k block loads its own again: no branch
-        sb_next = __ldg(scale_b + static_cast<int64_t>(kn) * n_blocks);
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-#pragma unroll
-          for (int i = 0; i < 2; ++i) f_next[mi][i] = __ldg(scale_a[mi][i] + kn);
-        wgmma_wait<0>();
-        fence_regs(part);
-        if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-#pragma unroll
-          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] += part[mi][r] * f[mi][(r >> 1) & 1];
+      Scales now = load_scales(0);
+      if constexpr (!OVERLAP) {
+        for (int kb = 0; kb < p.k_tiles; ++kb) {
+          const uint32_t stage = issue(part);
+          const Scales next = load_scales(min(kb + 1, p.k_tiles - 1));  // the last loads its own again: no branch
+          wgmma_wait<0>();
+          promote(part, stage, now);
+          now = next;
+        }
+      } else {
+        // fp8.cuh's overlap: two partial sets taking turns, stage kb+1's wgmmas issued into one while kb's, in
+        // the other, are waited for (wait_group 1) and promoted; kb+1's scales load meanwhile.
+        uint32_t pending = issue(part);  // k block 0, in `part`
+        for (int kb = 1;;) {
+          if (kb == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, now); break; }
+          const uint32_t next = issue(part2);
+          Scales later = load_scales(kb);
+          wgmma_wait<1>();
+          promote(part, pending, now);
+          now = later, pending = next, ++kb;
+          if (kb == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, now); break; }
+          const uint32_t after = issue(part);
+          later = load_scales(kb);
+          wgmma_wait<1>();
+          promote(part2, pending, now);
+          now = later, pending = after, ++kb;
+        }
       }
 
       // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
@@ -155,14 +194,14 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
   }
 }
 
-template <class Cfg, class Tag = void>
+template <class Cfg, class Tag = void, bool OVERLAP = false>
 struct Step {
   static constexpr const char* name = "hopper.grouped_fp8";
 
   // The occupancy of the launch run() makes (gemm_abi.h NAME_occupancy): nothing is launched.
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
-    return query_occupancy(kernel<Cfg, TIn, TOut, Tag>, fp8::Traits<Cfg>::THREADS, fp8::Traits<Cfg>::S::DYNAMIC, out,
+    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, Tag>, fp8::Traits<Cfg>::THREADS, fp8::Traits<Cfg>::S::DYNAMIC, out,
                            err, err_len);
   }
 
@@ -200,7 +239,7 @@ struct Step {
     int64_t grid = 0;
     if (int rc = grouped::map_groups<Cfg, TIn>(args, p, grid, err, err_len)) return rc;
     if (grid == 0) return 0;
-    auto k = kernel<Cfg, TIn, TOut, Tag>;
+    auto k = kernel<Cfg, TIn, TOut, OVERLAP, Tag>;
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
     return gc_check_launch(err, err_len, name);
@@ -208,14 +247,14 @@ struct Step {
 };
 
 // FP8 in (e4m3 or e5m2, A and B alike), f32 / f16 / bf16 out: fp8.cuh's dispatch.
-template <class Cfg, class Tag = void>
+template <class Cfg, class Tag = void, bool OVERLAP = false>
 int run(const gc_gemm_args* args, char* err, size_t err_len) {
-  return fp8::dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len);
+  return fp8::dispatch_fp8<Step<Cfg, Tag, OVERLAP>>(args, err, err_len);
 }
 
-template <class Cfg, class Tag = void>
+template <class Cfg, class Tag = void, bool OVERLAP = false>
 int occupancy(const gc_gemm_args* args, gc_occupancy* out, char* err, size_t err_len) {
-  return fp8::dispatch_fp8<Step<Cfg, Tag>>(args, err, err_len, out);
+  return fp8::dispatch_fp8<Step<Cfg, Tag, OVERLAP>>(args, err, err_len, out);
 }
 
 }  // namespace grouped_fp8

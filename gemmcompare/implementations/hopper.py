@@ -114,7 +114,7 @@ STEPS: dict[str, StepRules] = {
                          (2, 8), (1, 2), (1,), ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192,
                          grouped=True),
     # grouped FP8 (an MoE layer under DeepSeek-V3's recipe): grouped's walk, fp8's promotion and block scales (the only
-    # grouped scaling gemm_abi.h defines), so BN <= 128 and no overlap or fast accumulation; fp8's default tile
+    # grouped scaling gemm_abi.h defines), so BN <= 128 and no fast accumulation; fp8's default tile
     "grouped_fp8": StepRules("grouped FP8: block-scaled e4m3/e5m2 grouped problems in one persistent launch, sums "
                              "promoted to FP32 every 128 of K", (2, 8), (1, 2), (1,), ((128, 128, 128), 6, 2, 1, 8),
                              fp8=True, grouped=True),
@@ -198,10 +198,10 @@ class HopperConfig:
         if self.overlap and 3 * accumulators > MAX_FP8_REGISTERS:
             raise InvalidConfig(f"overlap=1 keeps the sums and two sets of partials: 3 x {accumulators} f32 per consumer "
                                 f"thread is more than {MAX_FP8_REGISTERS}; BN <= 128 with 64 rows per consumer")
-        if r.fp8 and r.grouped and (self.fast or self.overlap or bn > 128):
+        if r.fp8 and r.grouped and (self.fast or bn > 128):
             raise InvalidConfig(f"hopper.{self.step} takes block scales (each 128 of K's partial sums scaled as they "
-                                f"are promoted): accumulation promote, overlap 0 and BN <= 128 (one 128-wide scale "
-                                f"block per tile); got accumulation={self.accumulation}, overlap={self.overlap}, BN={bn}")
+                                f"are promoted): accumulation promote and BN <= 128 (one 128-wide scale block per "
+                                f"tile); got accumulation={self.accumulation}, BN={bn}")
         if self.schedule not in (SCHEDULES if r.stream_k else SCHEDULES[:1]):
             raise InvalidConfig(f"schedule={self.schedule!r}: hopper.{self.step} takes "
                                 + (" | ".join(SCHEDULES) if r.stream_k else "only auto (hopper.stream_k schedules)"))
