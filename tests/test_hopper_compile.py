@@ -176,12 +176,11 @@ def test_hopper_step_compiles_clean(compiled, step, variant):
     assert mine and len(mine["kernels"]) == len(c.kernels), [k["demangled"] for k in c.kernels]
     assert mine["stack_bytes"] == 0 and mine["registers"] <= 255
     # One GEMM kernel per (input, output) type -- two for best (TMA-store and direct epilogues), split_k
-    # (partials and direct) and fp8 where it takes block scales (their own loop: no overlap, BN <= 128) -- one
+    # (partials and direct) and fp8 where it takes block scales (their own loop: BN <= 128, promoting) -- one
     # K == 0 kernel per output type, and split_k's reduction per output type.
     helpers = ("scale_c_kernel", "reduce_kernel")
     gemm = [k for k in c.kernels if not any(h in k["demangled"] for h in helpers)]
-    blockable = (step == "fp8" and variant != "overlap" and not variant.startswith("fast")
-                 and cfg_bn(step, variant) <= 128)
+    blockable = step == "fp8" and not variant.startswith("fast") and cfg_bn(step, variant) <= 128
     per_types = 2 if step in ("best", "split_k") or blockable else 1
     assert len(gemm) == IN_TYPES * OUT_TYPES * per_types, [k["demangled"] for k in gemm]
     assert len(c.kernels) - len(gemm) == OUT_TYPES * (2 if step == "split_k" else 1)

@@ -22,8 +22,9 @@
 //
 // OVERLAP (the `overlap: 1` parameter) keeps two sets of partials: stage t+1's wgmmas are issued into one
 // while stage t's, in the other, are waited for (wait_group 1) and promoted, so a consumer's FADDs and its
-// barrier waits no longer leave the tensor core idle. Three register sets: BN <= 128 with 64 rows per consumer,
-// and no block scales (their per-stage loads and factors would spill).
+// barrier waits no longer leave the tensor core idle. Three register sets: BN <= 128 with 64 rows per consumer.
+// Block scales fit beside them since each stage's scales are loaded a stage ahead into three registers a row pair
+// (promoting_loop), not recomputed and loaded at the promotion.
 //
 // PROMOTE = false (the `accumulation: fast` parameter, for `_fastacc` contracts only: the Python family never
 // plans it under a strict one) is cuBLASLt's fast-accumulation mode: no partial sums, the wgmmas of every stage
@@ -79,6 +80,53 @@ __device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2
   }
 }
 
+// Block kb's scales of one consumer thread: scale_a of its two rows in each m64 block (i = 0, 1) and the tile's
+// scale_b. Loaded a stage before the promotion that uses them (promoting_loop), so that their round trip to L2
+// runs while the tensor core does, not between a consumer's promotion and its next wgmmas.
+template <int MI>
+struct BlockScales {
+  float a[MI][2], b;
+};
+
+// The promoting mainloop over one tile's k blocks (one stage each): `issue(part)` issues a stage's wgmmas into a
+// partial set and returns the stage, `load_scales(kb)` loads block kb's scales, `promote(part, stage, scales)`
+// adds a partial set whose wgmmas are done into the FP32 sums and releases the stage.
+//   !OVERLAP: issue kb, load kb+1's scales, wait_group 0, promote kb (the other consumer's wgmmas keep the
+//             tensor core busy meanwhile);
+//    OVERLAP: two partial sets taking turns: kb+1's wgmmas are issued into one while kb's, in the other, are
+//             waited for (wait_group 1) and promoted, so a consumer's FADDs and barrier waits leave the tensor
+//             core busy.
+template <bool OVERLAP, class Part, class Part2, class Issue, class LoadScales, class Promote>
+__device__ __forceinline__ void promoting_loop(int k_tiles, Part& part, Part2& part2, Issue&& issue,
+                                               LoadScales&& load_scales, Promote&& promote) {
+  auto now = load_scales(0);
+  if constexpr (!OVERLAP) {
+    for (int kb = 0; kb < k_tiles; ++kb) {
+      const uint32_t stage = issue(part);
+      const auto next = load_scales(min(kb + 1, k_tiles - 1));  // the last loads its own again: no branch
+      wgmma_wait<0>();
+      promote(part, stage, now);
+      now = next;
+    }
+  } else {
+    uint32_t pending = issue(part);  // k block 0, in `part`
+    for (int kb = 1;;) {
+      if (kb == k_tiles) { wgmma_wait<0>(); promote(part, pending, now); break; }
+      const uint32_t next = issue(part2);
+      auto later = load_scales(kb);
+      wgmma_wait<1>();
+      promote(part, pending, now);
+      now = later, pending = next, ++kb;
+      if (kb == k_tiles) { wgmma_wait<0>(); promote(part2, pending, now); break; }
+      const uint32_t after = issue(part);
+      later = load_scales(kb);
+      wgmma_wait<1>();
+      promote(part2, pending, now);
+      now = later, pending = after, ++kb;
+    }
+  }
+}
+
 // BLOCK: the block scales' loop (a kernel of its own, so that the tensor and row/column scales' promotion
 // carries no run-time branch, loads or factors for them: with them, overlap 0 read 52-59% of cuBLASLt at
 // 4096^3 where it had read 70% before they were added).
@@ -87,7 +135,6 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
   static_assert(!PROMOTE || 2 * Cfg::ACC <= Traits<Cfg>::SETS_MAX,
                 "acc and part (2 x MI x BN/2 f32 per consumer thread) must leave registers: BN <= 192");
   static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg>::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
-  static_assert(!(OVERLAP && BLOCK), "overlap has no registers left for block scales");
   static_assert(!BLOCK || Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
   static_assert(PROMOTE || !(OVERLAP || BLOCK), "without promotion there is nothing to overlap and no partial sum to scale");
   using T = Traits<Cfg>;
@@ -168,24 +215,17 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
       return stage;
     };
     const int k_blocks = p.k_tiles;  // one 128-wide k block of scale_a / scale_b per stage (BK = 128)
+    const int64_t n_blocks = (p.n + 127) / 128;
     const int row_base = c * Cfg::WM + 16 * warp + lane / 4;  // + m0 + 64 mi + 8 i: this thread's rows
-    // A stage's sums (k block `kb` of the tile at m0, n0), once waited for: the stage is released and the sums
-    // join the FP32 ones (zeroed at the tile's start: one FADD each, not an add and a select on the first
-    // interval), times their block scales in the BLOCK kernel.
-    auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, int kb, int m0, int n0) {
+    // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones (zeroed at the tile's
+    // start: one FADD each, not an add and a select on the first interval), times their block scales in the BLOCK
+    // kernel (the tensor and row/column kernels apply theirs in the epilogue: `s` is empty there).
+    auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, const BlockScales<Cfg::MI>& s) {
       fence_regs(from);
       if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi) {
-        float f[2] = {1.f, 1.f};  // the scale of this thread's two rows of the m64 block (i = 0, 1)
-        if constexpr (BLOCK) {
-          const float sb = __ldg(p.scale_b + static_cast<int64_t>(kb) * ((p.n + 127) / 128) + n0 / 128);
-#pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // rows past M: any valid scale
-            f[i] = __ldg(p.scale_a + static_cast<int64_t>(row) * k_blocks + kb) * sb;
-          }
-        }
+        const float f[2] = {BLOCK ? s.a[mi][0] * s.b : 1.f, BLOCK ? s.a[mi][1] * s.b : 1.f};
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) {
           const float v = BLOCK ? from[mi][r] * f[(r >> 1) & 1] : from[mi][r];
@@ -219,27 +259,24 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
         wgmma_wait<0>();
         fence_regs(acc);
         if (lane == 0) mbar_arrive(S::empty(base, prev));  // the next tile's loads may use it
-      } else if constexpr (!OVERLAP) {
-        for (int t = 0; t < p.k_tiles; ++t) {
-          const uint32_t stage = issue(part);
-          wgmma_wait<0>();
-          promote(part, stage, t, m0, n0);
-        }
       } else {
-        // Two partial sets taking turns: issue t into one, wait for t-1 (wait_group 1) and promote the other.
-        uint32_t pending = issue(part);  // k block 0, in `part`
-        for (int t = 1;; ) {
-          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, t - 1, m0, n0); break; }
-          const uint32_t next = issue(part2);
-          wgmma_wait<1>();
-          promote(part, pending, t - 1, m0, n0);
-          pending = next, ++t;
-          if (t == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, t - 1, m0, n0); break; }
-          const uint32_t after = issue(part);
-          wgmma_wait<1>();
-          promote(part2, pending, t - 1, m0, n0);
-          pending = after, ++t;
-        }
+        // block kb's scales of this thread's rows and the tile's column block (BLOCK only: none otherwise)
+        auto load_scales = [&](int kb) {
+          BlockScales<Cfg::MI> s{};
+          if constexpr (BLOCK) {
+            s.b = __ldg(p.scale_b + static_cast<int64_t>(kb) * n_blocks + n0 / 128);
+#pragma unroll
+            for (int mi = 0; mi < Cfg::MI; ++mi)
+#pragma unroll
+              for (int i = 0; i < 2; ++i) {
+                const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // rows past M: any valid scale
+                s.a[mi][i] = __ldg(p.scale_a + static_cast<int64_t>(row) * k_blocks + kb);
+              }
+          }
+          return s;
+        };
+        auto issue_fresh = [&](float (&into)[Cfg::MI][Cfg::BN / 2]) { return issue(into); };
+        promoting_loop<OVERLAP>(p.k_tiles, part, part2, issue_fresh, load_scales, promote);
       }
 
       if (p.scaling == GC_SCALING_TENSOR) {
@@ -273,7 +310,7 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
 template <class Cfg, class Tag = void, bool OVERLAP = false, bool PROMOTE = true>
 struct Step {
   static constexpr const char* name = "hopper.fp8";
-  static constexpr bool BLOCKABLE = PROMOTE && !OVERLAP && Cfg::BN <= 128;  // block scales get their own kernel
+  static constexpr bool BLOCKABLE = PROMOTE && Cfg::BN <= 128;  // block scales get their own kernel
 
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
@@ -296,10 +333,6 @@ struct Step {
     if (args->scaling == GC_SCALING_BLOCK && !PROMOTE) {
       snprintf(msg, sizeof msg, "%s: block scales scale each 128 of K's partial sums, which fast accumulation does not "
                "keep (accumulation promote takes them)", name);
-      return gc_fail(err, err_len, msg);
-    }
-    if (args->scaling == GC_SCALING_BLOCK && OVERLAP) {
-      snprintf(msg, sizeof msg, "%s: block scales with overlap 1 would spill (three register sets and the scales)", name);
       return gc_fail(err, err_len, msg);
     }
     if (args->scaling == GC_SCALING_BLOCK && Cfg::BN > 128) {

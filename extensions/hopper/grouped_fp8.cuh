@@ -122,13 +122,9 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
           const int row = min(m0 + row_base + mi * 64 + 8 * i, p.m - 1);  // past the stack: any valid scale
           scale_a[mi][i] = p.scale_a + static_cast<int64_t>(row) * k_blocks;
         }
-      // Block kb's scales, loaded a stage before their promotion needs them (see below): this thread's rows'
-      // scale_a and the tile's scale_b.
-      struct Scales {
-        float a[Cfg::MI][2], b;
-      };
+      // block kb's scales of this thread's rows and the tile's column block in its group
       auto load_scales = [&](int kb) {
-        Scales s;
+        fp8::BlockScales<Cfg::MI> s;
         s.b = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks);
 #pragma unroll
         for (int mi = 0; mi < Cfg::MI; ++mi)
@@ -137,7 +133,7 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
         return s;
       };
       // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones times their scales.
-      auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, const Scales& s) {
+      auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, const fp8::BlockScales<Cfg::MI>& s) {
         fence_regs(from);
         if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
 #pragma unroll
@@ -152,37 +148,7 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
 
-      // The scales are loaded a k block ahead of their promotion, while the tensor core runs a stage. Loaded after
-      // the wait, their round trip to L2 came between this consumer's promotion and its next stage's wgmmas,
-      // every stage, and the tensor core idled whenever the other consumer's wgmmas were done first.
-      Scales now = load_scales(0);
-      if constexpr (!OVERLAP) {
-        for (int kb = 0; kb < p.k_tiles; ++kb) {
-          const uint32_t stage = issue(part);
-          const Scales next = load_scales(min(kb + 1, p.k_tiles - 1));  // the last loads its own again: no branch
-          wgmma_wait<0>();
-          promote(part, stage, now);
-          now = next;
-        }
-      } else {
-        // fp8.cuh's overlap: two partial sets taking turns, stage kb+1's wgmmas issued into one while kb's, in
-        // the other, are waited for (wait_group 1) and promoted; kb+1's scales load meanwhile.
-        uint32_t pending = issue(part);  // k block 0, in `part`
-        for (int kb = 1;;) {
-          if (kb == p.k_tiles) { wgmma_wait<0>(); promote(part, pending, now); break; }
-          const uint32_t next = issue(part2);
-          Scales later = load_scales(kb);
-          wgmma_wait<1>();
-          promote(part, pending, now);
-          now = later, pending = next, ++kb;
-          if (kb == p.k_tiles) { wgmma_wait<0>(); promote(part2, pending, now); break; }
-          const uint32_t after = issue(part);
-          later = load_scales(kb);
-          wgmma_wait<1>();
-          promote(part2, pending, now);
-          now = later, pending = after, ++kb;
-        }
-      }
+      fp8::promoting_loop<OVERLAP>(p.k_tiles, part, part2, issue, load_scales, promote);
 
       // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
       const bool fast = p.c_vec2 && !p.read_c && m0 + Cfg::BM <= m_end && n0 + Cfg::BN <= p.n;

@@ -303,7 +303,6 @@ class HopperKernel(AbiKernel):
         self.has_workspace = cfg.has_workspace
         if cfg.rules.fp8:  # FP8 in, with their scales; TMA's 16-byte rows are 16 elements of one byte
             self.contract_support = (GROUPED_FP8_SUPPORT if cfg.rules.grouped else FP8_FAST_SUPPORT if cfg.fast else
-                                     FP8_OVERLAP_SUPPORT if cfg.overlap else
                                      FP8_SUPPORT if cfg.block[1] <= 128 else FP8_WIDE_SUPPORT)
             self.constraints = Constraints(ld_multiples=(16, 16, 1), index_bits=64)
         self.kernel_filter = f"{cfg.symbol()}_tag"
@@ -370,8 +369,6 @@ GROUPED_FP8_SUPPORT = dataclasses.replace(
 FP8_WIDE_SUPPORT = dataclasses.replace(
     FP8_SUPPORT, scalings=frozenset({Scaling.TENSOR, Scaling.ROWCOL}),
     scaling_note="block scales need the tile's columns in one 128-wide scale block: BN <= 128")
-FP8_OVERLAP_SUPPORT = dataclasses.replace(
-    FP8_WIDE_SUPPORT, scaling_note="block scales with overlap 1 would spill (three register sets and the scales)")
 # accumulation fast: the wgmma accumulator over all of K, so `_fastacc` contracts only (ContractSupport's
 # fast_accum: a strict contract is a SKIP that says so, and the accumulation canary judges it if forced there).
 FP8_FAST_SUPPORT = dataclasses.replace(

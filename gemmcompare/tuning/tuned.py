@@ -29,8 +29,7 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # and each is split 3-4 ways: twice the tiles, half the slices, half the f32 partial planes to write and
     # reduce (llm-shapes/study-1c2b5a0: split_k read 80-82% there, its weakest)
     "hopper.split_k": {"block": _HOPPER_BLOCKS + [(64, 64, 64)], "consumers": [1, 2], "stages": [4, 6]},
-    # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion (which takes no
-    # block scales); 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
+    # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion; 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
     # hopper-fp8-1c2b5a0), so the promoting tile is fixed and stages (latency hiding against shared memory) and
     # overlap vary. accumulation fast (`_fastacc` contracts only: a SKIP candidate under strict ones, never built
     # there) has one register set, so 128x256 fits (4 stages of it in shared memory), the tile CUTLASS's and
