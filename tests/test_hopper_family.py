@@ -234,7 +234,7 @@ def test_grouped_fp8_runs_block_scaled_grouped_problems_and_says_why_not_the_res
     assert impl.takes_grouped and impl.grouped_fp8  # a grouped FP8 spec may name it (spec/load.py)
     assert not instantiate(PARAMETRIZED["hopper.grouped"], {}).grouped_fp8
     # six stages of 128 x 128 FP8 bytes for A and for B, a barrier pair per stage, the alignment slack
-    assert impl.dynamic_smem_bytes() == 6 * (128 + 128) * 128 + 16 * 6 + 1024
+    assert impl.dynamic_smem_bytes() == 6 * (128 + 128) * 128 + 2 * 2 * 8192 + 16 * 6 + 1024  # + the TMA-store buffers
     layer = GroupedProblem(4096, 7168, (0,) * 250 + (3, 17, 64, 130, 0, 500))
     for name in ("e4m3_bf16out_f32acc_tn_block", "e4m3_f32out_f32acc_tn_block"):
         assert impl.admits(layer, c[name]), (name, impl.admits(layer, c[name]))

@@ -11,7 +11,8 @@
 // From hopper.grouped (grouped.cuh): the flat tile space of every group's tiles and the forward-only walk over the
 // device offsets (grouped_walk.cuh), ONE 2-D map of A over the whole stack (a group's last tile may load the next
 // group's rows; they are never stored), ONE 3-D map of B {K, N, groups} (boxes {128, BN, 1}: one 128-byte line of
-// FP8), the direct epilogue clipped at the group's end row. From hopper.fp8 (fp8.cuh): BK = 128, one stage per k
+// FP8), and its epilogue: whole tiles store through shared memory and TMA (hopper.best's TmaStoreEpilogue), a
+// group's last tile when it reaches past the group's end row stores directly, clipped there. From hopper.fp8 (fp8.cuh): BK = 128, one stage per k
 // block of the scales; each stage's wgmmas go into fresh partial sums, which are waited for and added into the FP32
 // sums times their block scales (scale_a of the thread's two rows at that k block, scale_b of the tile's column
 // block in its group): strict FP32 accumulation, as the `e4m3_*_block` contracts ask. A tile's columns lie in one
@@ -32,9 +33,17 @@ namespace grouped_fp8 {
 
 using fp8::mma_stage_fp8;
 
-template <class Cfg, class TIn, class TOut, bool OVERLAP, class Tag>
+// fp8.cuh's traits with grouped.cuh's epilogue buffers: two 8 KB slabs per consumer warpgroup after the stages
+// (6 stages of 128x128x128 and both consumers' buffers: 230,496 B of the 232,448 a block may have).
+template <class Cfg, class TOut>
+struct Traits : fp8::Traits<Cfg> {
+  using Epi = TmaStoreEpilogue<TOut, Cfg::BN>;
+  using S = Smem<typename fp8::Traits<Cfg>::V, Cfg::CONSUMERS * Epi::BYTES_PER_WG>;
+};
+
+template <class Cfg, class TIn, class TOut, bool OVERLAP, bool TMA_STORE, class Tag>
 __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
-  using T = fp8::Traits<Cfg>;
+  using T = Traits<Cfg, TOut>;
   using S = typename T::S;
   static_assert(2 * Cfg::ACC <= T::SETS_MAX, "acc and part (2 x MI x BN/2 f32 per consumer thread): BN <= 192");
   static_assert(!OVERLAP || 3 * Cfg::ACC <= T::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
@@ -46,6 +55,7 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
   if (threadIdx.x == 0) {
     prefetch_tmap(&p.tma_a);
     prefetch_tmap(&p.tma_b);
+    if constexpr (TMA_STORE) prefetch_tmap(&p.tma_c);
     for (int s = 0; s < Cfg::STAGES; ++s) {
       mbar_init(S::full(base, s), 1);
       mbar_init(S::empty(base, s), 4 * Cfg::CONSUMERS);
@@ -82,6 +92,8 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
     const int k_blocks = p.k_tiles;                   // one 128-wide k block of the scales per stage
     const int64_t n_blocks = (p.n + 127) / 128;
     const int row_base = c * Cfg::WM + 16 * warp + lane / 4;  // + m0 + 64 mi + 8 i: this thread's rows
+    const uint32_t epi_bufs = base + S::EPI + c * T::Epi::BYTES_PER_WG;  // this warpgroup's two buffers
+    uint32_t slab_ctr = 0;
 
     float acc[Cfg::MI][Cfg::BN / 2];    // FP32 sums
     float part[Cfg::MI][Cfg::BN / 2];   // one stage's sums from the tensor core
@@ -150,12 +162,27 @@ __global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __g
 
       fp8::promoting_loop<OVERLAP>(p.k_tiles, part, part2, issue, load_scales, promote);
 
-      // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
-      const bool fast = p.c_vec2 && !p.read_c && m0 + Cfg::BM <= m_end && n0 + Cfg::BN <= p.n;
+      // grouped.cuh's epilogue: a tile whose rows are all its group's stores through shared memory and TMA (the
+      // consumer goes back to its next tile's wgmmas while the store drains); one that reaches past the group's
+      // end row stores directly, clipped there (a TMA box would write the next group's rows).
+      const bool whole = m0 + Cfg::BM <= m_end;
+      if (TMA_STORE && whole) {
 #pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
-        store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
-                                          n0 + 2 * (lane % 4), fast, m_end);
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+          T::Epi::store_block(acc[mi], p, &p.tma_c, epi_bufs, slab_ctr, m0 + c * Cfg::WM + mi * 64, n0, wt,
+                              1u + static_cast<uint32_t>(c));
+      } else {
+        // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
+        const bool fast = p.c_vec2 && !p.read_c && whole && n0 + Cfg::BN <= p.n;
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+          store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
+                                            n0 + 2 * (lane % 4), fast, m_end);
+      }
+    }
+    // The last TMA stores must have finished with their buffers before the CTA's shared memory goes away.
+    if constexpr (TMA_STORE) {
+      if (wt == 0) bulk_wait<0>();
     }
   }
 }
@@ -167,13 +194,13 @@ struct Step {
   // The occupancy of the launch run() makes (gemm_abi.h NAME_occupancy): nothing is launched.
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
-    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, Tag>, fp8::Traits<Cfg>::THREADS, fp8::Traits<Cfg>::S::DYNAMIC, out,
-                           err, err_len);
+    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, true, Tag>, Traits<Cfg, TOut>::THREADS,
+                           Traits<Cfg, TOut>::S::DYNAMIC, out, err, err_len);
   }
 
   template <class TIn, class TOut>
   static int run(const gc_gemm_args* args, char* err, size_t err_len) {
-    using T = fp8::Traits<Cfg>;
+    using T = Traits<Cfg, TOut>;
     using S = typename T::S;
     char msg[320];
     if (int rc = grouped::check_groups<Cfg>(args, name, err, err_len)) return rc;
@@ -205,7 +232,15 @@ struct Step {
     int64_t grid = 0;
     if (int rc = grouped::map_groups<Cfg, TIn>(args, p, grid, err, err_len)) return rc;
     if (grid == 0) return 0;
-    auto k = kernel<Cfg, TIn, TOut, OVERLAP, Tag>;
+    // TMA stores of whole tiles when C's address and row stride allow it (grouped.cuh's map of the whole stack
+    // {N, m}, boxes of 128 bytes of columns by 64 rows); the direct epilogue everywhere otherwise.
+    const bool tma_store = reinterpret_cast<uintptr_t>(args->c) % 16 == 0 && (args->ldc * sizeof(TOut)) % 16 == 0;
+    if (tma_store) {
+      if (int rc = make_tma_2d(&p.tma_c, TypeInfo<TOut>::tma, args->c, args->n, args->m, args->ldc * sizeof(TOut),
+                               T::Epi::SLAB_COLS, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C", err, err_len))
+        return rc;
+    }
+    auto k = tma_store ? kernel<Cfg, TIn, TOut, OVERLAP, true, Tag> : kernel<Cfg, TIn, TOut, OVERLAP, false, Tag>;
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
     return gc_check_launch(err, err_len, name);

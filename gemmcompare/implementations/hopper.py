@@ -113,11 +113,13 @@ STEPS: dict[str, StepRules] = {
     "grouped": StepRules("grouped problems: one persistent launch over every group's tiles, TMA-store epilogue",
                          (2, 8), (1, 2), (1,), ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192,
                          grouped=True),
-    # grouped FP8 (an MoE layer under DeepSeek-V3's recipe): grouped's walk, fp8's promotion and block scales (the only
-    # grouped scaling gemm_abi.h defines), so BN <= 128 and no fast accumulation; fp8's default tile
+    # grouped FP8 (an MoE layer under DeepSeek-V3's recipe): grouped's walk and TMA-store epilogue, fp8's promotion and
+    # block scales (the only grouped scaling gemm_abi.h defines), so BN <= 128 and no fast accumulation; fp8's default
+    # tile (its 6 stages and the epilogue buffers: 230,496 bytes of shared memory)
     "grouped_fp8": StepRules("grouped FP8: block-scaled e4m3/e5m2 grouped problems in one persistent launch, sums "
-                             "promoted to FP32 every 128 of K", (2, 8), (1, 2), (1,), ((128, 128, 128), 6, 2, 1, 8),
-                             fp8=True, grouped=True),
+                             "promoted to FP32 every 128 of K, TMA-store epilogue", (2, 8), (1, 2), (1,),
+                             ((128, 128, 128), 6, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192, fp8=True,
+                             grouped=True),
     # best's default tile without the cluster (a CTA's k range is its own): the TMA-store epilogue's buffers too
     "stream_k": StepRules("data-parallel + stream-K schedule for part-empty last waves", (2, 8), (1, 2), (1,),
                           ((128, 256, 64), 4, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192, stream_k=True),
