@@ -39,7 +39,7 @@ implementations:
   - library.cublaslt_fp8
   - hopper.fp8
   - hopper.fp8: {overlap: 1}
-  - hopper.fp8: {block: [128, 192, 128], stages: 5}
+  - hopper.fp8: {block: [128, 192, 128], stages: 4}
 baseline: library.cublaslt_fp8
 correctness: {fixtures: [uniform]}
 timing: {row_timeout_s: 60}

@@ -49,14 +49,17 @@ struct View : Cfg {
   static constexpr int KB = Cfg::BK / LINE_ELEMENTS;
 };
 
-template <class Cfg>
+// TOut: the output type of the TMA-store epilogue's buffers (hopper.best's TmaStoreEpilogue: two 8 KB slabs per
+// consumer warpgroup after the stages, whatever TOut; the type sets the slab's columns).
+template <class Cfg, class TOut>
 struct Traits {
   static_assert(Cfg::STAGES >= 2, "fp8 needs at least two stages");
   static_assert(Cfg::CLUSTER_M == 1, "fp8 does not use clusters");
   static_assert(Cfg::BK == LINE_ELEMENTS, "fp8 takes one stage per swizzle line: BK is 128 (one line of FP8)");
   static constexpr int SETS_MAX = 192;  // f32 registers a consumer thread may give to sums and partials
   using V = View<Cfg>;
-  using S = Smem<V>;
+  using Epi = TmaStoreEpilogue<TOut, Cfg::BN>;
+  using S = Smem<V, Cfg::CONSUMERS * Epi::BYTES_PER_WG>;
   static constexpr int THREADS = 128 * (1 + Cfg::CONSUMERS);
   static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 };
@@ -130,14 +133,17 @@ __device__ __forceinline__ void promoting_loop(int k_tiles, Part& part, Part2& p
 // BLOCK: the block scales' loop (a kernel of its own, so that the tensor and row/column scales' promotion
 // carries no run-time branch, loads or factors for them: with them, overlap 0 read 52-59% of cuBLASLt at
 // 4096^3 where it had read 70% before they were added).
-template <class Cfg, class TIn, class TOut, bool OVERLAP, bool BLOCK, bool PROMOTE, class Tag>
-__global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
-  static_assert(!PROMOTE || 2 * Cfg::ACC <= Traits<Cfg>::SETS_MAX,
+// TMA_STORE: the epilogue writes each m64 block through shared memory and TMA stores (hopper.best's: the consumers
+// go back to the next tile's wgmmas while the stores drain; TMA clips at M and N); false where C's address or row
+// stride is not 16-byte aligned: direct stores.
+template <class Cfg, class TIn, class TOut, bool OVERLAP, bool BLOCK, bool PROMOTE, bool TMA_STORE, class Tag>
+__global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __grid_constant__ Params p) {
+  static_assert(!PROMOTE || 2 * Cfg::ACC <= Traits<Cfg, TOut>::SETS_MAX,
                 "acc and part (2 x MI x BN/2 f32 per consumer thread) must leave registers: BN <= 192");
-  static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg>::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
+  static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg, TOut>::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
   static_assert(!BLOCK || Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
   static_assert(PROMOTE || !(OVERLAP || BLOCK), "without promotion there is nothing to overlap and no partial sum to scale");
-  using T = Traits<Cfg>;
+  using T = Traits<Cfg, TOut>;
   using S = typename T::S;
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t base = align1024(smem_u32(smem));
@@ -147,6 +153,7 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
   if (threadIdx.x == 0) {
     prefetch_tmap(&p.tma_a);
     prefetch_tmap(&p.tma_b);
+    if constexpr (TMA_STORE) prefetch_tmap(&p.tma_c);
     for (int s = 0; s < Cfg::STAGES; ++s) {
       mbar_init(S::full(base, s), 1);
       mbar_init(S::empty(base, s), 4 * Cfg::CONSUMERS);
@@ -180,6 +187,8 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
     const int c = wg - 1;
     const int wt = threadIdx.x % 128, warp = wt / 32, lane = wt % 32;
     const uint32_t a_rows = c * Cfg::WM * S::LINE;
+    const uint32_t epi_bufs = base + S::EPI + c * T::Epi::BYTES_PER_WG;  // this warpgroup's two buffers
+    uint32_t slab_ctr = 0;
 
     float acc[Cfg::MI][Cfg::BN / 2];    // FP32 sums, promoted into every stage (!PROMOTE: the wgmma accumulator)
     float part[PROMOTE ? Cfg::MI : 1][PROMOTE ? Cfg::BN / 2 : 1];   // the tensor core's sums over one stage
@@ -297,11 +306,22 @@ __global__ void __launch_bounds__(Traits<Cfg>::THREADS, 1) kernel(const __grid_c
             acc[mi][r] *= __ldg(p.scale_a + row) * __ldg(p.scale_b + col);
           }
       }
-      const bool fast = direct_fast<Cfg::BM, Cfg::BN>(p, m0, n0);
+      if constexpr (TMA_STORE) {
 #pragma unroll
-      for (int mi = 0; mi < Cfg::MI; ++mi)
-        store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
-                                          n0 + 2 * (lane % 4), fast);
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+          T::Epi::store_block(acc[mi], p, &p.tma_c, epi_bufs, slab_ctr, m0 + c * Cfg::WM + mi * 64, n0, wt,
+                              1u + static_cast<uint32_t>(c));
+      } else {
+        const bool fast = direct_fast<Cfg::BM, Cfg::BN>(p, m0, n0);
+#pragma unroll
+        for (int mi = 0; mi < Cfg::MI; ++mi)
+          store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
+                                            n0 + 2 * (lane % 4), fast);
+      }
+    }
+    // The last TMA stores must have finished with their buffers before the CTA's shared memory goes away.
+    if constexpr (TMA_STORE) {
+      if (wt == 0) bulk_wait<0>();
     }
   }
 }
@@ -314,13 +334,14 @@ struct Step {
 
   template <class TIn, class TOut>
   static int occupancy(const gc_gemm_args*, gc_occupancy* out, char* err, size_t err_len) {
-    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, Tag>, Traits<Cfg>::THREADS, Traits<Cfg>::S::DYNAMIC, out, err,
-                           err_len);
+    using T = Traits<Cfg, TOut>;
+    return query_occupancy(kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, true, Tag>, T::THREADS, T::S::DYNAMIC, out,
+                           err, err_len);
   }
 
   template <class TIn, class TOut>
   static int run(const gc_gemm_args* args, char* err, size_t err_len) {
-    using T = Traits<Cfg>;
+    using T = Traits<Cfg, TOut>;
     using S = typename T::S;
     char msg[256];
     const bool known = args->scaling == GC_SCALING_TENSOR || args->scaling == GC_SCALING_ROWCOL ||
@@ -362,9 +383,20 @@ struct Step {
     if (tiles > INT32_MAX) return gc_fail(err, err_len, "hopper.fp8: too many tiles");
     const int sms = device_sm_count();
     const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
-    auto k = kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, Tag>;
+    // TMA stores when C's address and row stride allow it (a map of C {N, M}, boxes of 128 bytes of columns by 64
+    // rows); the direct epilogue otherwise.
+    const bool tma_store = reinterpret_cast<uintptr_t>(args->c) % 16 == 0 && (args->ldc * sizeof(TOut)) % 16 == 0;
+    if (tma_store) {
+      if (int rc = make_tma_2d(&p.tma_c, TypeInfo<TOut>::tma, args->c, args->n, args->m, args->ldc * sizeof(TOut),
+                               T::Epi::SLAB_COLS, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C", err, err_len))
+        return rc;
+    }
+    auto k = tma_store ? kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, true, Tag>
+                       : kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, false, Tag>;
     if constexpr (BLOCKABLE) {  // (run() refused block scales above where the configuration cannot take them)
-      if (args->scaling == GC_SCALING_BLOCK) k = kernel<Cfg, TIn, TOut, OVERLAP, true, PROMOTE, Tag>;
+      if (args->scaling == GC_SCALING_BLOCK)
+        k = tma_store ? kernel<Cfg, TIn, TOut, OVERLAP, true, PROMOTE, true, Tag>
+                      : kernel<Cfg, TIn, TOut, OVERLAP, true, PROMOTE, false, Tag>;
     }
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));

@@ -33,16 +33,12 @@ namespace grouped_fp8 {
 
 using fp8::mma_stage_fp8;
 
-// fp8.cuh's traits with grouped.cuh's epilogue buffers: two 8 KB slabs per consumer warpgroup after the stages
-// (6 stages of 128x128x128 and both consumers' buffers: 230,496 B of the 232,448 a block may have).
-template <class Cfg, class TOut>
-struct Traits : fp8::Traits<Cfg> {
-  using Epi = TmaStoreEpilogue<TOut, Cfg::BN>;
-  using S = Smem<typename fp8::Traits<Cfg>::V, Cfg::CONSUMERS * Epi::BYTES_PER_WG>;
-};
+// fp8.cuh's traits, the TMA-store epilogue's buffers included (6 stages of 128x128x128 and both consumers' buffers:
+// 230,496 B of the 232,448 a block may have).
+using fp8::Traits;
 
 template <class Cfg, class TIn, class TOut, bool OVERLAP, bool TMA_STORE, class Tag>
-__global__ void __launch_bounds__(fp8::Traits<Cfg>::THREADS, 1) kernel(const __grid_constant__ Params p) {
+__global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __grid_constant__ Params p) {
   using T = Traits<Cfg, TOut>;
   using S = typename T::S;
   static_assert(2 * Cfg::ACC <= T::SETS_MAX, "acc and part (2 x MI x BN/2 f32 per consumer thread): BN <= 192");

@@ -104,8 +104,10 @@ STEPS: dict[str, StepRules] = {
                       ((128, 256, 64), 4, 2, 2, 8), epilogue_bytes_per_consumer=2 * 8192),
     "split_k": StepRules("K split over CTAs, f32 planes reduced", (2, 8), (1, 2), (1,), ((64, 128, 64), 6, 1, 1, 8),
                          splits=(0, 16), default_splits=0),
-    "fp8": StepRules("FP8 in, sums promoted to FP32 every 128 of K, tensor/rowcol/block scales", (2, 8), (1, 2), (1,),
-                     ((128, 128, 128), 6, 2, 1, 8), fp8=True),
+    # the TMA-store epilogue's buffers after the stages, as best's (6 stages of 128x128x128: 230,496 bytes)
+    "fp8": StepRules("FP8 in, sums promoted to FP32 every 128 of K, tensor/rowcol/block scales, TMA-store epilogue",
+                     (2, 8), (1, 2), (1,), ((128, 128, 128), 6, 2, 1, 8), epilogue_bytes_per_consumer=2 * 8192,
+                     fp8=True),
     # The persistent step's default: MoE prefill groups are hundreds to thousands of rows. (Decode groups of a few
     # rows waste most of a 128-row tile; tune: auto races 64-row tiles too.)
     # Whole tiles store through shared memory and TMA, as best's do (its epilogue buffers); a group's last tile, when
