@@ -29,13 +29,15 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # and each is split 3-4 ways: twice the tiles, half the slices, half the f32 partial planes to write and
     # reduce (llm-shapes/study-1c2b5a0: split_k read 80-82% there, its weakest)
     "hopper.split_k": {"block": _HOPPER_BLOCKS + [(64, 64, 64)], "consumers": [1, 2], "stages": [4, 6]},
-    # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion; 128x192 without it read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/
-    # hopper-fp8-1c2b5a0), so the promoting tile is fixed and stages (latency hiding against shared memory) and
-    # overlap vary. accumulation fast (`_fastacc` contracts only: a SKIP candidate under strict ones, never built
-    # there) has one register set, so 128x256 fits (4 stages of it in shared memory), the tile CUTLASS's and
-    # cuBLASLt's fast kernels win with; of the 32 points 13 can be built (8 promote, 5 fast), the rest are SKIPs
-    # with the reason (128x256 promoting, fast with overlap, 5+ stages of 128x256).
-    "hopper.fp8": {"block": [(128, 128, 128), (128, 256, 128)], "stages": [4, 5, 6, 7], "overlap": [0, 1],
+    # FP8: BK is 128 and the promotion registers leave BN <= 128 with the overlapped promotion; 128x192 without it
+    # read 43-47% of cuBLASLt at 4096^3 where 128x128 read 52% (fp8/hopper-fp8-1c2b5a0), so the promoting tile is
+    # fixed and stages (latency hiding against shared memory) and overlap vary. accumulation fast (`_fastacc`
+    # contracts only: a SKIP candidate under strict ones, never built there) has one register set, so 128x256 fits
+    # (4 stages of it and the TMA-store epilogue's buffers in shared memory), the tile CUTLASS's and cuBLASLt's fast
+    # kernels win with; of the 24 points 10 can be built (6 promote, 4 fast), the rest are SKIPs with the reason
+    # (128x256 promoting, fast with overlap, 5+ stages of 128x256). 7 stages of 128x128 no longer fit beside the
+    # epilogue's buffers.
+    "hopper.fp8": {"block": [(128, 128, 128), (128, 256, 128)], "stages": [4, 5, 6], "overlap": [0, 1],
                    "accumulation": ["promote", "fast"]},
     # the Triton FP8 GEMM's configuration list (implementations/triton_fp8_configs.py, each entry with its source):
     # raced by the harness (its L2 policy, its timing, each candidate checked first) instead of Triton's autotuner
@@ -44,9 +46,11 @@ FAMILY_GRIDS: dict[str, dict[str, list]] = {
     # can be built: two consumers need 128 rows, and 128x256 with one consumer runs out of accumulators)
     "hopper.grouped": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},
     # grouped FP8 (block scales: BN <= 128, BK 128): 64-row tiles for decode's few tokens per expert, 128-row ones
-    # for prefill, and stages against shared memory (4 of the 8 points can be built: two consumers need 128 rows, and
-    # 128x128 with one consumer holds 2 x 128 sums and partials per thread, past the 192 registers of fp8.cuh)
-    "hopper.grouped_fp8": {"block": [(128, 128, 128), (64, 128, 128)], "consumers": [1, 2], "stages": [4, 6]},
+    # for prefill, stages against shared memory, and the overlapped promotion (8 of the 16 points can be built: two
+    # consumers need 128 rows, and 128x128 with one consumer holds 2 x 128 sums and partials per thread, past the 192
+    # registers of fp8.cuh)
+    "hopper.grouped_fp8": {"block": [(128, 128, 128), (64, 128, 128)], "consumers": [1, 2], "stages": [4, 6],
+                           "overlap": [0, 1]},
     # prefill with a part-empty last wave: the tile sets the wave count (and so how empty the last wave is); the
     # schedule itself is the auto rule, per problem (hybrid under 80% fill). The same 5 buildable points as best.
     "hopper.stream_k": {"block": _HOPPER_BLOCKS, "consumers": [1, 2]},
