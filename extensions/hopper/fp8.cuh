@@ -130,6 +130,33 @@ __device__ __forceinline__ void promoting_loop(int k_tiles, Part& part, Part2& p
   }
 }
 
+// One consumer warpgroup's share of a tile's epilogue: its rows m0 + c * WM .. of the tile's BN columns from n0,
+// none at or past row m_end (p.m for one GEMM, the group's end row for hopper.grouped_fp8). Through shared memory
+// and TMA stores (TMA_STORE: hopper.best's TmaStoreEpilogue, the warpgroup's two buffers at epi_bufs) when the
+// box's own clip at C's M is bound enough (every row of the tile below m_end, or m_end is C's M); direct stores
+// clipped at m_end otherwise. (best.cuh, stream_k.cuh and grouped.cuh keep this block inline: a change to them or to
+// hopper_common.cuh rebuilds kernels whose receipts and picks stand.)
+template <class Cfg, class TOut, bool TMA_STORE>
+__device__ __forceinline__ void store_tile(const float (&acc)[Cfg::MI][Cfg::BN / 2], const Params& p,
+                                           uint32_t epi_bufs, uint32_t& slab_ctr, int m0, int n0, int c, int wt,
+                                           int m_end) {
+  const int row0 = m0 + c * Cfg::WM;
+  const bool whole = m0 + Cfg::BM <= m_end;
+  if (TMA_STORE && (whole || m_end == p.m)) {
+#pragma unroll
+    for (int mi = 0; mi < Cfg::MI; ++mi)
+      TmaStoreEpilogue<TOut, Cfg::BN>::store_block(acc[mi], p, &p.tma_c, epi_bufs, slab_ctr, row0 + mi * 64, n0, wt,
+                                                   1u + static_cast<uint32_t>(c));
+  } else {
+    const int warp = wt / 32, lane = wt % 32;
+    const bool fast = p.c_vec2 && !p.read_c && whole && n0 + Cfg::BN <= p.n;  // unguarded vector stores
+#pragma unroll
+    for (int mi = 0; mi < Cfg::MI; ++mi)
+      store_block_direct<TOut, Cfg::BN>(acc[mi], p, row0 + mi * 64 + 16 * warp + lane / 4, n0 + 2 * (lane % 4), fast,
+                                        m_end);
+  }
+}
+
 // BLOCK: the block scales' loop (a kernel of its own, so that the tensor and row/column scales' promotion
 // carries no run-time branch, loads or factors for them: with them, overlap 0 read 52-59% of cuBLASLt at
 // 4096^3 where it had read 70% before they were added).
@@ -306,18 +333,7 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
             acc[mi][r] *= __ldg(p.scale_a + row) * __ldg(p.scale_b + col);
           }
       }
-      if constexpr (TMA_STORE) {
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-          T::Epi::store_block(acc[mi], p, &p.tma_c, epi_bufs, slab_ctr, m0 + c * Cfg::WM + mi * 64, n0, wt,
-                              1u + static_cast<uint32_t>(c));
-      } else {
-        const bool fast = direct_fast<Cfg::BM, Cfg::BN>(p, m0, n0);
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-          store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
-                                            n0 + 2 * (lane % 4), fast);
-      }
+      store_tile<Cfg, TOut, TMA_STORE>(acc, p, epi_bufs, slab_ctr, m0, n0, c, wt, p.m);
     }
     // The last TMA stores must have finished with their buffers before the CTA's shared memory goes away.
     if constexpr (TMA_STORE) {

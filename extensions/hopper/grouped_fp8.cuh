@@ -160,21 +160,9 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
 
       // grouped.cuh's epilogue: a tile whose rows are all its group's stores through shared memory and TMA (the
       // consumer goes back to its next tile's wgmmas while the store drains); one that reaches past the group's
-      // end row stores directly, clipped there (a TMA box would write the next group's rows).
-      const bool whole = m0 + Cfg::BM <= m_end;
-      if (TMA_STORE && whole) {
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-          T::Epi::store_block(acc[mi], p, &p.tma_c, epi_bufs, slab_ctr, m0 + c * Cfg::WM + mi * 64, n0, wt,
-                              1u + static_cast<uint32_t>(c));
-      } else {
-        // The fast path (unguarded vector stores) only for a tile wholly inside its group and C.
-        const bool fast = p.c_vec2 && !p.read_c && whole && n0 + Cfg::BN <= p.n;
-#pragma unroll
-        for (int mi = 0; mi < Cfg::MI; ++mi)
-          store_block_direct<TOut, Cfg::BN>(acc[mi], p, m0 + c * Cfg::WM + mi * 64 + 16 * warp + lane / 4,
-                                            n0 + 2 * (lane % 4), fast, m_end);
-      }
+      // end row stores directly, clipped there (a TMA box would write the next group's rows), unless that end is
+      // the stack's, where the box clips.
+      fp8::store_tile<Cfg, TOut, TMA_STORE>(acc, p, epi_bufs, slab_ctr, m0, n0, c, wt, m_end);
     }
     // The last TMA stores must have finished with their buffers before the CTA's shared memory goes away.
     if constexpr (TMA_STORE) {
