@@ -268,8 +268,9 @@ def test_a_grouped_fp8_spec_names_the_hand_written_step_and_tunes_its_tiles():
     exp = parse_spec(spec.replace("IMPL", "hopper.grouped_fp8: {tune: auto}"))
     (tuned,) = exp.implementations
     buildable = [c for c in tuned.candidates if not isinstance(c, UnbuildableImplementation)]
-    assert len(tuned.candidates) == 8 and len(buildable) == 4
+    assert len(tuned.candidates) == 16 and len(buildable) == 8
     assert {c.config.block for c in buildable} == {(128, 128, 128), (64, 128, 128)}
+    assert {c.config.overlap for c in buildable} == {0, 1}
     with pytest.raises(SpecError, match="hopper.grouped takes f16/bf16 inputs"):
         parse_spec(spec.replace("IMPL", "hopper.grouped"))
 

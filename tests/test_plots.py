@@ -30,7 +30,7 @@ STUDIES = Path(__file__).resolve().parents[1] / "experiments" / "studies"
 # committed receipts these tests draw from
 RECEIPTS = {"library-vs-handwritten": "library-vs-handwritten/h200", "cutlass-sm90-sweep": "cutlass-sm90/h200/sweep",
             "quickstart": "quickstart/h200", "mma-sync-sweep": "mma-sync/h200/sweep",
-            "moe-shapes": "moe-shapes/h200/part-f0b7480/merged", "moe-fp8": "moe-shapes/h100/fp8-7b97acd/merged"}
+            "moe-shapes": "moe-shapes/h200/part-f0b7480/merged", "moe-fp8": "moe-shapes/h100/fp8-6ca041b/merged"}
 PLOT_MODULES = ("throughput", "baseline", "roofline", "bandwidth", "errors", "heatmap", "distribution",
                 "architectures")
 

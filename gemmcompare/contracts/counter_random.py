@@ -55,7 +55,7 @@ def counter_hash_int64(index: torch.Tensor, key1: int, key2: int) -> torch.Tenso
 # rounds in unsigned 32-bit arithmetic, whose wrap-around C++ defines. The int64 pieces read and write the chunk
 # about 45 times, and an MoE layer's fixture draws 256 expert weights of 29M elements each (7.5G values): on an
 # H100 the FP8 MoE study's part 1 spent 46.9 s on "inputs+refs" with them (and a second FP64 copy of the operands)
-# and 22.8 s with this kernel (moe-shapes/h100/fp8-7b97acd; fp8-part0-4e87cbd in git history). One templated
+# and 22.8 s with this kernel (moe-shapes/h100/fp8-7b97acd, in git history, as fp8-part0-4e87cbd). One templated
 # function: jiterator's parser takes the source as exactly that.
 COUNTER_HASH_CUDA = r"""template <typename T> T gemmcompare_counter_hash(T index, T key1, T key2) {
   unsigned long long i = (unsigned long long)index;
