@@ -5,8 +5,8 @@ fp8_accumulation and fp8_scales fixtures the runner adds, so a kernel that skips
 rows, takes another group's scale_b, or keeps the tensor core's ~14-bit sums over all of K FAILs) -- empty groups
 first, between and last, groups below one tile, N off the tile and off a scale block, Zipf-skewed routing, more
 tiles than SMs, K shorter than one k block and a K tail inside the last one, every group empty -- at the default
-tile and at 64-row tiles with one consumer, each without and with the overlapped promotion (overlap 1), BF16 and
-FP32 out. Runs on the device machine (marker `gpu`); prints
+tile and at 64-row tiles with one consumer, each without and with the overlapped promotion (overlap 1), and at the
+128x256 tile promoted per 128-column half (N = 1008 and 384 leave its last half past N), BF16 and FP32 out. Runs on the device machine (marker `gpu`); prints
 each row's time and % of the loop.
 
 Passed on an H100 at 1969e37 (experiments/studies/gpu-tests/h100/grouped-fp8-1969e37/), before the fp8_scales
@@ -40,6 +40,7 @@ implementations:
   - hopper.grouped_fp8: {block: [64, 128, 128], consumers: 1}
   - hopper.grouped_fp8: {overlap: 1}                                   # two partial sets taking turns
   - hopper.grouped_fp8: {block: [64, 128, 128], consumers: 1, overlap: 1}
+  - hopper.grouped_fp8: {block: [128, 256, 128], stages: 4}           # promoted per 128-column half
 baseline: library.cublaslt_fp8_loop
 correctness: {fixtures: [uniform]}   # + fp8_accumulation (every FP8 contract) and fp8_scales (grouped)
 timing: {l2: flush, samples: {min: 10, max: 30}, row_timeout_s: 60}
@@ -52,7 +53,7 @@ def test_hopper_grouped_fp8_passes_every_group_beside_the_cublaslt_loop(tmp_path
         store=tmp_path / "g.db", runs_dir=tmp_path / "runs", progress=False, cache_dir=tmp_path / "cache")).run()
     assert_complete(out)
     mine = [r for r in out.rows if r.implementation.startswith("hopper.grouped_fp8")]
-    assert len(mine) == 4 * PROBLEMS * CONTRACTS
+    assert len(mine) == 5 * PROBLEMS * CONTRACTS
     bad = [f"{r.implementation} {r.problem} {r.contract}: {r.status.value} {r.reason}" for r in mine
            if r.status is not Status.PASS]
     assert not bad, "\n".join(bad)

@@ -139,10 +139,11 @@ def compiled(request, build_dir, nvcc):
             jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
     for step in sorted(wanted & set(OFF_LINE.values())):
         jobs.append((("instance", step), HOPPER_DIR / "instances" / f"hopper_{step}.cu"))
-    if "grouped_fp8" in wanted:  # the overlapped promotion, as the Python family renders it (run<Cfg, Tag, true>)
-        src = build_dir / f"{GROUPED_FP8_OVERLAP.ident}.cu"
-        src.write_text(GROUPED_FP8_OVERLAP.render())
-        jobs.append((("grouped_fp8", "overlap"), src))
+    if "grouped_fp8" in wanted:  # the overlapped promotion and the 256-column tile, as the Python family renders them
+        for variant, cfg in (("overlap", GROUPED_FP8_OVERLAP), ("128x256", GROUPED_FP8_WIDE)):
+            src = build_dir / f"{cfg.ident}.cu"
+            src.write_text(cfg.render())
+            jobs.append((("grouped_fp8", variant), src))
     return _build_all(build_dir, jobs)
 
 
@@ -320,6 +321,7 @@ def test_hopper_grouped_fp8_compiles_clean(grouped_fp8_compiled):
 
 
 GROUPED_FP8_OVERLAP = HopperConfig("grouped_fp8", (128, 128, 128), 6, 2, 1, 8, overlap=1)
+GROUPED_FP8_WIDE = HopperConfig("grouped_fp8", (128, 256, 128), 4, 2, 1, 8)
 
 
 def test_hopper_grouped_fp8_overlap_keeps_three_register_sets_unspilled(compiled, grouped_fp8_compiled):
@@ -331,6 +333,16 @@ def test_hopper_grouped_fp8_overlap_keeps_three_register_sets_unspilled(compiled
     assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
     for k in gemm:  # <..., OVERLAP, TMA_STORE, Tag>
         assert k["registers"] == 168 and re.search(r", true, (true|false), gc_hopper", k["demangled"]), (k["demangled"][:160], k["registers"])
+    assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
+
+
+def test_hopper_grouped_fp8_promotes_a_256_column_tile_per_half_unspilled(compiled, grouped_fp8_compiled):
+    """BN = 256 under block scales: each 128-column half's wgmmas (m64n128k32, never m64n256) go into one partial set
+    beside the 64 x 256 sums (192 registers of f32), at the 168-register launch cap with no spill or stack."""
+    c = compiled[("grouped_fp8", "128x256")]
+    gemm = _clean_instance(c, "grouped_fp8/128x256", re.escape(f"{GROUPED_FP8_WIDE.symbol()}_tag"))
+    assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
+    assert all(k["registers"] == 168 for k in gemm), [(k["registers"], k["demangled"][:100]) for k in gemm]
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
 
 

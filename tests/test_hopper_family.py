@@ -251,7 +251,8 @@ def test_grouped_fp8_runs_block_scaled_grouped_problems_and_says_why_not_the_res
 
 
 @pytest.mark.parametrize("params, reason", [
-    ({"block": [128, 192, 128], "stages": 4}, "BN=192"),  # fits the registers, not one 128-wide scale block
+    ({"block": [128, 192, 128], "stages": 4}, "BN=192"),  # fits the registers, not whole 128-wide scale blocks
+    ({"block": [128, 256, 128], "stages": 4, "overlap": 1}, "overlap=1"),  # two partial sets beside 64 x 256 sums
     ({"accumulation": "fast"}, "accumulation=fast"),
     ({"block": [128, 128, 128], "overlap": 1, "consumers": 1}, "promotion registers"),
     ({"block": [128, 128, 64]}, "BK is 128"),
@@ -268,9 +269,12 @@ def test_a_grouped_fp8_spec_names_the_hand_written_step_and_tunes_its_tiles():
     exp = parse_spec(spec.replace("IMPL", "hopper.grouped_fp8: {tune: auto}"))
     (tuned,) = exp.implementations
     buildable = [c for c in tuned.candidates if not isinstance(c, UnbuildableImplementation)]
-    assert len(tuned.candidates) == 16 and len(buildable) == 8
-    assert {c.config.block for c in buildable} == {(128, 128, 128), (64, 128, 128)}
+    assert len(tuned.candidates) == 24 and len(buildable) == 9
+    assert {c.config.block for c in buildable} == {(128, 128, 128), (64, 128, 128), (128, 256, 128)}
     assert {c.config.overlap for c in buildable} == {0, 1}
+    # the 256-column tile: two consumers, 4 stages (48 KB each and the epilogue's 32 KB), promoted per half, no overlap
+    (wide,) = [c.config for c in buildable if c.config.block[1] == 256]
+    assert (wide.consumers, wide.stages, wide.overlap) == (2, 4, 0)
     with pytest.raises(SpecError, match="hopper.grouped takes f16/bf16 inputs"):
         parse_spec(spec.replace("IMPL", "hopper.grouped"))
 

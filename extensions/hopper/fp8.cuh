@@ -84,11 +84,12 @@ __device__ __forceinline__ void mma_stage_fp8(float (&part)[Cfg::MI][Cfg::BN / 2
 }
 
 // Block kb's scales of one consumer thread: scale_a of its two rows in each m64 block (i = 0, 1) and the tile's
-// scale_b. Loaded a stage before the promotion that uses them (promoting_loop), so that their round trip to L2
-// runs while the tensor core does, not between a consumer's promotion and its next wgmmas.
-template <int MI>
+// scale_b, one per 128-column block of the tile (NB: hopper.grouped_fp8's 256-column tiles have two). Loaded a
+// stage before the promotion that uses them (promoting_loop), so that their round trip to L2 runs while the tensor
+// core does, not between a consumer's promotion and its next wgmmas.
+template <int MI, int NB = 1>
 struct BlockScales {
-  float a[MI][2], b;
+  float a[MI][2], b[NB];
 };
 
 // The promoting mainloop over one tile's k blocks (one stage each): `issue(part)` issues a stage's wgmmas into a
@@ -261,7 +262,7 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
       if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi) {
-        const float f[2] = {BLOCK ? s.a[mi][0] * s.b : 1.f, BLOCK ? s.a[mi][1] * s.b : 1.f};
+        const float f[2] = {BLOCK ? s.a[mi][0] * s.b[0] : 1.f, BLOCK ? s.a[mi][1] * s.b[0] : 1.f};
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) {
           const float v = BLOCK ? from[mi][r] * f[(r >> 1) & 1] : from[mi][r];
@@ -300,7 +301,7 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
         auto load_scales = [&](int kb) {
           BlockScales<Cfg::MI> s{};
           if constexpr (BLOCK) {
-            s.b = __ldg(p.scale_b + static_cast<int64_t>(kb) * n_blocks + n0 / 128);
+            s.b[0] = __ldg(p.scale_b + static_cast<int64_t>(kb) * n_blocks + n0 / 128);
 #pragma unroll
             for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll

@@ -12,12 +12,13 @@
 // device offsets (grouped_walk.cuh), ONE 2-D map of A over the whole stack (a group's last tile may load the next
 // group's rows; they are never stored), ONE 3-D map of B {K, N, groups} (boxes {128, BN, 1}: one 128-byte line of
 // FP8), and its epilogue: whole tiles store through shared memory and TMA (hopper.best's TmaStoreEpilogue), a
-// group's last tile when it reaches past the group's end row stores directly, clipped there. From hopper.fp8 (fp8.cuh): BK = 128, one stage per k
-// block of the scales; each stage's wgmmas go into fresh partial sums, which are waited for and added into the FP32
-// sums times their block scales (scale_a of the thread's two rows at that k block, scale_b of the tile's column
-// block in its group): strict FP32 accumulation, as the `e4m3_*_block` contracts ask. A tile's columns lie in one
-// 128-wide scale block: BN <= 128. A row of the tile past its group's end reads another group's (or the last row's)
-// scale_a: its sums are never stored.
+// group's last tile when it reaches past the group's end row stores directly, clipped there. From hopper.fp8
+// (fp8.cuh): BK = 128, one stage per k block of the scales; each stage's wgmmas go into fresh partial sums, which
+// are waited for and added into the FP32 sums times their block scales (scale_a of the thread's two rows at that k
+// block, scale_b of the tile's column block in its group): strict FP32 accumulation, as the `e4m3_*_block` contracts
+// ask. A tile's columns lie in one 128-wide scale block (BN <= 128), or it is 256 wide and promoted per 128-column
+// half (HalfN below). A row of the tile past its group's end reads another group's (or the last row's) scale_a: its
+// sums are never stored.
 //
 // Why its own step and not a mode of hopper.grouped: the FP8 loop (acc and part, two register sets, a wait every
 // stage) and the scale loads are fp8.cuh's, the walk and maps grouped.cuh's; this file joins the two and adds only
@@ -37,13 +38,30 @@ using fp8::mma_stage_fp8;
 // 230,496 B of the 232,448 a block may have).
 using fp8::Traits;
 
+// A tile wider than one 128-column scale block (BN = 256) is promoted per 128-column half: each half's wgmmas go into
+// one 64x128 partial set, which is waited for and added into the half's sums times the half's own scale_b. The
+// sums of 64 x 256 and one partial set of 64 x 128 are 192 registers a thread, where two full partial sets (or a
+// 64x256 one) would be 256; the tile loads a third less A and B per product than two 128x128 tiles. The halves of
+// one consumer run one after the other (a wait between them), the other consumer's wgmmas filling the tensor core.
+template <class Cfg>
+struct HalfN : Cfg {  // the configuration one half's wgmmas see: mma_stage_fp8 over 128 columns
+  static constexpr int BN = 128;
+};
+template <class Cfg>
+constexpr int halves() {
+  return Cfg::BN > 128 ? Cfg::BN / 128 : 1;
+}
+
 template <class Cfg, class TIn, class TOut, bool OVERLAP, bool TMA_STORE, class Tag>
 __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __grid_constant__ Params p) {
   using T = Traits<Cfg, TOut>;
   using S = typename T::S;
-  static_assert(2 * Cfg::ACC <= T::SETS_MAX, "acc and part (2 x MI x BN/2 f32 per consumer thread): BN <= 192");
-  static_assert(!OVERLAP || 3 * Cfg::ACC <= T::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
-  static_assert(Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
+  constexpr int HALVES = halves<Cfg>(), PN = Cfg::BN / HALVES;  // a partial set's columns
+  static_assert(Cfg::BN <= 128 || Cfg::BN % 128 == 0, "block scales: a tile lies in one 128-wide scale block, or "
+                "is whole blocks promoted one at a time");
+  static_assert(Cfg::ACC + Cfg::MI * PN / 2 <= T::SETS_MAX, "the sums and a partial set (f32 per consumer thread)");
+  static_assert(!OVERLAP || (HALVES == 1 && 3 * Cfg::ACC <= T::SETS_MAX),
+                "overlap keeps acc and two partial sets: BN <= 128");
   extern __shared__ __align__(1024) uint8_t smem[];
   const uint32_t base = align1024(smem_u32(smem));
   const int wg = warpgroup_index();
@@ -91,13 +109,13 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
     const uint32_t epi_bufs = base + S::EPI + c * T::Epi::BYTES_PER_WG;  // this warpgroup's two buffers
     uint32_t slab_ctr = 0;
 
-    float acc[Cfg::MI][Cfg::BN / 2];    // FP32 sums
-    float part[Cfg::MI][Cfg::BN / 2];   // one stage's sums from the tensor core
+    float acc[Cfg::MI][Cfg::BN / 2];  // FP32 sums
+    float part[Cfg::MI][PN / 2];      // one stage's (or one half's) sums from the tensor core
     float part2[OVERLAP ? Cfg::MI : 1][OVERLAP ? Cfg::BN / 2 : 1];  // OVERLAP: the next stage's, meanwhile
 #pragma unroll
     for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
-      for (int r = 0; r < Cfg::BN / 2; ++r) part[mi][r] = 0.f;  // defined once: each stage's first wgmma ignores it
+      for (int r = 0; r < PN / 2; ++r) part[mi][r] = 0.f;  // defined once: each stage's first wgmma ignores it
     if constexpr (OVERLAP) {
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi)
@@ -122,6 +140,8 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
       const int m0 = tile.row0 + tile.tm * Cfg::BM, n0 = tile.tn * Cfg::BN;
       const int m_end = tile.row0 + tile.rows;  // the group's end: no row at or past it is stored
       const float* scale_b = p.scale_b + static_cast<int64_t>(tile.group) * k_blocks * n_blocks + n0 / 128;
+      // a half past N (N not a multiple of 256) reads the last block's scale: its columns are never stored
+      const int last_half = static_cast<int>(min(static_cast<int64_t>(HALVES), n_blocks - n0 / 128)) - 1;
       const float* scale_a[Cfg::MI][2];  // the scales of this thread's two rows of each m64 block (i = 0, 1)
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi)
@@ -132,8 +152,9 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
         }
       // block kb's scales of this thread's rows and the tile's column block in its group
       auto load_scales = [&](int kb) {
-        fp8::BlockScales<Cfg::MI> s;
-        s.b = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks);
+        fp8::BlockScales<Cfg::MI, HALVES> s;
+#pragma unroll
+        for (int h = 0; h < HALVES; ++h) s.b[h] = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks + min(h, last_half));
 #pragma unroll
         for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
@@ -141,22 +162,53 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
         return s;
       };
       // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones times their scales.
-      auto promote = [&](float (&from)[Cfg::MI][Cfg::BN / 2], uint32_t stage, const fp8::BlockScales<Cfg::MI>& s) {
-        fence_regs(from);
-        if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
+      // Half h's sums (the whole tile's when HALVES is 1), once waited for, join the FP32 ones times their scales:
+      // fragment element r of a 128-column set is element h * 64 + r of the tile's (its column 128 h + 8 (r / 4) ...).
+      auto add_scaled = [&](const float (&from)[Cfg::MI][PN / 2], const fp8::BlockScales<Cfg::MI, HALVES>& s, int h) {
 #pragma unroll
         for (int mi = 0; mi < Cfg::MI; ++mi) {
-          const float f[2] = {s.a[mi][0] * s.b, s.a[mi][1] * s.b};
+          const float f[2] = {s.a[mi][0] * s.b[h], s.a[mi][1] * s.b[h]};
 #pragma unroll
-          for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] += from[mi][r] * f[(r >> 1) & 1];
+          for (int r = 0; r < PN / 2; ++r) acc[mi][h * (PN / 2) + r] += from[mi][r] * f[(r >> 1) & 1];
         }
+      };
+      // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones times their scales.
+      auto promote = [&](float (&from)[Cfg::MI][PN / 2], uint32_t stage, const fp8::BlockScales<Cfg::MI, HALVES>& s) {
+        fence_regs(from);
+        if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
+        add_scaled(from, s, 0);
       };
 #pragma unroll
       for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
         for (int r = 0; r < Cfg::BN / 2; ++r) acc[mi][r] = 0.f;
 
-      fp8::promoting_loop<OVERLAP>(p.k_tiles, part, part2, issue, load_scales, promote);
+      if constexpr (HALVES == 1) {
+        fp8::promoting_loop<OVERLAP>(p.k_tiles, part, part2, issue, load_scales, promote);
+      } else {
+        // Each stage's halves one after the other into `part`: issue, wait, add; the stage is released after the
+        // last half's wait, and the next k block's scales load while the first half runs.
+        auto now = load_scales(0);
+        for (int kb = 0; kb < p.k_tiles; ++kb) {
+          const uint32_t stage = rd.stage;
+          mbar_wait(S::full(base, stage), rd.phase);
+          rd.advance();
+          auto next = now;
+#pragma unroll
+          for (int h = 0; h < HALVES; ++h) {
+            wgmma_fence();
+            mma_stage_fp8<HalfN<Cfg>, TIn, S::A_KBLOCK, S::B_KBLOCK>(
+                part, S::a(base, stage) + a_rows, S::b(base, stage) + h * 128 * S::LINE, 0u);
+            wgmma_commit();
+            if (h == 0) next = load_scales(min(kb + 1, p.k_tiles - 1));  // the last loads its own again
+            wgmma_wait<0>();
+            fence_regs(part);
+            if (h == HALVES - 1 && lane == 0) mbar_arrive(S::empty(base, stage));  // its bytes are no longer read
+            add_scaled(part, now, h);
+          }
+          now = next;
+        }
+      }
 
       // grouped.cuh's epilogue: a tile whose rows are all its group's stores through shared memory and TMA (the
       // consumer goes back to its next tile's wgmmas while the store drains); one that reaches past the group's

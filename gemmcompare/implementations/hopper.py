@@ -188,10 +188,13 @@ class HopperConfig:
         if self.fast and self.overlap:
             raise InvalidConfig("overlap=1 overlaps the promotion of a stage's partial sums with the next stage's "
                                 "wgmmas; accumulation fast keeps no partial sums: overlap is 0")
-        # fast: one register set, the 16-bit steps' rule below; promote: the sums and the partials together
-        if r.fp8 and not self.fast and 2 * accumulators > MAX_FP8_REGISTERS:
-            raise InvalidConfig(f"{accumulators} f32 sums and as many promotion registers per consumer thread (more "
-                                f"than {MAX_FP8_REGISTERS} together: it would spill); BN <= 192 with 64 rows per consumer")
+        # fast: one register set, the 16-bit steps' rule below; promote: the sums and the partials together (grouped
+        # FP8 promotes a 256-column tile per 128-column half: one half's partials beside the sums)
+        halves = bn // 128 if r.fp8 and r.grouped and bn > 128 else 1
+        if r.fp8 and not self.fast and accumulators + accumulators // halves > MAX_FP8_REGISTERS:
+            raise InvalidConfig(f"{accumulators} f32 sums and {accumulators // halves} promotion registers per consumer "
+                                f"thread (more than {MAX_FP8_REGISTERS} together: it would spill); BN <= 192 with 64 "
+                                f"rows per consumer" + (", or 256 promoted per 128-column half" if r.grouped else ""))
         if accumulators > MAX_ACCUMULATORS:
             raise InvalidConfig(f"{accumulators} f32 accumulators per consumer thread (more than {MAX_ACCUMULATORS}: "
                                 f"it would spill); use 2 consumers or a smaller tile")
@@ -202,10 +205,11 @@ class HopperConfig:
         if self.overlap and 3 * accumulators > MAX_FP8_REGISTERS:
             raise InvalidConfig(f"overlap=1 keeps the sums and two sets of partials: 3 x {accumulators} f32 per consumer "
                                 f"thread is more than {MAX_FP8_REGISTERS}; BN <= 128 with 64 rows per consumer")
-        if r.fp8 and r.grouped and (self.fast or bn > 128):
+        if r.fp8 and r.grouped and (self.fast or (bn > 128 and bn % 128)):
             raise InvalidConfig(f"hopper.{self.step} takes block scales (each 128 of K's partial sums scaled as they "
                                 f"are promoted): accumulation promote and BN <= 128 (one 128-wide scale block per "
-                                f"tile); got accumulation={self.accumulation}, BN={bn}")
+                                f"tile) or 256 (two, promoted one at a time); got accumulation={self.accumulation}, "
+                                f"BN={bn}")
         if self.schedule not in (SCHEDULES if r.stream_k else SCHEDULES[:1]):
             raise InvalidConfig(f"schedule={self.schedule!r}: hopper.{self.step} takes "
                                 + (" | ".join(SCHEDULES) if r.stream_k else "only auto (hopper.stream_k schedules)"))
