@@ -6,11 +6,12 @@ rows, takes another group's scale_b, or keeps the tensor core's ~14-bit sums ove
 first, between and last, groups below one tile, N off the tile and off a scale block, Zipf-skewed routing, more
 tiles than SMs, K shorter than one k block and a K tail inside the last one, every group empty -- at the default
 tile and at 64-row tiles with one consumer, each without and with the overlapped promotion (overlap 1), and at the
-128x256 tile promoted per 128-column half (N = 1008 and 384 leave its last half past N), BF16 and FP32 out. Runs on the device machine (marker `gpu`); prints
-each row's time and % of the loop.
+128x256 tile promoted per 128-column half (N = 1008 and 384 leave its last half past N), BF16 and FP32 out. Runs on
+the device machine (marker `gpu`); prints each row's time and % of the loop.
 
 Passed on an H100 at 1969e37 (experiments/studies/gpu-tests/h100/grouped-fp8-1969e37/), before the fp8_scales
-fixture existed, and with it at 4e87cbd (h100/fp8-scales-4e87cbd/)."""
+fixture existed, with it at 4e87cbd (h100/fp8-scales-4e87cbd/), and with overlap 1 and the TMA-store epilogue at
+6ca041b (logs in moe-shapes/h100/fp8-6ca041b/), before the 128x256 tile."""
 
 from __future__ import annotations
 

@@ -314,7 +314,8 @@ def test_hopper_grouped_fp8_compiles_clean(grouped_fp8_compiled):
     gemm = _clean_instance(c, "grouped_fp8", re.escape("gc_hopper_grouped_fp8_tag"))
     # two GEMM kernels per (FP8 input, output) type (TMA-store and direct epilogues): e4m3 and e5m2 in, f32/f16/bf16
     # out; one K == 0 kernel per output
-    assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
+    assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, \
+        [k["demangled"] for k in c.kernels]
     for k in gemm:  # two consumers: the 384-thread launch cap that setmaxnreg 40/232 needs
         assert k["registers"] == 168, (k["demangled"][:120], k["registers"])
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
@@ -330,9 +331,11 @@ def test_hopper_grouped_fp8_overlap_keeps_three_register_sets_unspilled(compiled
     the consumers), with no spill, no stack and no serialised wgmma pipeline."""
     c = compiled[("grouped_fp8", "overlap")]
     gemm = _clean_instance(c, "grouped_fp8/overlap", re.escape(f"{GROUPED_FP8_OVERLAP.symbol()}_tag"))
-    assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
+    assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, \
+        [k["demangled"] for k in c.kernels]
     for k in gemm:  # <..., OVERLAP, TMA_STORE, Tag>
-        assert k["registers"] == 168 and re.search(r", true, (true|false), gc_hopper", k["demangled"]), (k["demangled"][:160], k["registers"])
+        assert k["registers"] == 168 and re.search(r", true, (true|false), gc_hopper", k["demangled"]), \
+            (k["demangled"][:160], k["registers"])
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
 
 
@@ -341,7 +344,8 @@ def test_hopper_grouped_fp8_promotes_a_256_column_tile_per_half_unspilled(compil
     beside the 64 x 256 sums (192 registers of f32), at the 168-register launch cap with no spill or stack."""
     c = compiled[("grouped_fp8", "128x256")]
     gemm = _clean_instance(c, "grouped_fp8/128x256", re.escape(f"{GROUPED_FP8_WIDE.symbol()}_tag"))
-    assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, [k["demangled"] for k in c.kernels]
+    assert len(gemm) == 2 * OUT_TYPES * 2 and len(c.kernels) - len(gemm) == OUT_TYPES, \
+        [k["demangled"] for k in c.kernels]
     assert all(k["registers"] == 168 for k in gemm), [(k["registers"], k["demangled"][:100]) for k in gemm]
     assert "C7508" not in c.log, "ptxas ignored setmaxnreg"
 

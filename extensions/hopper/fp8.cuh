@@ -168,7 +168,8 @@ template <class Cfg, class TIn, class TOut, bool OVERLAP, bool BLOCK, bool PROMO
 __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __grid_constant__ Params p) {
   static_assert(!PROMOTE || 2 * Cfg::ACC <= Traits<Cfg, TOut>::SETS_MAX,
                 "acc and part (2 x MI x BN/2 f32 per consumer thread) must leave registers: BN <= 192");
-  static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg, TOut>::SETS_MAX, "overlap keeps acc and two partial sets: BN <= 128");
+  static_assert(!OVERLAP || 3 * Cfg::ACC <= Traits<Cfg, TOut>::SETS_MAX,
+                "overlap keeps acc and two partial sets: BN <= 128");
   static_assert(!BLOCK || Cfg::BN <= 128, "block scales: the tile's columns lie in one 128-wide scale block");
   static_assert(PROMOTE || !(OVERLAP || BLOCK), "without promotion there is nothing to overlap and no partial sum to scale");
   using T = Traits<Cfg, TOut>;

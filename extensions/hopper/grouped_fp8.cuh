@@ -154,17 +154,18 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
       auto load_scales = [&](int kb) {
         fp8::BlockScales<Cfg::MI, HALVES> s;
 #pragma unroll
-        for (int h = 0; h < HALVES; ++h) s.b[h] = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks + min(h, last_half));
+        for (int h = 0; h < HALVES; ++h)
+          s.b[h] = __ldg(scale_b + static_cast<int64_t>(kb) * n_blocks + min(h, last_half));
 #pragma unroll
         for (int mi = 0; mi < Cfg::MI; ++mi)
 #pragma unroll
           for (int i = 0; i < 2; ++i) s.a[mi][i] = __ldg(scale_a[mi][i] + kb);
         return s;
       };
-      // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones times their scales.
       // Half h's sums (the whole tile's when HALVES is 1), once waited for, join the FP32 ones times their scales:
       // fragment element r of a 128-column set is element h * 64 + r of the tile's (its column 128 h + 8 (r / 4) ...).
-      auto add_scaled = [&](const float (&from)[Cfg::MI][PN / 2], const fp8::BlockScales<Cfg::MI, HALVES>& s, int h) {
+      using Scales = fp8::BlockScales<Cfg::MI, HALVES>;
+      auto add_scaled = [&](const float (&from)[Cfg::MI][PN / 2], const Scales& s, int h) {
 #pragma unroll
         for (int mi = 0; mi < Cfg::MI; ++mi) {
           const float f[2] = {s.a[mi][0] * s.b[h], s.a[mi][1] * s.b[h]};
@@ -173,7 +174,7 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
         }
       };
       // A stage's sums, once waited for: the stage is released and the sums join the FP32 ones times their scales.
-      auto promote = [&](float (&from)[Cfg::MI][PN / 2], uint32_t stage, const fp8::BlockScales<Cfg::MI, HALVES>& s) {
+      auto promote = [&](float (&from)[Cfg::MI][PN / 2], uint32_t stage, const Scales& s) {
         fence_regs(from);
         if (lane == 0) mbar_arrive(S::empty(base, stage));  // the stage's bytes are no longer read
         add_scaled(from, s, 0);

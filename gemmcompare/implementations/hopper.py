@@ -192,9 +192,10 @@ class HopperConfig:
         # FP8 promotes a 256-column tile per 128-column half: one half's partials beside the sums)
         halves = bn // 128 if r.fp8 and r.grouped and bn > 128 else 1
         if r.fp8 and not self.fast and accumulators + accumulators // halves > MAX_FP8_REGISTERS:
-            raise InvalidConfig(f"{accumulators} f32 sums and {accumulators // halves} promotion registers per consumer "
-                                f"thread (more than {MAX_FP8_REGISTERS} together: it would spill); BN <= 192 with 64 "
-                                f"rows per consumer" + (", or 256 promoted per 128-column half" if r.grouped else ""))
+            raise InvalidConfig(f"{accumulators} f32 sums and {accumulators // halves} promotion registers per "
+                                f"consumer thread (more than {MAX_FP8_REGISTERS} together: it would spill); BN <= 192 "
+                                f"with 64 rows per consumer" + (", or 256 promoted per 128-column half" if r.grouped
+                                                               else ""))
         if accumulators > MAX_ACCUMULATORS:
             raise InvalidConfig(f"{accumulators} f32 accumulators per consumer thread (more than {MAX_ACCUMULATORS}: "
                                 f"it would spill); use 2 consumers or a smaller tile")
