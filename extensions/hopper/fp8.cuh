@@ -158,6 +158,18 @@ __device__ __forceinline__ void store_tile(const float (&acc)[Cfg::MI][Cfg::BN /
   }
 }
 
+// store_tile's TMA stores need C's address and row stride 16-byte aligned: `tma_store` says whether they are, and
+// when they are, C's map {N, M} (boxes of 128 bytes of columns by 64 rows) is made into p.tma_c. Returns run()'s
+// error code (0: fine). (best.cuh, stream_k.cuh and grouped.cuh keep this block inline, as store_tile's.)
+template <class Cfg, class TOut>
+int map_c_for_stores(const gc_gemm_args* args, Params& p, bool& tma_store, char* err, size_t err_len) {
+  tma_store = reinterpret_cast<uintptr_t>(args->c) % 16 == 0 && (args->ldc * sizeof(TOut)) % 16 == 0;
+  if (!tma_store) return 0;
+  return make_tma_2d(&p.tma_c, TypeInfo<TOut>::tma, args->c, args->n, args->m, args->ldc * sizeof(TOut),
+                     TmaStoreEpilogue<TOut, Cfg::BN>::SLAB_COLS, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C", err,
+                     err_len);
+}
+
 // BLOCK: the block scales' loop (a kernel of its own, so that the tensor and row/column scales' promotion
 // carries no run-time branch, loads or factors for them: with them, overlap 0 read 52-59% of cuBLASLt at
 // 4096^3 where it had read 70% before they were added).
@@ -313,8 +325,7 @@ __global__ void __launch_bounds__(Traits<Cfg, TOut>::THREADS, 1) kernel(const __
           }
           return s;
         };
-        auto issue_fresh = [&](float (&into)[Cfg::MI][Cfg::BN / 2]) { return issue(into); };
-        promoting_loop<OVERLAP>(p.k_tiles, part, part2, issue_fresh, load_scales, promote);
+        promoting_loop<OVERLAP>(p.k_tiles, part, part2, issue, load_scales, promote);
       }
 
       if (p.scaling == GC_SCALING_TENSOR) {
@@ -401,14 +412,8 @@ struct Step {
     if (tiles > INT32_MAX) return gc_fail(err, err_len, "hopper.fp8: too many tiles");
     const int sms = device_sm_count();
     const int64_t grid = tiles < sms ? tiles : (sms > 0 ? sms : 1);
-    // TMA stores when C's address and row stride allow it (a map of C {N, M}, boxes of 128 bytes of columns by 64
-    // rows); the direct epilogue otherwise.
-    const bool tma_store = reinterpret_cast<uintptr_t>(args->c) % 16 == 0 && (args->ldc * sizeof(TOut)) % 16 == 0;
-    if (tma_store) {
-      if (int rc = make_tma_2d(&p.tma_c, TypeInfo<TOut>::tma, args->c, args->n, args->m, args->ldc * sizeof(TOut),
-                               T::Epi::SLAB_COLS, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C", err, err_len))
-        return rc;
-    }
+    bool tma_store = false;  // TMA stores when C's address and row stride allow it, else the direct epilogue
+    if (int rc = map_c_for_stores<Cfg, TOut>(args, p, tma_store, err, err_len)) return rc;
     auto k = tma_store ? kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, true, Tag>
                        : kernel<Cfg, TIn, TOut, OVERLAP, false, PROMOTE, false, Tag>;
     if constexpr (BLOCKABLE) {  // (run() refused block scales above where the configuration cannot take them)

@@ -269,14 +269,10 @@ struct Step {
     int64_t grid = 0;
     if (int rc = grouped::map_groups<Cfg, TIn>(args, p, grid, err, err_len)) return rc;
     if (grid == 0) return 0;
-    // TMA stores of whole tiles when C's address and row stride allow it (grouped.cuh's map of the whole stack
-    // {N, m}, boxes of 128 bytes of columns by 64 rows); the direct epilogue everywhere otherwise.
-    const bool tma_store = reinterpret_cast<uintptr_t>(args->c) % 16 == 0 && (args->ldc * sizeof(TOut)) % 16 == 0;
-    if (tma_store) {
-      if (int rc = make_tma_2d(&p.tma_c, TypeInfo<TOut>::tma, args->c, args->n, args->m, args->ldc * sizeof(TOut),
-                               T::Epi::SLAB_COLS, 64, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C", err, err_len))
-        return rc;
-    }
+    // TMA stores of whole tiles when C's address and row stride allow it (a map of the whole stack {N, m}); the
+    // direct epilogue everywhere otherwise.
+    bool tma_store = false;
+    if (int rc = fp8::map_c_for_stores<Cfg, TOut>(args, p, tma_store, err, err_len)) return rc;
     auto k = tma_store ? kernel<Cfg, TIn, TOut, OVERLAP, true, Tag> : kernel<Cfg, TIn, TOut, OVERLAP, false, Tag>;
     GC_CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::DYNAMIC));
     GC_CHECK_CUDA(launch_kernel(k, static_cast<unsigned>(grid), T::THREADS, S::DYNAMIC, args->stream, 1, p));
