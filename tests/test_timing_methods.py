@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from gemmcompare.contracts.timing import Launcher, Timer, TimingSettings
-from gemmcompare.contracts.timing_methods import (AUTO_CUPTI_BELOW_MS, KernelClock, choose, sample_details,
-                                                  sample_spans, sample_tag)
+from gemmcompare.contracts.timing_methods import (AUTO_CUPTI_BELOW_MS, KernelClock, choose, event_ms, sample_details,
+                                                  sample_spans, sample_tag, shortest_float32)
 from gemmcompare.telemetry import at_max_clock, summarize_samples
 
 
@@ -231,6 +231,38 @@ def test_a_cupti_figure_is_the_span_plus_the_devices_launch_window():
     assert unknown.ms == 0.0 and "no launch window measured for NVIDIA L4" in unknown.note()
     assert launch_window("NVIDIA H200", 0).ms == 0.0  # the spec's setting wins, 0 included
     assert launch_window("NVIDIA L4", 1.5).ms == pytest.approx(0.0015)
+
+
+def test_samples_keep_every_digit_their_clock_measured_and_no_binary_noise():
+    """Stored samples are the data of every receipt: an event's float32 milliseconds are kept as the shortest
+    decimal that reads back as the same float32 (not its 17-digit widening to a double), and CUPTI's spans and
+    figures to the picosecond (its clock counts whole nanoseconds), so rows shrink without losing a measured
+    digit."""
+    import numpy as np
+
+    widened = float(np.float32(0.018912))  # what cudaEventElapsedTime's float becomes in Python
+    assert repr(widened) == "0.018912000581622124"
+    short = shortest_float32(widened)
+    assert repr(short) == "0.018912" and np.float32(short) == np.float32(widened)  # the same float32, every digit
+    for x in (1.3085119724273682, 2.5e-06, 1234.5677490234375, 3000.0):  # float32 values of any magnitude
+        assert np.float32(shortest_float32(x)) == np.float32(x) and len(repr(shortest_float32(x))) <= len(repr(x))
+
+    class Event:
+        def __init__(self, t):
+            self.t = t
+
+        def elapsed_time(self, end):
+            return float(np.float32(end.t - self.t))
+
+    assert repr(event_ms(Event(1.0), Event(1.018912))) == "0.018912"
+    # CUPTI: nanosecond timestamps in microsecond floats; their difference carries noise that rounding removes
+    t = sample_tag(0, 0)
+    events = [Ev(t, 0, 50, id=1, is_user_annotation=True), Ev("cudaLaunchKernel", 1, 2, id=7),
+              gpu("nvjet_gemm", 1733942154.311, 1733942170.439, 7)]
+    span = sample_spans(events)[t]
+    assert repr(span) == "0.016128"
+    picked = choose("cupti", [0.0189] * 3, [span] * 3, window_ms=0.8e-3)
+    assert picked.samples_ms == [0.016928] * 3 and repr(picked.samples_ms[0]) == "0.016928"
 
 
 def test_spec_launch_window_is_checked_and_unset_keeps_the_spec_hash():

@@ -31,6 +31,7 @@ from typing import Any, Callable, Sequence
 from .energy import (EnergyBatch, MAX_WINDOW_ERROR, Polled, Window, counter_window, launches_for,
                      poll_batch, samples_window)
 from .timing import MAX_SLEEP_MS, Launcher, Measurement, wait_stream
+from .timing_methods import event_ms
 
 MAX_BATCH_MS = 4000.0  # an energy batch is not doubled past this: the row's figure is marked not measurable
 MAX_LAUNCHES = 2_000_000
@@ -254,7 +255,7 @@ def _run_once(ln: Launcher, run: EnergyRun, source: str, telemetry, cycles_per_m
     if "error" in box:
         raise box["error"]
     polled = box.get("polled") or Polled()
-    span_ms = start.elapsed_time(end)
+    span_ms = event_ms(start, end)
     by_samples = samples_window(polled.power)
     window = counter_window(polled.counter) if source == "counter" else by_samples
     return EnergyBatch(run.count, span_ms, source, window, by_samples.power_w), starved, enqueue_ms, sample

@@ -27,7 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .timing_methods import AUTO_CUPTI_BELOW_MS, KernelClock, auto_setting, choose, finish_warm_up, sample_tag
+from .timing_methods import (AUTO_CUPTI_BELOW_MS, KernelClock, auto_setting, choose, event_ms, finish_warm_up,
+                             sample_tag)
 
 L2_POLICIES = ("flush", "evict", "rotate", "warm")
 # Most input copies the rotate policy makes; a problem too small to cover 2x L2 with this many copies is
@@ -347,7 +348,7 @@ class Timer:
         m.last_enqueue_ms = enqueue_ms
         m.next_sleep_ms = min(MAX_SLEEP_MS, max(0.5, 2.0 * enqueue_ms))
         if not starved:
-            m.samples_ms.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
+            m.samples_ms.extend(event_ms(s, e) for s, e in zip(starts, ends))
             m.sample_ids.extend(ids)
 
     def _annotate(self, index: int, sample: int):

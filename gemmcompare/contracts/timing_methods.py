@@ -39,6 +39,26 @@ AUTO_CUPTI_BELOW_MS = 0.2
 _RUNTIME_PREFIXES = ("cuda", "cu")
 
 
+# CUPTI's clock counts whole nanoseconds: a span in milliseconds rounded to 6 decimals keeps every digit it measured
+# and drops the binary noise of differencing microsecond floats (0.016127999782562255). A figure (span + launch
+# window, which a spec may set to a fraction of a nanosecond) is kept to the picosecond. A study's rows hold
+# hundreds of samples each: the noise digits were a third of their compressed size.
+SPAN_DECIMALS = 6
+FIGURE_DECIMALS = 9
+
+
+def event_ms(start, end) -> float:
+    """A CUDA event pair's elapsed milliseconds: cudaEventElapsedTime's float32, as the shortest decimal that reads
+    back as the same float32 (all its precision, without the 17 noise digits of a float32 widened to a double)."""
+    return shortest_float32(start.elapsed_time(end))
+
+
+def shortest_float32(x: float) -> float:
+    import numpy as np
+
+    return float(np.format_float_positional(np.float32(x), unique=True))
+
+
 def sample_tag(launcher_index: int, sample_id: int) -> str:
     return f"{PREFIX}{launcher_index}#{sample_id}"
 
@@ -113,8 +133,8 @@ def sample_details(events: Iterable[Any], prefix: str = PREFIX) -> dict[str, tup
     for name, span in gpu_annotations.items():
         old = found.get(name)
         found[name] = span if old is None else _Span(min(old.start, span.start), max(old.end, span.end))
-    return {name: ((span.end - span.start) * 1e-3, counts.get(name, 0)) for name, span in found.items()
-            if span.end >= span.start}
+    return {name: (round((span.end - span.start) * 1e-3, SPAN_DECIMALS), counts.get(name, 0))
+            for name, span in found.items() if span.end >= span.start}
 
 
 def _containing(spans: list[tuple[float, float, str]], t: float) -> str | None:
@@ -335,4 +355,4 @@ def choose(setting: str, event_ms: Sequence[float], cupti_ms: Sequence[float | N
             f"CUPTI records for {sum(x is not None for x in cupti_ms)} of {len(event_ms)} samples"
         why = cupti_error or missing
         return Choice("events", list(event_ms), f"timed with events: {why}")
-    return Choice("cupti", [float(x) + window_ms for x in cupti_ms])
+    return Choice("cupti", [round(float(x) + window_ms, FIGURE_DECIMALS) for x in cupti_ms])
