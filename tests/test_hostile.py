@@ -529,13 +529,13 @@ def test_kernel_objects_check_their_cache_too(tmp_path):
 
 @pytest.mark.compile
 def test_a_damaged_kernel_objects_entry_is_compiled_again(tmp_path):
-    from gemmcompare.build.kernel_objects import ENTRY_FILES, KernelObjects, compile_request
+    from gemmcompare.build.kernel_objects import TU_FILES, KernelObjects, compile_request
     from gemmcompare.implementations import FIXED
 
     req = FIXED["lab.scalar_coalesced"]().build_request("sm_80")
     first = compile_request(req, cache_dir=tmp_path)
-    assert isinstance(first, KernelObjects) and damage(first.folder, ENTRY_FILES) is None
-    (first.folder / "resources.json").write_text("[{not json")
+    assert isinstance(first, KernelObjects) and first.tus and damage(first.tus[0].folder, TU_FILES) is None
+    (first.tus[0].folder / "ptxas.log").write_text("ptxas info    : edited by hand")
     again = compile_request(req, cache_dir=tmp_path)
     assert isinstance(again, KernelObjects) and not again.cached and again.resources == first.resources
 

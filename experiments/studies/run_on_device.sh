@@ -44,6 +44,19 @@ export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} GEMMCOMPARE_CACHE_DIR=${GEMMC
 # the bytecode a pip install would write (the device sets PYTHONDONTWRITEBYTECODE): start-up times stay honest
 python3 -m compileall -q gemmcompare >/dev/null 2>&1
 
+# .kcache, when the call carries it: kernel TU objects compiled on a machine without a GPU (build/kernel_objects.py),
+# packed (25 MB of objects are under 1 MB of xz):
+#   GEMMCOMPARE_CACHE_DIR=/tmp/kc gemmcompare build SPEC --arch sm_90a --objects-only
+#   mkdir -p .kcache && tar -C /tmp/kc -cJf .kcache/objects.tar.xz objects      # then carry [".whl", ".kcache"]
+# (or .kcache/objects as a folder). Every build here, whatever cache a study script picks, links those objects
+# instead of compiling the TUs and compiles its torch binding alone; a TU whose object is missing or stale (another
+# nvcc build, a changed source) is compiled as before.
+if [ -f .kcache/objects.tar.xz ]; then
+  mkdir -p /tmp/kcache && tar -C /tmp/kcache -xJf .kcache/objects.tar.xz && export GEMMCOMPARE_OBJECTS=/tmp/kcache/objects
+elif [ -d .kcache/objects ]; then
+  export GEMMCOMPARE_OBJECTS=$PWD/.kcache/objects
+fi
+
 gc() { python3 -m gemmcompare "$@"; }
 # PICKS: picks.sqlite files of earlier calls (carried in the git-ignored .picks/, or a receipt's picks.sqlite.xz;
 # space-separated), merged into this call's pick cache ($GEMMCOMPARE_CACHE_DIR: a study script that picks its own
@@ -80,6 +93,7 @@ trap 'pack; exit 143' TERM INT
 {
   echo "commit ${GEMMCOMPARE_GIT_COMMIT:-unknown}  $(date -u +%FT%TZ)  $*"
   nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1
+  [ -z "${GEMMCOMPARE_OBJECTS:-}" ] || echo "objects: $(ls "$GEMMCOMPARE_OBJECTS" | wc -l) kernel TU objects carried in .kcache"
 } >"$OUT/steps.txt"
 [ -n "${GEMMCOMPARE_GIT_COMMIT:-}" ] || echo "warning: GEMMCOMPARE_GIT_COMMIT is not set: the receipts will not name the commit" >&2
 

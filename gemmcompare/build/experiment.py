@@ -38,20 +38,8 @@ def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None,
     candidate of a tuned one. `on_done(plan, result)` is called as each extension is ready (build_extensions).
     `merge=False`: each implementation in an extension of its own, as a process that builds one implementation
     (profile's driver) builds it, so that such processes find theirs cached."""
-    from ..tuning.tuned import with_candidates
-
     outcome = ExperimentBuilds(target_cc=target_cc(device, arch))
-    wanted = []
-    for impl in with_candidates(exp.implementations):  # a tuned row's candidates, each under its own name
-        if not impl.supports_device(device):
-            continue
-        if not any(impl.admits(p.problem, c) for p in exp.problems for c in exp.contracts if impl.planned_under(c)):
-            continue
-        if device is None and impl.min_cc > outcome.target_cc:
-            continue
-        req = impl.build_request(impl.target_arch(outcome.target_cc))
-        if req is not None:
-            wanted.append((impl, req))
+    wanted = _wanted(exp, device, outcome.target_cc)
     if not wanted:
         return outcome
     if merge:
@@ -65,6 +53,84 @@ def build_experiment(exp, device: DeviceInfo | None, *, arch: str | None = None,
     built = build_extensions(plans, cache_dir=cache_dir, jobs=jobs, progress=progress, on_done=on_done)
     for (impl, _), module in zip(wanted, modules):
         outcome.by_impl[impl.name] = built[module]
+    return outcome
+
+
+def _wanted(exp, device: DeviceInfo | None, cc: int) -> list:
+    """(implementation, build request) of every implementation with a row it can run, and of every candidate of
+    a tuned one."""
+    from ..tuning.tuned import with_candidates
+
+    wanted = []
+    for impl in with_candidates(exp.implementations):  # a tuned row's candidates, each under its own name
+        if not impl.supports_device(device):
+            continue
+        if not any(impl.admits(p.problem, c) for p in exp.problems for c in exp.contracts if impl.planned_under(c)):
+            continue
+        if device is None and impl.min_cc > cc:
+            continue
+        req = impl.build_request(impl.target_arch(cc))
+        if req is not None:
+            wanted.append((impl, req))
+    return wanted
+
+
+@dataclass
+class ObjectsOutcome:
+    target_cc: int
+    compiled: int = 0
+    cached: int = 0
+    failures: dict[str, str] = field(default_factory=dict)  # TU filename -> the compiler's errors
+    seconds: float = 0.0
+
+
+def compile_experiment_objects(exp, device: DeviceInfo | None, *, arch: str | None = None,
+                               cache_dir: Path | None = None, jobs: int | None = None, on_done=None,
+                               on_total=None) -> ObjectsOutcome:
+    """Every kernel TU the experiment's build would compile, compiled alone into the object cache
+    (<cache>/objects, build/kernel_objects.py), without torch bindings: on a machine without a GPU, the objects a
+    GPU machine's build then links instead of compiling them (carried there: GEMMCOMPARE_OBJECTS).
+    `on_total(count)` once the TUs are known, `on_done(filename, result)` as each is ready (a TuObject, or the
+    compiler's log as a str)."""
+    import concurrent.futures as cf
+    import os
+    import time
+
+    from .extension import compiler_errors
+    from .kernel_objects import compile_tu, object_cache
+
+    outcome = ObjectsOutcome(target_cc(device, arch))
+    cache = object_cache(cache_dir)
+    tus = {}  # one compile per TU and arch, however many extensions hold it
+    for plan in plan_extensions([r for _, r in _wanted(exp, device, outcome.target_cc)]):
+        for src in plan.sources:
+            if src.filename.endswith(".cu"):
+                tus.setdefault((src.filename, plan.arch), (src, plan))
+    if on_total:
+        on_total(len(tus))
+    t0 = time.time()
+
+    def one(item):
+        src, plan = item
+        try:
+            return compile_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs, plan.uses_cutlass, cache)
+        except Exception as exc:  # noqa: BLE001 - nvcc missing, a timeout: this TU's failure
+            return f"{type(exc).__name__}: {exc}"
+
+    workers = max(1, min(len(tus) or 1, jobs or os.cpu_count() or 2))
+    with cf.ThreadPoolExecutor(max_workers=workers) as pool:  # nvcc runs in its own processes
+        futures = {pool.submit(one, item): item[0].filename for item in tus.values()}
+        for future in cf.as_completed(futures):
+            result, filename = future.result(), futures[future]
+            if isinstance(result, str):
+                outcome.failures[filename] = compiler_errors(result) or result[-2000:]
+            elif result.cached:
+                outcome.cached += 1
+            else:
+                outcome.compiled += 1
+            if on_done:
+                on_done(filename, result)
+    outcome.seconds = time.time() - t0
     return outcome
 
 

@@ -104,28 +104,32 @@ class ExtensionPlan:
         return self._key
 
     def _local_headers(self) -> list[Path]:
-        """The local headers the sources include, followed recursively through `#include "..."`
-        (resolved against the including file's folder, the ABI include folder and the include dirs).
-        Angle-bracket includes (CUDA, CUTLASS) are covered by the nvcc and CUTLASS versions."""
-        search = [ABI_INCLUDE_DIR, *map(Path, self.include_dirs)]
-        found: set[Path] = set()
-        todo = [(s.read(), Path(s.path).resolve().parent if s.path is not None else None) for s in self.sources]
-        while todo:
-            text, here = todo.pop()
-            for name in _INCLUDE.findall(text):
-                for base in ([here] if here else []) + search:
-                    cand = (base / name).resolve()
-                    if cand.is_file():
-                        if cand not in found:
-                            found.add(cand)
-                            todo.append((cand.read_text(errors="replace"), cand.parent))
-                        break
-        return sorted(found)
+        return local_headers(self.sources, self.include_dirs)
 
     @property
     def module_name(self) -> str:
         safe = "".join(ch if ch.isalnum() else "_" for ch in self.group)[:40]
         return f"gc_{safe}_{self.arch}_{self.cache_key()[:16]}"
+
+
+def local_headers(sources, include_dirs) -> list[Path]:
+    """The local headers the sources include, followed recursively through `#include "..."` (resolved against
+    the including file's folder, the ABI include folder and the include dirs). Angle-bracket includes (CUDA,
+    CUTLASS) are covered by the nvcc and CUTLASS versions."""
+    search = [ABI_INCLUDE_DIR, *map(Path, include_dirs)]
+    found: set[Path] = set()
+    todo = [(s.read(), Path(s.path).resolve().parent if s.path is not None else None) for s in sources]
+    while todo:
+        text, here = todo.pop()
+        for name in _INCLUDE.findall(text):
+            for base in ([here] if here else []) + search:
+                cand = (base / name).resolve()
+                if cand.is_file():
+                    if cand not in found:
+                        found.add(cand)
+                        todo.append((cand.read_text(errors="replace"), cand.parent))
+                    break
+    return sorted(found)
 
 
 def plan_extensions(requests: list[BuildRequest]) -> list[ExtensionPlan]:
@@ -282,40 +286,29 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> BuildAtte
             else:
                 (src_dir / filename).write_text(text)
                 paths.append(str(src_dir / filename))
-        (src_dir / "binding.cpp").write_text(payload["binding"])
-        paths.append(str(src_dir / "binding.cpp"))
+        binding = src_dir / "binding.cpp"
+        binding.write_text(payload["binding"])
         log_path = tmp / "build.log"
         os.environ["MAX_JOBS"] = str(max_jobs)
         toolchain.ensure_cuda_home()
-        saved = os.dup(1), os.dup(2)
-        ok, error = True, ""
-        with open(log_path, "w") as log:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(log.fileno(), 1)
-            os.dup2(log.fileno(), 2)
-            try:
-                from torch.utils import cpp_extension
-
-                cpp_extension.load(
-                    name=name,
-                    sources=paths,
-                    extra_cuda_cflags=payload["cuda_flags"],
-                    extra_include_paths=payload["include_dirs"],
-                    extra_ldflags=payload["link_flags"],
-                    build_directory=str(tmp),
-                    with_cuda=True,
-                    verbose=True,
-                )
-            except BaseException as exc:  # noqa: BLE001 - a failed build is data
-                ok, error = False, f"{type(exc).__name__}: {exc}"
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os.dup2(saved[0], 1)
-                os.dup2(saved[1], 2)
-                os.close(saved[0])
-                os.close(saved[1])
+        # Kernel TUs already in the object cache (all of them, or none is used) are linked as objects: ninja then
+        # compiles the binding (and any .cpp) alone. Their ptxas reports head the log, where the resources are read.
+        prebuilt = payload.get("prebuilt") or []
+        linked = {filename for filename, _, _ in prebuilt}
+        to_compile = [p for (filename, _, _), p in zip(payload["sources"], paths) if filename not in linked]
+        paths.append(str(binding))
+        ok, error = _cpp_extension_load(log_path, name, [*to_compile, str(binding)], payload,
+                                        [*payload["link_flags"], *(obj for _, obj, _ in prebuilt)])
+        if prebuilt:
+            names = ", ".join(sorted(linked))
+            header = f"linked {len(prebuilt)} kernel TU object(s) from the object cache (build/kernel_objects.py): {names}\n"
+            reports = "".join(report for _, _, report in prebuilt)
+            if not ok:  # an object that does not link here: compile every TU as ninja would, once
+                header = (f"{len(prebuilt)} kernel TU object(s) from the object cache ({names}) did not link ({error}): "
+                          f"every TU compiled here instead\n{log_path.read_text(errors='replace')}")
+                ok, error = _cpp_extension_load(log_path, name, paths, payload, payload["link_flags"])
+                reports = ""
+            log_path.write_text(header + reports + log_path.read_text(errors="replace"))
         log_text = log_path.read_text(errors="replace")
         seconds = time.time() - t0
         if not ok:
@@ -329,6 +322,65 @@ def _build_in_process(payload: dict, cache_dir: str, max_jobs: int) -> BuildAtte
             shutil.rmtree(final)
         os.rename(tmp, final)  # atomic: readers see no folder or a complete one
         return BuildAttempt(True, seconds, str(final))
+
+
+def _cpp_extension_load(log_path: Path, name: str, sources: list[str], payload: dict,
+                        ldflags: list[str]) -> tuple[bool, str]:
+    """torch's JIT build of `sources` into the build folder beside log_path, its output written to log_path;
+    (whether it built, the error)."""
+    saved = os.dup(1), os.dup(2)
+    ok, error = True, ""
+    with open(log_path, "w") as log:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            from torch.utils import cpp_extension
+
+            # A second load of one name in a process (the build again after cached objects did not link) would be
+            # renamed NAME_v1 by torch's versioner, and the module could not be imported as NAME: start afresh.
+            getattr(getattr(cpp_extension, "JIT_EXTENSION_VERSIONER", None), "entries", {}).pop(name, None)
+            cpp_extension.load(
+                name=name,
+                sources=sources,
+                extra_cuda_cflags=payload["cuda_flags"],
+                extra_include_paths=payload["include_dirs"],
+                extra_ldflags=ldflags,
+                build_directory=str(log_path.parent),
+                with_cuda=True,
+                verbose=True,
+            )
+        except BaseException as exc:  # noqa: BLE001 - a failed build is data
+            ok, error = False, f"{type(exc).__name__}: {exc}"
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+    return ok, error
+
+
+def prebuilt_objects(plan: ExtensionPlan, cache: Path) -> list:
+    """The plan's kernel TUs' objects from the object caches (<cache>/objects and the folders in
+    GEMMCOMPARE_OBJECTS: build/kernel_objects.py), when every kernel TU has one there; else [] (ninja compiles
+    them all, as it always did)."""
+    from .kernel_objects import cached_tu, object_dirs  # kernel_objects imports this module
+
+    dirs = object_dirs(cache)
+    kernels = [s for s in plan.sources if s.filename.endswith(".cu")]
+    if not kernels or not dirs:
+        return []
+    found = []
+    for src in kernels:
+        hit = next((t for d in dirs if (t := cached_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs,
+                                                       plan.uses_cutlass, d)) is not None), None)
+        if hit is None:
+            return []
+        found.append(hit)
+    return found
 
 
 def compiler_errors(log: str, limit: int = 40) -> str:
@@ -380,7 +432,9 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
         bar.set_postfix_str(plan.group[:30])
         bar.update(1)
 
-    calls = [(_build_in_process, (_plan_payload(p), str(cache), max_jobs)) for p in todo]
+    calls = [(_build_in_process, ({**_plan_payload(p), "prebuilt": [
+        (t.source, ninja_shell_arg(str(t.object)), t.log) for t in prebuilt_objects(p, cache)]}, str(cache), max_jobs))
+        for p in todo]
     try:
         run_children(calls, workers, finished)
     except KeyboardInterrupt:  # every build process is gone by now: remove what they left half done

@@ -1,16 +1,24 @@
-"""An implementation's kernel TUs compiled alone with plain nvcc, without the torch binding: their ptxas
-resources (registers, shared memory, spills) in seconds, cached.
+"""Kernel TUs compiled alone with plain nvcc, without the torch binding, one cache entry per TU: for `gemmcompare
+analyze` (each kernel's ptxas resources, in seconds) and for the JIT build, which links a plan's objects from here
+when every kernel TU has one (build/extension.py), so that objects compiled on another machine can be carried to
+a GPU machine and only the binding is compiled there.
 
 `gemmcompare analyze` needs each kernel's resources, not a loadable extension, and the binding (torch
-headers) is most of a build's time: 25 to 100 s per extension on two cores, against about a second for
+headers) is most of a small build's time: 25 to 100 s per extension on two cores, against about a second for
 a lab kernel TU. The TUs compile exactly as a JIT build compiles them (toolchain.kernel_cuda_flags), plus
--fPIC so that the objects can be linked into a shared library (profilers/occupancy.py). Host-only
-sources (.cpp: the cuBLAS binding) are not compiled: they have no kernels.
+-fPIC so that the objects can be linked into a shared library (the extension, profilers/occupancy.py): the SASS
+is the same as the ninja build's (compared with cuobjdump, 2026-12-07: a lab kernel, hopper.grouped_fp8 and a
+CUTLASS SM90 grouped kernel; only the anonymous namespace's path-derived name differs). Host-only sources (.cpp:
+the cuBLAS binding) are not compiled here: they have no kernels.
 
-The cache key hashes what changes the objects: nvcc's and CUTLASS's versions, the arch, the flags, the
-include folders, every TU's name and text and every local header it includes. A finished entry is
-renamed into <cache>/objects/<key>/ from a temporary folder, so a reader never sees half of one, and is
-checked against its manifest before it is used (cache_entry.py): a damaged one is compiled again.
+The cache key of a TU hashes what changes its object and nothing that names the machine: nvcc's exact build and
+CUTLASS's version, the arch, the flags, the include folders and local headers by their place in the package
+(extensions/hopper/fp8.cuh, not /home/me/...), the TU's name and text and every local header it includes. So the
+same checkout gives the same keys on a laptop and on the GPU machine: `GEMMCOMPARE_CACHE_DIR=.kcache gemmcompare
+analyze SPEC --device h200` here, then carry .kcache; there GEMMCOMPARE_OBJECTS=.kcache/objects lets every build
+read it (experiments/studies/run_on_device.sh sets it when .kcache is there). A finished entry is renamed into
+<cache>/objects/<stem>_<arch>_<key>/ from a temporary folder, so a reader never sees half of one, and is checked
+against its manifest before it is used (cache_entry.py): a damaged one is compiled again.
 """
 
 from __future__ import annotations
@@ -27,13 +35,26 @@ from pathlib import Path
 from typing import Callable
 
 from .. import __version__
+from ..paths import EXTENSIONS_DIR
 from . import cache_entry, toolchain
-from .extension import compiler_errors, default_cache_dir, plan_extensions, usable_cache_dir
+from .extension import compiler_errors, default_cache_dir, local_headers, usable_cache_dir
 from .ptxas import parse_ptxas, summarize_for
-from .request import BuildRequest
+from .request import BuildRequest, KernelSource
 
 PIC = "-Xcompiler=-fPIC"
-ENTRY_FILES = ("objects.json", "resources.json", "ptxas.log")  # and the objects objects.json lists
+TU_FILES = ("tu.json", "ptxas.log")  # and the object tu.json names
+
+
+@dataclass
+class TuObject:
+    """One kernel TU's object in the cache and its ptxas report."""
+
+    source: str  # the TU's filename
+    folder: Path  # its cache entry
+    object: Path
+    log: str
+    seconds: float  # the compile's, when it was compiled
+    cached: bool
 
 
 @dataclass
@@ -41,12 +62,13 @@ class KernelObjects:
     """The compiled TUs of one build request: objects, the ptxas report parsed per kernel, the log."""
 
     request: BuildRequest
-    folder: Path
+    folder: Path  # the object cache the TUs' entries are in
     objects: list[Path]
     resources: list[dict]
     seconds: float
     cached: bool
     log: str = ""
+    tus: list[TuObject] = field(default_factory=list)
 
     def resources_for(self, pattern: str) -> dict:
         return summarize_for(self.resources, pattern)
@@ -60,76 +82,131 @@ class CompileFailure:
     seconds: float = 0.0
 
 
-def _kernel_sources(req: BuildRequest):
-    return [s for s in req.sources if s.filename.endswith(".cu")]
+def _kernel_sources(sources) -> list[KernelSource]:
+    return [s for s in sources if s.filename.endswith(".cu")]
+
+
+def object_cache(cache_dir: Path | None = None) -> Path:
+    """<cache>/objects, created if missing (an InputError when it cannot be)."""
+    return usable_cache_dir(Path(cache_dir or default_cache_dir()) / "objects")
+
+
+OBJECTS_ENV = "GEMMCOMPARE_OBJECTS"
+
+
+def object_dirs(cache: Path) -> list[Path]:
+    """Where a build looks for its kernel TUs' objects: its own cache's objects/, then each folder that
+    GEMMCOMPARE_OBJECTS names (os.pathsep between them: object caches compiled elsewhere and carried here, read
+    only), those that exist."""
+    extra = [Path(p) for p in os.environ.get(OBJECTS_ENV, "").split(os.pathsep) if p]
+    return [d for d in (cache / "objects", *extra) if d.is_dir()]
+
+
+def _portable(path) -> str:
+    """A path as the key sees it: inside the package's kernel sources, relative to them (the same on every
+    machine that has this checkout or install); anywhere else (a user's own kernel), as it is."""
+    p = Path(path).resolve()
+    try:
+        return f"extensions/{p.relative_to(EXTENSIONS_DIR.resolve())}"
+    except ValueError:
+        return str(p)
+
+
+def tu_key(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], include_dirs: tuple[str, ...],
+           uses_cutlass: bool) -> str:
+    h = hashlib.sha256()
+    for part in (f"gemmcompare={__version__}", f"nvcc={toolchain.nvcc_build()}",
+                 f"cutlass={toolchain.cutlass_version() if uses_cutlass else '-'}", f"arch={arch}",
+                 f"flags={toolchain.kernel_cuda_flags(arch, tuple(cuda_flags))}+{PIC}",
+                 f"includes={[_portable(d) for d in include_dirs]}", f"tu={src.filename}"):
+        h.update(part.encode())
+    h.update(src.read().encode())
+    for header in local_headers([src], include_dirs):  # the same header walk the extension's cache key makes
+        h.update(_portable(header).encode())
+        h.update(header.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _entry(cache: Path, src: KernelSource, arch: str, key: str) -> Path:
+    stem = "".join(c if c.isalnum() else "_" for c in Path(src.filename).stem)[:48]
+    return cache / f"{stem}_{arch}_{key}"
+
+
+def _load_tu(src: KernelSource, folder: Path, cached: bool) -> TuObject:
+    meta = json.loads((folder / "tu.json").read_text())
+    return TuObject(src.filename, folder, folder / meta["object"], (folder / "ptxas.log").read_text(),
+                    float(meta["seconds"]), cached)
+
+
+def cached_tu(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], include_dirs: tuple[str, ...],
+              uses_cutlass: bool, cache: Path) -> TuObject | None:
+    """The TU's object in the object cache `cache`, if it is there and whole; None otherwise."""
+    final = _entry(cache, src, arch, tu_key(src, arch, cuda_flags, include_dirs, uses_cutlass))
+    if final.is_dir() and cache_entry.damage(final, TU_FILES) is None:
+        try:
+            return _load_tu(src, final, cached=True)
+        except (OSError, ValueError, KeyError):
+            return None
+    return None
+
+
+def compile_tu(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], include_dirs: tuple[str, ...],
+               uses_cutlass: bool, cache: Path) -> TuObject | str:
+    """The TU's object from the cache, or compiled into it; the compiler's log (a str) when it fails."""
+    hit = cached_tu(src, arch, cuda_flags, include_dirs, uses_cutlass, cache)
+    if hit is not None:
+        return hit
+    final = _entry(cache, src, arch, tu_key(src, arch, cuda_flags, include_dirs, uses_cutlass))
+    shutil.rmtree(final, ignore_errors=True)  # damaged (or from before manifests): compiled again
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache))
+    try:
+        t0 = time.time()
+        # a file on disk is compiled where it is, so that compiler messages name the user's own file and line
+        path = Path(src.path).resolve() if src.path is not None else tmp / src.filename
+        if src.path is None:
+            path.write_text(src.text)
+        obj = tmp / (Path(src.filename).stem + ".o")
+        proc = toolchain.compile_object(path, arch, obj, extra_flags=(*cuda_flags, PIC), include_dirs=tuple(include_dirs),
+                                        uses_cutlass=uses_cutlass)
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0:
+            return log or f"nvcc exited with {proc.returncode} on {src.filename}"
+        (tmp / "ptxas.log").write_text(log)
+        (tmp / "tu.json").write_text(json.dumps({"object": obj.name, "seconds": time.time() - t0,
+                                                 "source": src.filename}))
+        cache_entry.seal(tmp, [*TU_FILES, obj.name])
+        (tmp / "complete").write_text("")
+        if not final.exists():  # else another process finished the same compile first
+            os.rename(tmp, final)
+        return _load_tu(src, final, cached=False)
+    finally:  # renamed into place, or not needed (a failure, or another process's entry is there)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def cache_key(req: BuildRequest) -> str:
-    plan = plan_extensions([req])[0]
+    """The request's objects as one key: its TUs' keys (two requests with the same TUs share them)."""
     h = hashlib.sha256()
-    for part in (f"gemmcompare={__version__}", f"nvcc={toolchain.nvcc_version()}",
-                 f"cutlass={toolchain.cutlass_version() if req.uses_cutlass else '-'}", f"arch={req.arch}",
-                 f"flags={toolchain.kernel_cuda_flags(req.arch, tuple(req.cuda_flags))}+{PIC}",
-                 f"includes={req.include_dirs}"):
-        h.update(part.encode())
-    for src in sorted(_kernel_sources(req), key=lambda s: s.filename):
-        h.update(src.filename.encode())
-        h.update(src.read().encode())
-    for header in plan._local_headers():  # the same header walk the extension's cache key makes
-        h.update(str(header).encode())
-        h.update(header.read_bytes())
+    for src in sorted(_kernel_sources(req.sources), key=lambda s: s.filename):
+        h.update(tu_key(src, req.arch, req.cuda_flags, req.include_dirs, req.uses_cutlass).encode())
     return h.hexdigest()[:24]
 
 
 def compile_request(req: BuildRequest, cache_dir: Path | None = None) -> KernelObjects | CompileFailure:
     """Compile the request's kernel TUs (or find them in the cache). A request without .cu sources gives
     an empty KernelObjects."""
-    cache = usable_cache_dir(Path(cache_dir or default_cache_dir()) / "objects")
-    key = cache_key(req)
-    final = cache / f"{''.join(c if c.isalnum() else '_' for c in req.group)[:40]}_{req.arch}_{key}"
-    if final.is_dir():
-        if cache_entry.damage(final, ENTRY_FILES) is None:
-            return _load(req, final, cached=True)
-        shutil.rmtree(final, ignore_errors=True)  # damaged (or from before manifests): compiled again
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache))
-    t0, logs, objects = time.time(), [], []
-    try:
-        for src in _kernel_sources(req):
-            path = Path(src.path).resolve() if src.path is not None else tmp / src.filename
-            if src.path is None:
-                path.write_text(src.text)
-            obj = tmp / (Path(src.filename).stem + ".o")
-            proc = toolchain.compile_object(path, req.arch, obj, extra_flags=(*req.cuda_flags, PIC),
-                                            include_dirs=tuple(req.include_dirs), uses_cutlass=req.uses_cutlass)
-            log = proc.stdout + proc.stderr
-            logs.append(log)
-            if proc.returncode != 0:
-                return CompileFailure(req, compiler_errors(log) or log[-2000:], log, time.time() - t0)
-            objects.append(obj.name)
-        seconds = time.time() - t0
-        text = "\n".join(logs)
-        (tmp / "ptxas.log").write_text(text)
-        (tmp / "resources.json").write_text(json.dumps(parse_ptxas(text)))
-        (tmp / "objects.json").write_text(json.dumps({"objects": objects, "seconds": seconds}))
-        cache_entry.seal(tmp, [*ENTRY_FILES, *objects])
-        (tmp / "complete").write_text("")
-        if final.exists():  # another process finished the same compile first
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.rename(tmp, final)
-        return _load(req, final, cached=False)
-    except Exception as exc:  # noqa: BLE001 - nvcc missing, timeout: the request's failure, not the command's
-        return CompileFailure(req, f"{type(exc).__name__}: {exc}", "", time.time() - t0)
-    finally:
-        if tmp.exists() and not (tmp / "complete").exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _load(req: BuildRequest, folder: Path, cached: bool) -> KernelObjects:
-    meta = json.loads((folder / "objects.json").read_text())
-    return KernelObjects(req, folder, [folder / o for o in meta["objects"]],
-                         json.loads((folder / "resources.json").read_text()), float(meta["seconds"]), cached,
-                         (folder / "ptxas.log").read_text())
+    cache = object_cache(cache_dir)
+    t0, tus = time.time(), []
+    for src in _kernel_sources(req.sources):
+        try:
+            got = compile_tu(src, req.arch, req.cuda_flags, req.include_dirs, req.uses_cutlass, cache)
+        except Exception as exc:  # noqa: BLE001 - nvcc missing, timeout: the request's failure, not the command's
+            return CompileFailure(req, f"{type(exc).__name__}: {exc}", "", time.time() - t0)
+        if isinstance(got, str):
+            return CompileFailure(req, compiler_errors(got) or got[-2000:], got, time.time() - t0)
+        tus.append(got)
+    text = "\n".join(t.log for t in tus)
+    return KernelObjects(req, cache, [t.object for t in tus], parse_ptxas(text),
+                         sum(t.seconds for t in tus if not t.cached), all(t.cached for t in tus), text, tus)
 
 
 def compile_requests(reqs: list[BuildRequest], cache_dir: Path | None = None, jobs: int | None = None,

@@ -89,6 +89,17 @@ def nvcc_version() -> str:
     return m.group(1)
 
 
+@functools.lru_cache(maxsize=None)
+def nvcc_build() -> str:
+    """nvcc's exact build ('V13.0.88 cuda_13.0.r13.0/compiler.36424714_0'): what an object cache shared between
+    machines keys on (two patch releases of one version may compile different SASS)."""
+    out = subprocess.run([str(nvcc_path()), "--version"], capture_output=True, text=True, check=True).stdout
+    version, build = re.search(r"\bV(\d+(?:\.\d+)+)", out), re.search(r"^Build (\S+)", out, re.M)
+    if not version:
+        raise ToolchainError(f"could not read nvcc's version from:\n{out}")
+    return f"V{version.group(1)} {build.group(1) if build else ''}".strip()
+
+
 def gencode_flags(arch: str) -> list[str]:
     """'sm_90a' -> ['-gencode=arch=compute_90a,code=sm_90a'] (the plain -arch=sm_90a form also runs an
     sm_90 pass that rejects wgmma with nvcc 13.0, so always spell out -gencode)."""

@@ -114,6 +114,8 @@ def cmd_build(args) -> int:
     exp = narrow(load_spec(args.spec), args.shapes, False, args.only, l2=args.l2,  # --l2: checked, nothing else
                  contracts=args.contracts)
     cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    if args.objects_only:
+        return _build_objects(exp, probe_build_target(), args, cache_dir)
 
     def log_finished(plan, result) -> None:
         # Without the bar (output to a log file), a line per extension as it finishes: a build cut short by a
@@ -138,6 +140,35 @@ def cmd_build(args) -> int:
                 print(f"            ptxas performance loss: {warning}")
     print(f"{len(outcome.by_impl) - failed} built, {failed} failed (target sm_{outcome.target_cc})")
     return 1 if failed else 0
+
+
+def _build_objects(exp, device, args, cache_dir) -> int:
+    """`build --objects-only`: the kernel TUs alone into the object cache, a line for each as it is ready."""
+    from ..build.experiment import compile_experiment_objects
+    from ..build.kernel_objects import object_cache
+    from ..progress import bar as progress_bar
+
+    bars = []  # made once the TUs are counted
+
+    def said(filename, result) -> None:
+        if args.no_progress:
+            state = "failed" if isinstance(result, str) else "cached" if result.cached else f"compiled ({result.seconds:.1f} s)"
+            print(f"{state:<10} {filename}", flush=True)
+        bars[0].update(1)
+
+    try:
+        outcome = compile_experiment_objects(
+            exp, device, arch=args.arch, cache_dir=cache_dir, jobs=args.jobs, on_done=said,
+            on_total=lambda n: bars.append(progress_bar(n, "compiling", "TU", enabled=not args.no_progress)))
+    finally:
+        for bar in bars:
+            bar.close()
+    for filename, message in sorted(outcome.failures.items()):
+        print(f"BUILD_ERROR {filename}:\n{message}\n")
+    print(f"{outcome.compiled} kernel TUs compiled, {outcome.cached} cached, {len(outcome.failures)} failed in "
+          f"{outcome.seconds:.0f} s (target sm_{outcome.target_cc}), in {object_cache(cache_dir)}: a build links them "
+          f"instead of compiling them (carried to another machine: GEMMCOMPARE_OBJECTS names the folder)")
+    return 1 if outcome.failures else 0
 
 
 def register(sub) -> None:
@@ -186,4 +217,8 @@ def register(sub) -> None:
     add_l2(p, for_build=True)
     add_energy(p, for_build=True)
     add_oracle(p, for_build=True)
+    p.add_argument("--objects-only", action="store_true",
+                   help="compile the kernel TUs alone into the object cache (CACHE/objects), no torch binding: "
+                        "what a build links instead of compiling them, here or on a GPU machine the folder is "
+                        "carried to (GEMMCOMPARE_OBJECTS); with --arch where there is no GPU")
     p.set_defaults(func=cmd_build)
