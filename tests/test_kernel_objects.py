@@ -94,6 +94,7 @@ def _sass(path: Path, tool: str) -> str:
 
 
 @pytest.mark.compile
+@pytest.mark.torch_build
 def test_the_build_links_the_cached_object_and_runs_the_same_sass_as_its_own_compile(tmp_path):
     """`gemmcompare analyze` (or a carried .kcache) leaves the object; the build links it instead of compiling the
     TU, reads its ptxas report, and the extension holds the SASS that compiling the TU through ninja gives."""
@@ -119,6 +120,7 @@ def test_the_build_links_the_cached_object_and_runs_the_same_sass_as_its_own_com
 
 
 @pytest.mark.compile
+@pytest.mark.torch_build
 def test_an_object_that_does_not_link_is_compiled_again_by_the_build(tmp_path):
     from gemmcompare.implementations import FIXED
 
