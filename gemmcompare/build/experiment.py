@@ -92,12 +92,10 @@ def compile_experiment_objects(exp, device: DeviceInfo | None, *, arch: str | No
     GPU machine's build then links instead of compiling them (carried there: GEMMCOMPARE_OBJECTS).
     `on_total(count)` once the TUs are known, `on_done(filename, result)` as each is ready (a TuObject, or the
     compiler's log as a str)."""
-    import concurrent.futures as cf
-    import os
     import time
 
     from .extension import compiler_errors
-    from .kernel_objects import compile_tu, object_cache
+    from .kernel_objects import compile_tu, in_threads, object_cache
 
     outcome = ObjectsOutcome(target_cc(device, arch))
     cache = object_cache(cache_dir)
@@ -113,23 +111,22 @@ def compile_experiment_objects(exp, device: DeviceInfo | None, *, arch: str | No
     def one(item):
         src, plan = item
         try:
-            return compile_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs, plan.uses_cutlass, cache)
+            return src.filename, compile_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs, plan.uses_cutlass, cache)
         except Exception as exc:  # noqa: BLE001 - nvcc missing, a timeout: this TU's failure
-            return f"{type(exc).__name__}: {exc}"
+            return src.filename, f"{type(exc).__name__}: {exc}"
 
-    workers = max(1, min(len(tus) or 1, jobs or os.cpu_count() or 2))
-    with cf.ThreadPoolExecutor(max_workers=workers) as pool:  # nvcc runs in its own processes
-        futures = {pool.submit(one, item): item[0].filename for item in tus.values()}
-        for future in cf.as_completed(futures):
-            result, filename = future.result(), futures[future]
-            if isinstance(result, str):
-                outcome.failures[filename] = compiler_errors(result) or result[-2000:]
-            elif result.cached:
-                outcome.cached += 1
-            else:
-                outcome.compiled += 1
-            if on_done:
-                on_done(filename, result)
+    def finished(done) -> None:
+        filename, result = done
+        if isinstance(result, str):
+            outcome.failures[filename] = compiler_errors(result) or result[-2000:]
+        elif result.cached:
+            outcome.cached += 1
+        else:
+            outcome.compiled += 1
+        if on_done:
+            on_done(filename, result)
+
+    in_threads(one, list(tus.values()), jobs, finished)
     outcome.seconds = time.time() - t0
     return outcome
 

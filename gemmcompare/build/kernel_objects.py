@@ -212,13 +212,18 @@ def compile_request(req: BuildRequest, cache_dir: Path | None = None) -> KernelO
 def compile_requests(reqs: list[BuildRequest], cache_dir: Path | None = None, jobs: int | None = None,
                      on_done: Callable[[KernelObjects | CompileFailure], None] | None = None
                      ) -> list[KernelObjects | CompileFailure]:
-    """compile_request for each, several at a time (nvcc runs in its own processes), in the given order.
-    `on_done(result)` is called in this thread as each one finishes (a cold compile takes minutes: the
-    caller says which are done)."""
-    workers = max(1, min(len(reqs) or 1, jobs or os.cpu_count() or 2))
+    """compile_request for each, several at a time, in the given order. `on_done(result)` is called in this
+    thread as each one finishes (a cold compile takes minutes: the caller says which are done)."""
+    return in_threads(lambda req: compile_request(req, cache_dir), reqs, jobs, on_done)
+
+
+def in_threads(fn: Callable, items: list, jobs: int | None = None, on_done: Callable | None = None) -> list:
+    """fn(item) for each item, several at a time (threads: nvcc runs in its own processes), the results in the
+    items' order; `on_done(result)` in this thread as each finishes."""
+    workers = max(1, min(len(items) or 1, jobs or os.cpu_count() or 2))
     pool = cf.ThreadPoolExecutor(max_workers=workers)
     try:
-        futures = [pool.submit(compile_request, r, cache_dir) for r in reqs]
+        futures = [pool.submit(fn, item) for item in items]
         if on_done is not None:
             for future in cf.as_completed(futures):
                 on_done(future.result())
