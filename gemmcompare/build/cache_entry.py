@@ -1,4 +1,5 @@
-"""One finished build in the cache, and how to tell that it is whole before it is loaded.
+"""The build cache (where it is, whether it can be one), one finished build in it, and how to tell that it is
+whole before it is loaded.
 
 A build is renamed into the cache atomically, so no reader sees half of one; but its files can be damaged
 afterwards (a full disk, a copy cut short, an editor, a hostile hand). A truncated .so kills the process
@@ -15,10 +16,37 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
+from ..errors import InputError
+
 MANIFEST = "manifest.json"
+
+
+def default_cache_dir() -> Path:
+    """Where builds are cached unless --cache-dir says: $GEMMCOMPARE_CACHE_DIR, else the user's cache folder."""
+    env = os.environ.get("GEMMCOMPARE_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gemmcompare"
+
+
+def usable_cache_dir(cache: Path) -> Path:
+    """The build cache folder, created if missing; an InputError (exit 2) when it cannot be one."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(f"the build cache {cache} is not a folder (--cache-dir or GEMMCOMPARE_CACHE_DIR names "
+                         f"it)") from None
+    except OSError as exc:
+        raise InputError(f"cannot create the build cache {cache}: {exc.strerror or exc}") from None
+    if not cache.is_dir():
+        raise InputError(f"the build cache {cache} is not a folder")
+    if not os.access(cache, os.W_OK | os.X_OK):
+        raise InputError(f"the build cache {cache} is not writable (--cache-dir names another)")
+    return cache
 
 
 def entry_files(module_name: str) -> tuple[str, ...]:

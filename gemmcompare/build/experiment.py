@@ -94,8 +94,8 @@ def compile_experiment_objects(exp, device: DeviceInfo | None, *, arch: str | No
     compiler's log as a str)."""
     import time
 
-    from .extension import compiler_errors
     from .kernel_objects import compile_tu, in_threads, object_cache
+    from .toolchain import compiler_errors
 
     outcome = ObjectsOutcome(target_cc(device, arch))
     cache = object_cache(cache_dir)

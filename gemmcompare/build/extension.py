@@ -23,7 +23,6 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -33,25 +32,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
-from ..errors import BuildError, InputError
+from ..errors import BuildError
 from ..paths import ABI_HEADER, ABI_INCLUDE_DIR
 from ..progress import bar as progress_bar
 from . import cache_entry, toolchain
 from .binding import EntryPoint, render_binding
+from .cache_entry import default_cache_dir, usable_cache_dir
 from .flags import ninja_shell_arg
+from .kernel_objects import cached_tu, object_dirs
 from .processes import ChildFailed, run_children
 from .ptxas import parse_ptxas, summarize_for
-from .request import BuildRequest, KernelSource
-
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("GEMMCOMPARE_CACHE_DIR")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gemmcompare"
-
+from .request import BuildRequest, KernelSource, local_headers
+from .toolchain import compiler_errors
 
 @dataclass
 class ExtensionPlan:
@@ -110,26 +102,6 @@ class ExtensionPlan:
     def module_name(self) -> str:
         safe = "".join(ch if ch.isalnum() else "_" for ch in self.group)[:40]
         return f"gc_{safe}_{self.arch}_{self.cache_key()[:16]}"
-
-
-def local_headers(sources, include_dirs) -> list[Path]:
-    """The local headers the sources include, followed recursively through `#include "..."` (resolved against
-    the including file's folder, the ABI include folder and the include dirs). Angle-bracket includes (CUDA,
-    CUTLASS) are covered by the nvcc and CUTLASS versions."""
-    search = [ABI_INCLUDE_DIR, *map(Path, include_dirs)]
-    found: set[Path] = set()
-    todo = [(s.read(), Path(s.path).resolve().parent if s.path is not None else None) for s in sources]
-    while todo:
-        text, here = todo.pop()
-        for name in _INCLUDE.findall(text):
-            for base in ([here] if here else []) + search:
-                cand = (base / name).resolve()
-                if cand.is_file():
-                    if cand not in found:
-                        found.add(cand)
-                        todo.append((cand.read_text(errors="replace"), cand.parent))
-                    break
-    return sorted(found)
 
 
 def plan_extensions(requests: list[BuildRequest]) -> list[ExtensionPlan]:
@@ -367,8 +339,6 @@ def prebuilt_objects(plan: ExtensionPlan, cache: Path) -> list:
     """The plan's kernel TUs' objects from the object caches (<cache>/objects and the folders in
     GEMMCOMPARE_OBJECTS: build/kernel_objects.py), when every kernel TU has one there; else [] (ninja compiles
     them all, as it always did)."""
-    from .kernel_objects import cached_tu, object_dirs  # kernel_objects imports this module
-
     dirs = object_dirs(cache)
     kernels = [s for s in plan.sources if s.filename.endswith(".cu")]
     if not kernels or not dirs:
@@ -381,13 +351,6 @@ def prebuilt_objects(plan: ExtensionPlan, cache: Path) -> list:
             return []
         found.append(hit)
     return found
-
-
-def compiler_errors(log: str, limit: int = 40) -> str:
-    """The lines of a build log that say what went wrong (nvcc/gcc errors with file:line), trimmed."""
-    keep = [ln for ln in log.splitlines() if "error" in ln.lower() or "undefined" in ln.lower()]
-    text = "\n".join(keep[:limit]) if keep else "\n".join(log.splitlines()[-limit:])
-    return text.strip()
 
 
 def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, jobs: int | None = None,
@@ -443,22 +406,6 @@ def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, 
     finally:
         bar.close()
     return results
-
-
-def usable_cache_dir(cache: Path) -> Path:
-    """The build cache folder, created if missing; an InputError (exit 2) when it cannot be one."""
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise InputError(f"the build cache {cache} is not a folder (--cache-dir or GEMMCOMPARE_CACHE_DIR names "
-                         f"it)") from None
-    except OSError as exc:
-        raise InputError(f"cannot create the build cache {cache}: {exc.strerror or exc}") from None
-    if not cache.is_dir():
-        raise InputError(f"the build cache {cache} is not a folder")
-    if not os.access(cache, os.W_OK | os.X_OK):
-        raise InputError(f"the build cache {cache} is not writable (--cache-dir names another)")
-    return cache
 
 
 def load_extension(plan: ExtensionPlan, folder: Path, cached: bool, import_now: bool = True) -> LoadedExtension:

@@ -37,9 +37,10 @@ from typing import Callable
 from .. import __version__
 from ..paths import EXTENSIONS_DIR
 from . import cache_entry, toolchain
-from .extension import compiler_errors, default_cache_dir, local_headers, usable_cache_dir
+from .cache_entry import default_cache_dir, usable_cache_dir
 from .ptxas import parse_ptxas, summarize_for
-from .request import BuildRequest, KernelSource
+from .request import BuildRequest, KernelSource, local_headers
+from .toolchain import compiler_errors
 
 PIC = "-Xcompiler=-fPIC"
 TU_FILES = ("tu.json", "ptxas.log")  # and the object tu.json names

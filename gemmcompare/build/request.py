@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..paths import ABI_INCLUDE_DIR
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
 @dataclass(frozen=True)
@@ -49,3 +54,23 @@ class BuildRequest:
     @property
     def merge_key(self) -> tuple:
         return (self.group, self.arch, self.cuda_flags, self.include_dirs, self.uses_cutlass, self.link_flags)
+
+
+def local_headers(sources, include_dirs) -> list[Path]:
+    """The local headers the sources include, followed recursively through `#include "..."` (resolved against
+    the including file's folder, the ABI include folder and the include dirs). Angle-bracket includes (CUDA,
+    CUTLASS) are covered by the nvcc and CUTLASS versions."""
+    search = [ABI_INCLUDE_DIR, *map(Path, include_dirs)]
+    found: set[Path] = set()
+    todo = [(s.read(), Path(s.path).resolve().parent if s.path is not None else None) for s in sources]
+    while todo:
+        text, here = todo.pop()
+        for name in _INCLUDE.findall(text):
+            for base in ([here] if here else []) + search:
+                cand = (base / name).resolve()
+                if cand.is_file():
+                    if cand not in found:
+                        found.add(cand)
+                        todo.append((cand.read_text(errors="replace"), cand.parent))
+                    break
+    return sorted(found)

@@ -233,3 +233,10 @@ def compile_object(source: Path, arch: str, out: Path, extra_flags: tuple[str, .
     cmd = [str(nvcc_path()), "-c", str(source), "-o", str(out), *kernel_cuda_flags(arch, tuple(extra_flags))]
     cmd += [f"-I{d}" for d in incs]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def compiler_errors(log: str, limit: int = 40) -> str:
+    """The lines of a build log that say what went wrong (nvcc/gcc errors with file:line), trimmed."""
+    keep = [ln for ln in log.splitlines() if "error" in ln.lower() or "undefined" in ln.lower()]
+    text = "\n".join(keep[:limit]) if keep else "\n".join(log.splitlines()[-limit:])
+    return text.strip()

@@ -81,7 +81,8 @@ def pack_build(ref: BuiltExtensionRef) -> bytes:
 def _local_builds(setup: WorkerSetup, packed: dict[str, bytes] | None) -> WorkerSetup:
     """The setup with every build found on this host: where the parent left it (same host or a shared
     file system), else unpacked into this host's build cache (atomically, as a build would be)."""
-    from ..build.extension import cached_entry, default_cache_dir
+    from ..build.cache_entry import default_cache_dir
+    from ..build.extension import cached_entry
 
     builds = {}
     for name, b in setup.builds.items():

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..build.extension import default_cache_dir
+from ..build.cache_entry import default_cache_dir
 from .select import Pick
 
 FILE = "picks.sqlite"
