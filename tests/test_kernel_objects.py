@@ -73,6 +73,12 @@ def test_a_build_links_cached_objects_only_when_every_kernel_tu_has_one(tmp_path
     (second / "mine_j.o").write_bytes(b"\x7fELF cut")  # damaged after it was sealed: not used
     assert prebuilt_objects(plan, cache) == []
 
+    def no_nvcc():
+        raise kernel_objects.toolchain.ToolchainError("nvcc not found")
+
+    monkeypatch.setattr(kernel_objects.toolchain, "nvcc_build", no_nvcc)  # the build itself will say so
+    assert prebuilt_objects(plan, cache) == []
+
 
 
 def _cuobjdump() -> str | None:

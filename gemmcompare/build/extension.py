@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
-from ..errors import BuildError
+from ..errors import BuildError, ToolchainError
 from ..paths import ABI_HEADER, ABI_INCLUDE_DIR
 from ..progress import bar as progress_bar
 from . import cache_entry, toolchain
@@ -345,8 +345,11 @@ def prebuilt_objects(plan: ExtensionPlan, cache: Path) -> list:
         return []
     found = []
     for src in kernels:
-        hit = next((t for d in dirs if (t := cached_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs,
-                                                       plan.uses_cutlass, d)) is not None), None)
+        try:
+            hit = next((t for d in dirs if (t := cached_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs,
+                                                           plan.uses_cutlass, d)) is not None), None)
+        except ToolchainError:  # no nvcc to key on: the build itself says what is missing
+            return []
         if hit is None:
             return []
         found.append(hit)
