@@ -36,6 +36,32 @@ MASKED = GroupedProblem(24, 40, MS, "masked", 48)
 SETTINGS = corr.CorrectnessSettings()
 
 
+def _cpu_grouped_mm_leaks_padding_nan() -> bool:
+    """Whether this torch's CPU torch._grouped_mm (the 3-D form, BF16) carries a NaN of a padding row into the valid
+    row before it. torch 2.11 does on a CPU with AMX (seen 2026-12-07: groups 0, 2, 4, 5 of MASKED lose their last
+    row; padding of finite values leaves every valid row exact); torch 2.14 does not. The masked layout's NaN poison
+    then FAILs those rows, as the correctness contract must: a masked kernel's padding is whatever memory holds."""
+    if not hasattr(torch, "_grouped_mm"):
+        return False
+    a = torch.ones(len(MS), 48, 40, dtype=torch.bfloat16)
+    for g, m in enumerate(MS):
+        a[g, m:] = float("nan")
+    out = torch._grouped_mm(a, torch.ones(len(MS), 40, 24, dtype=torch.bfloat16), out_dtype=torch.bfloat16)
+    return any(bool(torch.isnan(out[g, :m]).any()) for g, m in enumerate(MS))
+
+
+CPU_GROUPED_MM_LEAKS_NAN = _cpu_grouped_mm_leaks_padding_nan()
+
+
+def _assert_torch_masked(check, p) -> None:
+    """A row of torch's CPU grouped GEMM: PASS, or, on the masked layout of a torch that leaks padding NaN into
+    valid rows, FAIL naming them (the harness catching the bug is the test then)."""
+    if p.layout == "masked" and CPU_GROUPED_MM_LEAKS_NAN:
+        assert not check.passed and "NaN poison survived" in check.message, check.message
+    else:
+        assert check.passed, check.message
+
+
 def _judge(out, draw, p, contract=F32OUT, fixture="uniform"):
     return corr.check_output(out, draw.refs, contract, SETTINGS, p.k, fixture, draw.seed)
 
@@ -452,7 +478,12 @@ def test_the_library_rows_pass_every_group(p, name):
     prepared.poison()
     prepared.launch()
     check = _judge(prepared.output(), draw, p, BF16OUT)
-    assert check.passed and check.message.startswith("all 6 groups (1 empty)"), check.message
+    if name == "library.torch_grouped_mm":
+        _assert_torch_masked(check, p)
+    if check.passed:
+        assert check.message.startswith("all 6 groups (1 empty)"), check.message
+    else:
+        assert name == "library.torch_grouped_mm", check.message
     assert draw.intact()
     if name == "library.cublas_loop":
         assert prepared.notes.startswith("5 torch.mm calls (one per non-empty group of 6)")
@@ -649,8 +680,7 @@ def test_the_grouped_python_starter_runs_on_the_cpu(tmp_path):
         out = torch.full(tuple(draw.refs.rounded.shape), float("nan"), dtype=torch.bfloat16)
         fn(draw.operands.a, draw.operands.stored("b", BF16OUT.order_b)[0].transpose(-2, -1), out,
            m_offsets=draw.operands.m_offsets, masked_counts=draw.operands.masked_counts)
-        check = _judge(out, draw, p, BF16OUT)
-        assert check.passed, check.message
+        _assert_torch_masked(_judge(out, draw, p, BF16OUT), p)  # the starter calls torch._grouped_mm
     assert main(["new-kernel", "my_h", "--grouped", "--dir", str(tmp_path)]) == 2
 
 

@@ -101,47 +101,43 @@ def _sass(path: Path, tool: str) -> str:
 
 @pytest.mark.compile
 @pytest.mark.torch_build
-def test_the_build_links_the_cached_object_and_runs_the_same_sass_as_its_own_compile(tmp_path):
-    """`gemmcompare analyze` (or a carried .kcache) leaves the object; the build links it instead of compiling the
-    TU, reads its ptxas report, and the extension holds the SASS that compiling the TU through ninja gives."""
-    from gemmcompare.implementations import FIXED
-
-    req = FIXED["lab.scalar_coalesced"]().build_request("sm_90a")
-    plan = plan_extensions([req])[0]
-    ninja_built = build_extensions([plan], tmp_path / "plain", progress=False)[plan.module_name]
-    assert not hasattr(ninja_built, "message"), ninja_built
-    objects = kernel_objects.compile_request(req, cache_dir=tmp_path / "carried")
-    assert isinstance(objects, kernel_objects.KernelObjects) and len(objects.objects) == 1
-    linked = build_extensions([plan], tmp_path / "carried", progress=False)[plan.module_name]
-    assert not hasattr(linked, "message"), linked
-    log = (linked.path / "build.log").read_text()
-    assert log.startswith("linked 1 kernel TU object(s) from the object cache") and "lab_scalar_coalesced.cu" in log
-    assert "scalar_coalesced.cuda.o" not in {p.name for p in linked.path.iterdir()}  # ninja compiled no kernel TU
-    assert linked.resources == ninja_built.resources  # the registers and spills, read from the object's report
-    assert list(linked.module.entries()) == ["gc_lab_scalar_coalesced"]
-    tool = _cuobjdump()
-    if tool is None:
-        pytest.skip("no cuobjdump to compare the SASS with")
-    assert _sass(linked.path / f"{plan.module_name}.so", tool) == _sass(ninja_built.path / f"{plan.module_name}.so", tool)
-
-
-@pytest.mark.compile
-@pytest.mark.torch_build
-def test_an_object_that_does_not_link_is_compiled_again_by_the_build(tmp_path):
+def test_the_build_links_cached_objects_with_the_sass_of_its_own_compile_and_compiles_one_that_does_not_link(tmp_path):
+    """`build --objects-only` (or a carried .kcache) leaves the object; the build links it instead of compiling the
+    TU, reads its ptxas report, and holds the SASS that compiling the TU through ninja gives. An object that is whole
+    by its manifest but does not link is compiled again by the build, which says so. (One test: each build compiles
+    a torch binding, half a minute of CI.)"""
     from gemmcompare.implementations import FIXED
 
     req = FIXED["lab.scalar_coalesced"]().build_request("sm_90a")
     plan = plan_extensions([req])[0]
     objects = kernel_objects.compile_request(req, cache_dir=tmp_path)
+    assert isinstance(objects, kernel_objects.KernelObjects) and len(objects.objects) == 1
+    good = objects.objects[0].read_bytes()
     entry = objects.tus[0].folder
     objects.objects[0].write_bytes(b"not an object")  # whole by its manifest, but no object a linker can read
     seal(entry, [*kernel_objects.TU_FILES, objects.objects[0].name])
-    built = build_extensions([plan], tmp_path, progress=False)[plan.module_name]
-    assert not hasattr(built, "message"), built
-    log = (built.path / "build.log").read_text()
+    ninja_built = build_extensions([plan], tmp_path, progress=False)[plan.module_name]
+    assert not hasattr(ninja_built, "message"), ninja_built
+    log = (ninja_built.path / "build.log").read_text()
     assert log.startswith("1 kernel TU object(s) from the object cache (lab_scalar_coalesced.cu) did not link")
-    assert "every TU compiled here instead" in log and "scalar_coalesced.cuda.o" in {p.name for p in built.path.iterdir()}
-    assert list(built.module.entries()) == ["gc_lab_scalar_coalesced"]
+    assert "every TU compiled here instead" in log and (ninja_built.path / "scalar_coalesced.cuda.o").exists()
+    assert list(ninja_built.module.entries()) == ["gc_lab_scalar_coalesced"]
+    reference = tmp_path / "ninja.so"
+    shutil.copy(ninja_built.path / f"{plan.module_name}.so", reference)
+
+    objects.objects[0].write_bytes(good)
+    seal(entry, [*kernel_objects.TU_FILES, objects.objects[0].name])
+    shutil.rmtree(ninja_built.path)
+    linked = build_extensions([plan], tmp_path, progress=False)[plan.module_name]
+    assert not hasattr(linked, "message"), linked
+    log = (linked.path / "build.log").read_text()
+    assert log.startswith("linked 1 kernel TU object(s) from the object cache") and "lab_scalar_coalesced.cu" in log
+    assert not (linked.path / "scalar_coalesced.cuda.o").exists()  # ninja compiled no kernel TU
+    assert linked.resources == ninja_built.resources  # the registers and spills, read from the object's report
+    tool = _cuobjdump()
+    if tool is None:
+        pytest.skip("no cuobjdump to compare the SASS with")
+    assert _sass(linked.path / f"{plan.module_name}.so", tool) == _sass(reference, tool)
 
 
 def test_objects_carried_from_elsewhere_are_read_where_gemmcompare_objects_names_them(tmp_path, monkeypatch):
