@@ -31,7 +31,8 @@ def _checkout(root: Path, tile: int = 4) -> Path:
 def _key(monkeypatch, ext: Path, arch="sm_90a", flags=()) -> str:
     monkeypatch.setattr(kernel_objects, "EXTENSIONS_DIR", ext)
     src = KernelSource("mine_k.cu", path=ext / "mine" / "k.cu")
-    return kernel_objects.tu_key(src, arch, tuple(flags), (str(ext),), False)
+    return kernel_objects.tu_key(src, BuildRequest("mine", (src,), "gc_mine", arch, cuda_flags=tuple(flags),
+                                                   include_dirs=(str(ext),)))
 
 
 def test_a_tus_key_is_the_same_in_every_checkout_and_changes_with_what_changes_its_object(tmp_path, monkeypatch):
@@ -56,7 +57,7 @@ def test_a_build_links_cached_objects_only_when_every_kernel_tu_has_one(tmp_path
     assert prebuilt_objects(plan, cache) == []  # no object cache at all
 
     def put(src):  # an entry as compile_tu leaves one, without running nvcc
-        key = kernel_objects.tu_key(src, "sm_90a", (), (str(ext),), False)
+        key = kernel_objects.tu_key(src, plan)
         entry = kernel_objects._entry(cache / "objects", src, "sm_90a", key)
         entry.mkdir(parents=True)
         (entry / f"{Path(src.filename).stem}.o").write_bytes(b"\x7fELF")

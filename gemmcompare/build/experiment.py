@@ -4,6 +4,7 @@ where it becomes a BUILD_ERROR row; the rest go on."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
@@ -12,6 +13,8 @@ from ..arch import parse_arch
 from ..device import DeviceInfo
 from ..progress import Progress
 from .extension import BuildFailure, LoadedExtension, build_extensions, plan_extensions
+from .kernel_objects import compile_tu, in_threads, object_cache
+from .toolchain import compiler_errors
 
 DEFAULT_ARCH_CC = 90  # what to compile for when there is neither a device nor --arch (the H200 we measure on)
 
@@ -92,11 +95,6 @@ def compile_experiment_objects(exp, device: DeviceInfo | None, *, arch: str | No
     GPU machine's build then links instead of compiling them (carried there: GEMMCOMPARE_OBJECTS).
     `on_total(count)` once the TUs are known, `on_done(filename, result)` as each is ready (a TuObject, or the
     compiler's log as a str)."""
-    import time
-
-    from .kernel_objects import compile_tu, in_threads, object_cache
-    from .toolchain import compiler_errors
-
     outcome = ObjectsOutcome(target_cc(device, arch))
     cache = object_cache(cache_dir)
     tus = {}  # one compile per TU and arch, however many extensions hold it
@@ -111,7 +109,7 @@ def compile_experiment_objects(exp, device: DeviceInfo | None, *, arch: str | No
     def one(item):
         src, plan = item
         try:
-            return src.filename, compile_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs, plan.uses_cutlass, cache)
+            return src.filename, compile_tu(src, plan, cache)
         except Exception as exc:  # noqa: BLE001 - nvcc missing, a timeout: this TU's failure
             return src.filename, f"{type(exc).__name__}: {exc}"
 

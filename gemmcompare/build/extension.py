@@ -45,6 +45,7 @@ from .ptxas import parse_ptxas, summarize_for
 from .request import BuildRequest, KernelSource, local_headers
 from .toolchain import compiler_errors
 
+
 @dataclass
 class ExtensionPlan:
     """One extension to build: merged from every request sharing a merge key."""
@@ -343,17 +344,11 @@ def prebuilt_objects(plan: ExtensionPlan, cache: Path) -> list:
     kernels = [s for s in plan.sources if s.filename.endswith(".cu")]
     if not kernels or not dirs:
         return []
-    found = []
-    for src in kernels:
-        try:
-            hit = next((t for d in dirs if (t := cached_tu(src, plan.arch, plan.cuda_flags, plan.include_dirs,
-                                                           plan.uses_cutlass, d)) is not None), None)
-        except ToolchainError:  # no nvcc to key on: the build itself says what is missing
-            return []
-        if hit is None:
-            return []
-        found.append(hit)
-    return found
+    try:
+        found = [cached_tu(src, plan, dirs) for src in kernels]
+    except ToolchainError:  # no nvcc to key on: the build itself says what is missing
+        return []
+    return found if all(found) else []
 
 
 def build_extensions(plans: list[ExtensionPlan], cache_dir: Path | None = None, jobs: int | None = None,

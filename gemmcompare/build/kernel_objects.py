@@ -14,11 +14,11 @@ the cuBLAS binding) are not compiled here: they have no kernels.
 The cache key of a TU hashes what changes its object and nothing that names the machine: nvcc's exact build and
 CUTLASS's version, the arch, the flags, the include folders and local headers by their place in the package
 (extensions/hopper/fp8.cuh, not /home/me/...), the TU's name and text and every local header it includes. So the
-same checkout gives the same keys on a laptop and on the GPU machine: `GEMMCOMPARE_CACHE_DIR=.kcache gemmcompare
-analyze SPEC --device h200` here, then carry .kcache; there GEMMCOMPARE_OBJECTS=.kcache/objects lets every build
-read it (experiments/studies/run_on_device.sh sets it when .kcache is there). A finished entry is renamed into
-<cache>/objects/<stem>_<arch>_<key>/ from a temporary folder, so a reader never sees half of one, and is checked
-against its manifest before it is used (cache_entry.py): a damaged one is compiled again.
+same checkout gives the same keys on a laptop and on the GPU machine: `gemmcompare build SPEC --arch sm_90a
+--objects-only` here (`analyze` leaves objects too), then carry the objects; there GEMMCOMPARE_OBJECTS names their
+folder and every build reads it (experiments/studies/run_on_device.sh sets it for a carried .kcache). A finished
+entry is renamed into <cache>/objects/<stem>_<arch>_<key>/ from a temporary folder, so a reader never sees half of
+one, and is checked against its manifest before it is used (cache_entry.py): a damaged one is compiled again.
 """
 
 from __future__ import annotations
@@ -113,16 +113,17 @@ def _portable(path) -> str:
         return str(p)
 
 
-def tu_key(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], include_dirs: tuple[str, ...],
-           uses_cutlass: bool) -> str:
+def tu_key(src: KernelSource, build) -> str:
+    """The key of TU `src` compiled as `build` says (a BuildRequest or an ExtensionPlan: its arch, cuda_flags,
+    include_dirs and uses_cutlass)."""
     h = hashlib.sha256()
     for part in (f"gemmcompare={__version__}", f"nvcc={toolchain.nvcc_build()}",
-                 f"cutlass={toolchain.cutlass_version() if uses_cutlass else '-'}", f"arch={arch}",
-                 f"flags={toolchain.kernel_cuda_flags(arch, tuple(cuda_flags))}+{PIC}",
-                 f"includes={[_portable(d) for d in include_dirs]}", f"tu={src.filename}"):
+                 f"cutlass={toolchain.cutlass_version() if build.uses_cutlass else '-'}", f"arch={build.arch}",
+                 f"flags={toolchain.kernel_cuda_flags(build.arch, tuple(build.cuda_flags))}+{PIC}",
+                 f"includes={[_portable(d) for d in build.include_dirs]}", f"tu={src.filename}"):
         h.update(part.encode())
     h.update(src.read().encode())
-    for header in local_headers([src], include_dirs):  # the same header walk the extension's cache key makes
+    for header in local_headers([src], build.include_dirs):  # the same header walk the extension's cache key makes
         h.update(_portable(header).encode())
         h.update(header.read_bytes())
     return h.hexdigest()[:24]
@@ -133,31 +134,37 @@ def _entry(cache: Path, src: KernelSource, arch: str, key: str) -> Path:
     return cache / f"{stem}_{arch}_{key}"
 
 
-def _load_tu(src: KernelSource, folder: Path, cached: bool) -> TuObject:
-    meta = json.loads((folder / "tu.json").read_text())
-    return TuObject(src.filename, folder, folder / meta["object"], (folder / "ptxas.log").read_text(),
+def _load_tu(src: KernelSource, entry: Path, cached: bool) -> TuObject:
+    meta = json.loads((entry / "tu.json").read_text())
+    return TuObject(src.filename, entry, entry / meta["object"], (entry / "ptxas.log").read_text(),
                     float(meta["seconds"]), cached)
 
 
-def cached_tu(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], include_dirs: tuple[str, ...],
-              uses_cutlass: bool, cache: Path) -> TuObject | None:
-    """The TU's object in the object cache `cache`, if it is there and whole; None otherwise."""
-    final = _entry(cache, src, arch, tu_key(src, arch, cuda_flags, include_dirs, uses_cutlass))
-    if final.is_dir() and cache_entry.damage(final, TU_FILES) is None:
-        try:
-            return _load_tu(src, final, cached=True)
-        except (OSError, ValueError, KeyError):
-            return None
-    return None
+def _whole(src: KernelSource, entry: Path) -> TuObject | None:
+    """The cache entry's object, if the entry is there and whole."""
+    if not entry.is_dir() or cache_entry.damage(entry, TU_FILES) is not None:
+        return None
+    try:
+        return _load_tu(src, entry, cached=True)
+    except (OSError, ValueError, KeyError):
+        return None
 
 
-def compile_tu(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], include_dirs: tuple[str, ...],
-               uses_cutlass: bool, cache: Path) -> TuObject | str:
-    """The TU's object from the cache, or compiled into it; the compiler's log (a str) when it fails."""
-    hit = cached_tu(src, arch, cuda_flags, include_dirs, uses_cutlass, cache)
+def cached_tu(src: KernelSource, build, caches: list[Path]) -> TuObject | None:
+    """TU `src`'s object, compiled as `build` says, from the first of the object caches `caches` that has it whole;
+    None when none has."""
+    key = tu_key(src, build)
+    return next((hit for cache in caches if (hit := _whole(src, _entry(cache, src, build.arch, key))) is not None),
+                None)
+
+
+def compile_tu(src: KernelSource, build, cache: Path) -> TuObject | str:
+    """TU `src`'s object (compiled as `build` says) from the object cache `cache`, or compiled into it; the
+    compiler's log (a str) when it fails."""
+    final = _entry(cache, src, build.arch, tu_key(src, build))
+    hit = _whole(src, final)
     if hit is not None:
         return hit
-    final = _entry(cache, src, arch, tu_key(src, arch, cuda_flags, include_dirs, uses_cutlass))
     shutil.rmtree(final, ignore_errors=True)  # damaged (or from before manifests): compiled again
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache))
     try:
@@ -167,8 +174,8 @@ def compile_tu(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], includ
         if src.path is None:
             path.write_text(src.text)
         obj = tmp / (Path(src.filename).stem + ".o")
-        proc = toolchain.compile_object(path, arch, obj, extra_flags=(*cuda_flags, PIC), include_dirs=tuple(include_dirs),
-                                        uses_cutlass=uses_cutlass)
+        proc = toolchain.compile_object(path, build.arch, obj, extra_flags=(*build.cuda_flags, PIC),
+                                        include_dirs=tuple(build.include_dirs), uses_cutlass=build.uses_cutlass)
         log = proc.stdout + proc.stderr
         if proc.returncode != 0:
             return log or f"nvcc exited with {proc.returncode} on {src.filename}"
@@ -184,14 +191,6 @@ def compile_tu(src: KernelSource, arch: str, cuda_flags: tuple[str, ...], includ
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def cache_key(req: BuildRequest) -> str:
-    """The request's objects as one key: its TUs' keys (two requests with the same TUs share them)."""
-    h = hashlib.sha256()
-    for src in sorted(_kernel_sources(req.sources), key=lambda s: s.filename):
-        h.update(tu_key(src, req.arch, req.cuda_flags, req.include_dirs, req.uses_cutlass).encode())
-    return h.hexdigest()[:24]
-
-
 def compile_request(req: BuildRequest, cache_dir: Path | None = None) -> KernelObjects | CompileFailure:
     """Compile the request's kernel TUs (or find them in the cache). A request without .cu sources gives
     an empty KernelObjects."""
@@ -199,7 +198,7 @@ def compile_request(req: BuildRequest, cache_dir: Path | None = None) -> KernelO
     t0, tus = time.time(), []
     for src in _kernel_sources(req.sources):
         try:
-            got = compile_tu(src, req.arch, req.cuda_flags, req.include_dirs, req.uses_cutlass, cache)
+            got = compile_tu(src, req, cache)
         except Exception as exc:  # noqa: BLE001 - nvcc missing, timeout: the request's failure, not the command's
             return CompileFailure(req, f"{type(exc).__name__}: {exc}", "", time.time() - t0)
         if isinstance(got, str):
